@@ -1,0 +1,42 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+@Entity({ name: 'api_keys' })
+export class ApiKeyEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'user_id', type: 'uuid' })
+  userId: string;
+
+  @Column({ name: 'org_id', type: 'uuid' })
+  orgId: string;
+
+  @Column({ type: 'text', default: '' })
+  name: string;
+
+  /** Public id that appears inside the key; how verification finds the row. */
+  @Column({ type: 'text', unique: true })
+  lookup: string;
+
+  @Column({ type: 'text' })
+  last4: string;
+
+  /** HMAC-SHA-256 of the whole key under API_KEY_SECRET; the key itself is never stored. */
+  @Column({ name: 'key_hash', type: 'bytea' })
+  keyHash: Buffer;
+
+  @Column({ type: 'text', array: true })
+  scopes: string[];
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt: Date | null;
+}

@@ -1,0 +1,17 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
+import { ApiKeysController } from './api-keys.controller.js';
+import { ApiKeysService } from './api-keys.service.js';
+
+@Module({
+  imports: [AuthModule],
+  providers: [ApiKeysService, ApiKeysEnabledGuard],
+  exports: [ApiKeysService],
+})
+export class ApiKeysModule {
+  /** The same module with its HTTP routes mounted. */
+  static withHttp(): DynamicModule {
+    return { module: ApiKeysModule, controllers: [ApiKeysController] };
+  }
+}

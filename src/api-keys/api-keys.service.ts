@@ -1,0 +1,77 @@
+import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
+import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
+import type { Principal } from '../auth/principal.js';
+import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
+import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
+import { Settings } from '../core/settings.js';
+import { OrgDirectory } from '../directory/org-directory.js';
+import { ApiKeyRepository } from './api-key.repository.js';
+import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey } from './api-key.record.js';
+import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
+
+const DAY_MS = 86_400_000;
+export const KEY_NOT_FOUND = 'API key not found';
+
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly directory: OrgDirectory,
+    private readonly settings: Settings,
+  ) {}
+
+  async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
+    const orgId = dto.org_id.toLowerCase();
+    const standing = await this.directory.mintStanding(principal.userId, orgId);
+    if (!standing) throw new NotFoundException(ORG_NOT_FOUND);
+
+    // Omitted or [] means read-only; duplicates collapse; stored in canonical order.
+    const asked: Scope[] = dto.scopes && dto.scopes.length > 0 ? dto.scopes : ['decisions:read'];
+    const scopes = SCOPES.filter((s) => asked.includes(s));
+    const ceiling = roleCeiling(standing.role);
+    const above = scopes.filter((s) => !ceiling.includes(s));
+    if (above.length > 0) {
+      throw new ForbiddenException(
+        `Your role "${standing.role}" in this organisation cannot grant ${above.join(', ')}; it allows at most: ${ceiling.join(', ')}`,
+      );
+    }
+    if (!standing.hasWorkspace) {
+      throw new ConflictException('You have no workspace in this organisation yet: connect a repository first');
+    }
+
+    const secret = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
+    const now = this.settings.clock.now();
+    const days = dto.expires_in_days ?? 0;
+    for (let attempt = 0; ; attempt++) {
+      const generated = generateApiKey();
+      try {
+        const saved = await this.keys.insert({
+          userId: principal.userId,
+          orgId,
+          name: dto.name ?? '',
+          lookup: generated.lookup,
+          last4: generated.last4,
+          keyHash: hashApiKey(secret, generated.key),
+          scopes,
+          createdAt: now,
+          expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
+        });
+        return { key: generated.key, ...toApiKeyRecord(saved) };
+      } catch (error) {
+        // A lookup collision (71 random bits) is all but impossible; draw again rather than fail.
+        if ((error as { code?: string }).code === '23505' && attempt < 3) continue;
+        throw error;
+      }
+    }
+  }
+
+  async list(principal: Principal, orgId: string | null): Promise<{ keys: ApiKeyRecord[] }> {
+    const keys = await this.keys.listOwned(principal.userId, orgId ? orgId.toLowerCase() : null);
+    return { keys: keys.map(toApiKeyRecord) };
+  }
+
+  async revoke(principal: Principal, keyId: string): Promise<void> {
+    const found = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now());
+    if (!found) throw new NotFoundException(KEY_NOT_FOUND);
+  }
+}

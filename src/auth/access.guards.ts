@@ -1,0 +1,39 @@
+import { BadRequestException, ForbiddenException, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { RequiredScopesMeta } from './auth.metadata.js';
+import type { Principal } from './principal.js';
+
+const principalOf = (ctx: ExecutionContext) => ctx.switchToHttp().getRequest<{ user?: Principal }>().user;
+
+/** Refuses anything but a browser session (runs after CredentialGuard). */
+@Injectable()
+export class SessionOnlyGuard implements CanActivate {
+  canActivate(ctx: ExecutionContext): boolean {
+    if (principalOf(ctx)?.kind !== 'session') {
+      throw new ForbiddenException('This endpoint needs a browser session; API keys cannot mint, list or revoke keys');
+    }
+    return true;
+  }
+}
+
+/** Refuses a credential that lacks any scope the route declares (runs after CredentialGuard). */
+@Injectable()
+export class ScopesGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(ctx: ExecutionContext): boolean {
+    const required = this.reflector.getAllAndOverride(RequiredScopesMeta, [ctx.getHandler(), ctx.getClass()]) ?? [];
+    const principal = principalOf(ctx);
+    if (!principal) throw new ForbiddenException('No credential');
+    if (principal.kind === 'session' && !principal.orgId && required.length > 0) {
+      throw new BadRequestException(
+        'No organisation selected for this session: send the X-Org-Id header (or an org_id claim) naming one of your organisations',
+      );
+    }
+    const missing = required.filter((s) => !principal.scopes.includes(s));
+    if (missing.length > 0) {
+      throw new ForbiddenException(`This credential lacks the required scope: ${missing.join(', ')}`);
+    }
+    return true;
+  }
+}

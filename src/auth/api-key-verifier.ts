@@ -1,0 +1,108 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeyRepository, type KeyVerificationRow } from '../api-keys/api-key.repository.js';
+import { effectiveScopes } from '../common/roles.js';
+import { Settings } from '../core/settings.js';
+import { memberKey, OrgDirectory } from '../directory/org-directory.js';
+import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
+import { hashApiKey, hashesEqual, parseApiKey } from './api-key-format.js';
+import { LastUsedWriter } from './last-used-writer.js';
+import { AuthMetrics } from './auth-metrics.js';
+import type { Principal } from './principal.js';
+
+interface Waiter {
+  resolve: (row: KeyVerificationRow | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Verifies API keys against the database on every request (no cache of positive answers, so a
+ * revoke is seen by every instance on its next request). Verifications that arrive in the same
+ * event-loop turn share one `WHERE lookup = ANY($1)` statement; a request that arrives while a
+ * batch is in flight waits for the next one, so no answer predates its request.
+ */
+@Injectable()
+export class ApiKeyVerifier {
+  private queue = new Map<string, Waiter[]>();
+  private scheduled = false;
+  private readonly ownDirectory: boolean;
+
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly directory: OrgDirectory,
+    private readonly settings: Settings,
+    private readonly lastUsed: LastUsedWriter,
+    private readonly metrics: AuthMetrics,
+  ) {
+    // With the built-in directory, owner and membership come in the same statement as the key.
+    this.ownDirectory = directory instanceof TypeOrmOrgDirectory;
+  }
+
+  /** The principal for a key, or null for any kind of invalid key. Rejects only when the database fails. */
+  async verify(token: string): Promise<Principal | null> {
+    const secret = this.settings.apiKeySecret;
+    const lookup = parseApiKey(token);
+    if (!lookup) return this.refuse('malformed');
+    if (!secret) return this.refuse('not_configured');
+    const row = await this.load(lookup);
+    if (!row || !hashesEqual(row.keyHash, hashApiKey(secret, token))) return this.refuse('unknown');
+    const now = this.settings.clock.now();
+    if (row.revokedAt) return this.refuse('revoked');
+    if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
+    if (!row.role || !row.email || !row.plan) return this.refuse('not_member');
+    this.lastUsed.touch(row.id, row.lastUsedAt, now);
+    this.metrics.verification('ok');
+    return {
+      kind: 'api_key',
+      keyId: row.id,
+      userId: row.userId,
+      email: row.email,
+      orgId: row.orgId,
+      orgRole: row.role,
+      orgMemberCount: row.memberCount,
+      plan: row.plan,
+      scopes: effectiveScopes(row.scopes, row.role),
+    };
+  }
+
+  private refuse(outcome: Parameters<AuthMetrics['verification']>[0]): null {
+    this.metrics.verification(outcome);
+    return null;
+  }
+
+  private load(lookup: string): Promise<KeyVerificationRow | undefined> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.queue.get(lookup);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.queue.set(lookup, [{ resolve, reject }]);
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.runBatch());
+      }
+    });
+  }
+
+  private async runBatch(): Promise<void> {
+    const batch = this.queue;
+    this.queue = new Map();
+    this.scheduled = false;
+    try {
+      const rows = await this.fetch([...batch.keys()]);
+      const byLookup = new Map(rows.map((r) => [r.lookup, r]));
+      for (const [lookup, waiters] of batch) for (const w of waiters) w.resolve(byLookup.get(lookup));
+    } catch (error) {
+      // A failed statement fails only the requests of this batch.
+      for (const waiters of batch.values()) for (const w of waiters) w.reject(error);
+    }
+  }
+
+  private async fetch(lookups: string[]): Promise<KeyVerificationRow[]> {
+    if (this.ownDirectory) return this.keys.findForVerification(lookups, true);
+    const rows = await this.keys.findForVerification(lookups, false);
+    const live = rows.filter((r) => !r.revokedAt);
+    const contexts = await this.directory.memberContexts(live.map((r) => ({ userId: r.userId, orgId: r.orgId })));
+    return rows.map((r) => {
+      const c = contexts.get(memberKey(r.userId, r.orgId));
+      return c ? { ...r, email: c.email, role: c.role, plan: c.plan, memberCount: c.memberCount } : r;
+    });
+  }
+}

@@ -1,0 +1,25 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { Strategy } from 'passport-custom';
+import { looksLikeApiKey } from './api-key-format.js';
+import { ApiKeyVerifier } from './api-key-verifier.js';
+import { API_KEY_STRATEGY } from './auth.constants.js';
+import { bearerToken } from './http-utils.js';
+import type { Principal } from './principal.js';
+
+/**
+ * `svc_live_…` bearer tokens. Anything else, and any invalid key, is a plain failure (null),
+ * never a throw, so the session strategy still gets its turn; a database failure is an error.
+ */
+@Injectable()
+export class ApiKeyStrategy extends PassportStrategy(Strategy, API_KEY_STRATEGY) {
+  constructor(private readonly verifier: ApiKeyVerifier) {
+    super();
+  }
+
+  async validate(request: { headers: Record<string, unknown> }): Promise<Principal | null> {
+    const token = bearerToken(request.headers);
+    if (!token || !looksLikeApiKey(token)) return null;
+    return this.verifier.verify(token);
+  }
+}

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
+import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
+import { ApiKeyVerifier } from './api-key-verifier.js';
+import { ApiKeyStrategy } from './api-key.strategy.js';
+import { AuthFailureThrottle } from './auth-failure-throttle.js';
+import { AuthMetrics } from './auth-metrics.js';
+import { CredentialGuard } from './credential.guard.js';
+import { LastUsedWriter } from './last-used-writer.js';
+import { SessionOrgResolver } from './session-org.resolver.js';
+import { SessionStrategy } from './session.strategy.js';
+
+const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
+
+/**
+ * Both credentials, one Principal. Exports the guards so routes anywhere in a host can use
+ * `@Authenticated()`, `@SessionOnly()` and `@RequireScopes()`. Registers no global guard.
+ */
+@Module({
+  imports: [PassportModule],
+  providers: [ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ...GUARDS],
+  exports: [...GUARDS, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter],
+})
+export class AuthModule {}

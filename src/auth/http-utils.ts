@@ -1,0 +1,26 @@
+/** Works on a Fastify reply and an Express response alike: both have `header(name, value)`. */
+export function setResponseHeader(response: unknown, name: string, value: string): void {
+  const r = response as { header?: (n: string, v: string) => unknown; setHeader?: (n: string, v: string) => unknown };
+  if (typeof r.header === 'function') r.header(name, value);
+  else if (typeof r.setHeader === 'function') r.setHeader(name, value);
+}
+
+/** The bearer token of a request, or null. */
+export function bearerToken(headers: Record<string, unknown>): string | null {
+  const value = headers['authorization'];
+  if (typeof value !== 'string') return null;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(value);
+  return match ? match[1] : null;
+}
+
+const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', '57P01', '57P02', '57P03', '57014', '53300']);
+
+/** True for errors that mean "the database cannot answer now" (outage, timeout, overload), as opposed to bugs. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const e = error as { code?: string; message?: string; driverError?: unknown };
+  if (e.driverError && isDatabaseUnavailable(e.driverError)) return true;
+  if (e.code && (DB_DOWN_CODES.has(e.code) || e.code.startsWith('08'))) return true;
+  const m = e.message ?? '';
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|Connection ended unexpectedly|Client has encountered a connection error/i.test(m);
+}

@@ -1,0 +1,62 @@
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+
+const MINUTE = 60_000;
+
+/**
+ * Records `last_used_at` behind the response: the first use of a key is written at once (in
+ * the next batch), later uses at most once a minute per key, many keys per UPDATE.
+ */
+@Injectable()
+export class LastUsedWriter implements OnApplicationShutdown {
+  private readonly logger = new Logger('LastUsedWriter');
+  private pending = new Map<string, Date>();
+  /** When this instance last wrote each key, to skip work inside the one-minute window. */
+  private readonly written = new Map<string, number>();
+  private scheduled = false;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(private readonly keys: ApiKeyRepository) {}
+
+  touch(keyId: string, storedLastUsed: Date | null, now: Date): void {
+    const t = now.getTime();
+    if (storedLastUsed && t - storedLastUsed.getTime() < MINUTE) return;
+    const last = this.written.get(keyId);
+    if (last !== undefined && t - last < MINUTE) return;
+    this.written.set(keyId, t);
+    if (this.written.size > 10_000) this.prune(t);
+    this.pending.set(keyId, now);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  /** Writes whatever is pending; resolves when the database has it. */
+  async flush(): Promise<void> {
+    this.scheduled = false;
+    if (this.inFlight) await this.inFlight;
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    this.inFlight = this.keys
+      .touchLastUsed([...batch.keys()], [...batch.values()])
+      .catch((error: unknown) => {
+        // Losing a last-used stamp is acceptable; failing a request for it is not.
+        for (const id of batch.keys()) this.written.delete(id);
+        this.logger.warn(`could not record last use of ${batch.size} key(s): ${(error as Error).message}`);
+      })
+      .finally(() => {
+        this.inFlight = null;
+      });
+    await this.inFlight;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.flush();
+  }
+
+  private prune(now: number): void {
+    for (const [id, at] of this.written) if (now - at >= MINUTE) this.written.delete(id);
+  }
+}

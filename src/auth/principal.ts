@@ -1,0 +1,19 @@
+import type { Plan, Role, Scope } from '../common/roles.js';
+
+/** The one identity both credentials produce. Routes read it with `@CurrentPrincipal()`. */
+export interface Principal {
+  kind: 'session' | 'api_key';
+  userId: string;
+  email: string;
+  /** The org the credential operates in; null for a session with no resolvable org. */
+  orgId: string | null;
+  orgRole: Role | null;
+  orgMemberCount: number;
+  plan: Plan | null;
+  /** Effective scopes: a session's role ceiling, or a key's minted scopes within its owner's ceiling. */
+  scopes: Scope[];
+  /** API keys only. */
+  keyId?: string;
+  /** Sessions only: the org named by the `org_id` claim or the `X-Org-Id` header, before resolution. */
+  requestedOrgId?: string | null;
+}

@@ -1,0 +1,83 @@
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import jwt from 'jsonwebtoken';
+import { JwksClient } from 'jwks-rsa';
+import type { KeyObject } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
+import { ExtractJwt, Strategy } from 'passport-jwt';
+import { isUuid } from '../common/roles.js';
+import { Settings } from '../core/settings.js';
+import { looksLikeApiKey } from './api-key-format.js';
+import { SESSION_STRATEGY } from './auth.constants.js';
+import type { Principal } from './principal.js';
+
+interface SessionClaims {
+  sub?: unknown;
+  email?: unknown;
+  exp?: unknown;
+  org_id?: unknown;
+}
+
+const fromBearer = ExtractJwt.fromAuthHeaderAsBearerToken();
+
+/**
+ * Session JWTs. HS256 with SESSION_JWT_SECRET (held as a KeyObject: ~5x faster than a string),
+ * or RS256/ES256 with a PEM public key or a JWKS endpoint. Only the algorithms we hold a key
+ * for are accepted, so `alg: none` and HS/RS confusion fail. `sub` (UUID), `email` and `exp`
+ * are required; the org is resolved later, only for routes that need one.
+ */
+@Injectable()
+export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) {
+  constructor(settings: Settings) {
+    const jwks = settings.jwksUri ? new JwksClient({ jwksUri: settings.jwksUri, cache: true, rateLimit: true }) : null;
+    super({
+      jwtFromRequest: (req: Parameters<typeof fromBearer>[0]) => {
+        const token = fromBearer(req);
+        return token && !looksLikeApiKey(token) ? token : null;
+      },
+      algorithms: settings.sessionAlgorithms as jwt.Algorithm[],
+      issuer: settings.issuer,
+      audience: settings.audience,
+      passReqToCallback: true,
+      // passport-jwt's types predate KeyObject; jsonwebtoken 9 takes one and it is the fast path.
+      secretOrKeyProvider: ((_req: unknown, rawToken: string, done: (err: unknown, key?: KeyObject) => void) => {
+        const decoded = jwt.decode(rawToken, { complete: true });
+        const alg = decoded?.header.alg;
+        if (alg === 'HS256' && settings.sessionSecret) return done(null, settings.sessionSecret);
+        if ((alg === 'RS256' || alg === 'ES256') && settings.sessionPublicKey) return done(null, settings.sessionPublicKey);
+        if ((alg === 'RS256' || alg === 'ES256') && jwks && decoded?.header.kid) {
+          jwks
+            .getSigningKey(decoded.header.kid)
+            .then((k) => done(null, createPublicKey(k.getPublicKey())))
+            .catch((e: unknown) => done(e));
+          return;
+        }
+        done(new Error('no key for this token'));
+      }) as never,
+    });
+  }
+
+  validate(request: { headers: Record<string, unknown> }, claims: SessionClaims): Principal | null {
+    if (!isUuid(claims.sub) || typeof claims.email !== 'string' || typeof claims.exp !== 'number') return null;
+    if (claims.org_id !== undefined && claims.org_id !== null && !isUuid(claims.org_id)) return null;
+    let requested: string | null = (claims.org_id as string | undefined) ?? null;
+    if (!requested) {
+      const header = request.headers['x-org-id'];
+      if (header !== undefined) {
+        if (!isUuid(header)) throw new BadRequestException('X-Org-Id must be a UUID');
+        requested = header;
+      }
+    }
+    return {
+      kind: 'session',
+      userId: claims.sub.toLowerCase(),
+      email: claims.email,
+      orgId: null,
+      orgRole: null,
+      orgMemberCount: 0,
+      plan: null,
+      scopes: [],
+      requestedOrgId: requested ? requested.toLowerCase() : null,
+    };
+  }
+}

@@ -1,0 +1,158 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { parseArgs } from 'node:util';
+import { isPlan, isRole, isUuid, PLANS, ROLES } from '../common/roles.js';
+import { buildAppConfig, ConfigError, loadEnvironment } from '../config/app-config.js';
+import { fillDevelopmentSecrets } from '../config/dev-secrets.js';
+import { openDatabase } from '../database/open-database.js';
+import { isMeter, METERS, UsageLimitExceededError } from '../usage/meters.js';
+import { AdminModule } from './admin.module.js';
+import { AdminError, DirectoryAdminService } from './directory-admin.service.js';
+
+const USAGE = `Usage: npm run --silent admin -- <command> [flags]
+
+  org create --name <name> [--plan free|pro]
+  org set-plan --org <org-id> --plan free|pro
+  user create --email <email> [--id <uuid>]
+  member add --org <org-id> --user <user-id> --role owner|admin|member|viewer
+  member remove --org <org-id> --user <user-id>
+  workspace create --org <org-id> --user <user-id>
+  session --user <user-id> [--org <org-id>] [--ttl <seconds>]
+  usage record --org <org-id> --meter asks|retrieves|imports|captures [--count <n>]
+
+Each command prints one JSON object on stdout; errors go to stderr with a non-zero exit.`;
+
+class UsageError extends Error {}
+
+type Flags = Record<string, string | undefined>;
+type Command = (svc: DirectoryAdminService, f: Flags) => Promise<object>;
+
+const FLAGS = ['name', 'plan', 'org', 'email', 'id', 'user', 'role', 'ttl', 'meter', 'count'] as const;
+
+function need(f: Flags, name: string): string {
+  const v = f[name];
+  if (v === undefined || v === '') throw new UsageError(`missing --${name}`);
+  return v;
+}
+function uuid(f: Flags, name: string): string {
+  const v = need(f, name);
+  if (!isUuid(v)) throw new UsageError(`--${name} must be a UUID, got "${v}"`);
+  return v.toLowerCase();
+}
+function optUuid(f: Flags, name: string): string | null {
+  return f[name] === undefined ? null : uuid(f, name);
+}
+function plan(f: Flags, fallback?: 'free'): (typeof PLANS)[number] {
+  const v = f.plan ?? fallback;
+  if (v === undefined) throw new UsageError('missing --plan');
+  if (!isPlan(v)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}, got "${v}"`);
+  return v;
+}
+function int(f: Flags, name: string, fallback: number, min: number, max: number): number {
+  const raw = f[name];
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+const COMMANDS: Record<string, { flags: readonly string[]; run: Command }> = {
+  'org create': {
+    flags: ['name', 'plan'],
+    run: (s, f) => {
+      const name = need(f, 'name');
+      if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+      return s.createOrg(name, plan(f, 'free'));
+    },
+  },
+  'org set-plan': { flags: ['org', 'plan'], run: (s, f) => s.setPlan(uuid(f, 'org'), plan(f)) },
+  'user create': {
+    flags: ['email', 'id'],
+    run: (s, f) => {
+      const email = need(f, 'email');
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 320) throw new UsageError(`--email must be an e-mail address, got "${email}"`);
+      return s.createUser(email, optUuid(f, 'id'));
+    },
+  },
+  'member add': {
+    flags: ['org', 'user', 'role'],
+    run: (s, f) => {
+      const role = need(f, 'role');
+      if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got "${role}"`);
+      return s.addMember(uuid(f, 'org'), uuid(f, 'user'), role);
+    },
+  },
+  'member remove': { flags: ['org', 'user'], run: (s, f) => s.removeMember(uuid(f, 'org'), uuid(f, 'user')) },
+  'workspace create': { flags: ['org', 'user'], run: (s, f) => s.createWorkspace(uuid(f, 'org'), uuid(f, 'user')) },
+  session: {
+    flags: ['user', 'org', 'ttl'],
+    run: (s, f) => s.session(uuid(f, 'user'), optUuid(f, 'org'), int(f, 'ttl', 3600, 1, 31_536_000)),
+  },
+  'usage record': {
+    flags: ['org', 'meter', 'count'],
+    run: (s, f) => {
+      const meter = need(f, 'meter');
+      if (!isMeter(meter)) throw new UsageError(`--meter must be one of ${METERS.join(', ')}, got "${meter}"`);
+      return s.recordUsage(uuid(f, 'org'), meter, int(f, 'count', 1, 1, 1_000_000));
+    },
+  },
+};
+
+function parse(argv: string[]): { key: string; flags: Flags } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: Object.fromEntries(FLAGS.map((n) => [n, { type: 'string' as const }])),
+    allowPositionals: true,
+    strict: true,
+  });
+  const key = positionals.length >= 2 && COMMANDS[`${positionals[0]} ${positionals[1]}`] ? `${positionals[0]} ${positionals[1]}` : positionals[0];
+  if (!key || !COMMANDS[key]) throw new UsageError(positionals.length ? `unknown command "${positionals.join(' ')}"` : 'no command given');
+  if (positionals.length !== key.split(' ').length) throw new UsageError(`unexpected argument "${positionals.at(-1)}"`);
+  const flags = values as Flags;
+  const allowed = COMMANDS[key].flags;
+  for (const name of Object.keys(flags)) {
+    if (!allowed.includes(name)) throw new UsageError(`--${name} is not a flag of "${key}"`);
+  }
+  return { key, flags };
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
+    process.stderr.write(`${USAGE}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  let command: { key: string; flags: Flags };
+  try {
+    command = parse(argv);
+  } catch (error) {
+    process.stderr.write(`error: ${(error as Error).message.replace(/^.*?Unknown option '(.*?)'.*$/s, 'unknown flag $1')}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const config = buildAppConfig(loadEnvironment());
+  fillDevelopmentSecrets(config);
+  const app = await NestFactory.createApplicationContext(AdminModule.register(config, () => openDatabase(config, 'cli')), {
+    logger: false,
+    abortOnError: false,
+  });
+  try {
+    const result = await COMMANDS[command.key].run(app.get(DirectoryAdminService), command.flags);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } finally {
+    await app.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) process.stderr.write(`error: ${error.message}\n`);
+    else if (error instanceof AdminError || error instanceof ConfigError || error instanceof UsageLimitExceededError) {
+      process.stderr.write(`error: ${error.message}\n`);
+    } else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

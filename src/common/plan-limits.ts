@@ -1,0 +1,49 @@
+import { PLANS, type Plan } from './roles.js';
+
+/** A daily limit; `null` means unlimited. */
+export type Limit = number | null;
+
+export interface MeterLimits {
+  /** The query wallet: asks + retrieves together. */
+  wallet: Limit;
+  imports: Limit;
+  captures: Limit;
+}
+
+export type PlanLimits = Record<Plan, MeterLimits>;
+
+export const DEFAULT_PLAN_LIMITS: PlanLimits = {
+  free: { wallet: 100, imports: 10, captures: 100 },
+  pro: { wallet: null, imports: 1000, captures: 10000 },
+};
+
+const METER_KEYS = ['wallet', 'imports', 'captures'] as const;
+
+/**
+ * Reads plan limits from untrusted JSON: every plan and meter is optional and falls back to
+ * the default; anything else is refused with a message that names the offending path.
+ */
+export function parsePlanLimits(input: unknown, source = 'PLAN_LIMITS'): PlanLimits {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new Error(`${source} must be a JSON object like {"free":{"wallet":100}}`);
+  }
+  const result: PlanLimits = structuredClone(DEFAULT_PLAN_LIMITS);
+  for (const [plan, meters] of Object.entries(input)) {
+    if (!(PLANS as readonly string[]).includes(plan)) {
+      throw new Error(`${source}: unknown plan "${plan}" (allowed: ${PLANS.join(', ')})`);
+    }
+    if (typeof meters !== 'object' || meters === null || Array.isArray(meters)) {
+      throw new Error(`${source}.${plan} must be an object`);
+    }
+    for (const [meter, value] of Object.entries(meters)) {
+      if (!(METER_KEYS as readonly string[]).includes(meter)) {
+        throw new Error(`${source}.${plan}: unknown meter "${meter}" (allowed: ${METER_KEYS.join(', ')})`);
+      }
+      if (value !== null && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
+        throw new Error(`${source}.${plan}.${meter} must be a non-negative integer or null (unlimited)`);
+      }
+      result[plan as Plan][meter as keyof MeterLimits] = value as Limit;
+    }
+  }
+  return result;
+}

@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
+import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
+
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+const toBool = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  return value;
+};
+const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+/** The process environment, typed and checked before anything starts. */
+export class EnvironmentVariables {
+  @IsOptional() @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @IsString() @MinLength(1)
+  HOST = '0.0.0.0';
+
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL?: string;
+
+  @IsString() @MinLength(1)
+  DATA_DIR = './.data';
+
+  @Transform(toBool) @IsBoolean()
+  DB_MIGRATE = true;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(200)
+  DB_POOL_MAX = 10;
+
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000)
+  DB_CONNECT_TIMEOUT_MS = 3000;
+
+  @Transform(toInt) @IsInt() @Min(100) @Max(600000)
+  DB_STATEMENT_TIMEOUT_MS = 4000;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'SESSION_JWT_SECRET must be at least 32 characters' })
+  SESSION_JWT_SECRET?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @Matches(/-----BEGIN PUBLIC KEY-----/, { message: 'SESSION_JWT_PUBLIC_KEY must be a PEM public key' })
+  SESSION_JWT_PUBLIC_KEY?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^https?:\/\//, { message: 'SESSION_JWT_JWKS_URI must be an http(s) URL' })
+  SESSION_JWT_JWKS_URI?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MaxLength(2048)
+  SESSION_JWT_ISSUER?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MaxLength(2048)
+  SESSION_JWT_AUDIENCE?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'API_KEY_SECRET must be at least 32 characters' })
+  API_KEY_SECRET?: string;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
+  AUTH_FAILURE_LIMIT = 30;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  PLAN_LIMITS?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  PLAN_LIMITS_FILE?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  TRUST_PROXY?: string;
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+}
+
+export class ConfigError extends Error {}
+
+/** Typed configuration the app is built from. */
+export interface AppConfig {
+  env: EnvironmentVariables;
+  production: boolean;
+  embedded: boolean;
+  dataDir: string;
+  planLimits: PlanLimits;
+}
+
+/**
+ * Validates the environment; throws a ConfigError whose message names every bad variable.
+ * Never echoes values: some of them are secrets.
+ */
+export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): EnvironmentVariables {
+  const known = Object.keys(new EnvironmentVariables());
+  const raw: Record<string, unknown> = {};
+  for (const name of [...known, 'DATABASE_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
+    'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'TRUST_PROXY', 'NODE_ENV']) {
+    if (source[name] !== undefined) raw[name] = source[name];
+  }
+  const env = plainToInstance(EnvironmentVariables, raw, { exposeDefaultValues: true });
+  const errors = validateSync(env, { skipMissingProperties: false });
+  if (errors.length > 0) {
+    const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return env;
+}
+
+export function buildAppConfig(env: EnvironmentVariables): AppConfig {
+  let planLimits;
+  try {
+    if (env.PLAN_LIMITS && env.PLAN_LIMITS_FILE) throw new Error('set PLAN_LIMITS or PLAN_LIMITS_FILE, not both');
+    if (env.PLAN_LIMITS) planLimits = parsePlanLimits(JSON.parse(env.PLAN_LIMITS), 'PLAN_LIMITS');
+    else if (env.PLAN_LIMITS_FILE) planLimits = parsePlanLimits(JSON.parse(readFileSync(env.PLAN_LIMITS_FILE, 'utf8')), 'PLAN_LIMITS_FILE');
+    else planLimits = parsePlanLimits({});
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ${error instanceof SyntaxError ? `PLAN_LIMITS: not valid JSON (${error.message})` : (error as Error).message}`);
+  }
+  return {
+    env,
+    production: env.NODE_ENV === 'production',
+    embedded: !env.DATABASE_URL,
+    dataDir: resolve(env.DATA_DIR),
+    planLimits,
+  };
+}

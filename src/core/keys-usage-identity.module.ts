@@ -1,0 +1,50 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { RouterModule } from '@nestjs/core';
+import { ApiKeysModule } from '../api-keys/api-keys.module.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
+import { IdentityModule } from '../identity/identity.module.js';
+import { UsageModule } from '../usage/usage.module.js';
+import { CoreModule } from './core.module.js';
+import {
+  ASYNC_OPTIONS_TYPE,
+  KeysUsageIdentityConfigurableModule,
+  OPTIONS_TYPE,
+  type KeysUsageIdentityExtras,
+} from './keys-usage-identity.module-definition.js';
+
+/**
+ * The whole account surface as one module: `forRoot(options)` or `forRootAsync({ imports,
+ * inject, useFactory })`. Uses the host's TypeORM DataSource; registers no global guard,
+ * filter, pipe or prefix.
+ */
+@Module({})
+export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule {
+  static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
+    return KeysUsageIdentityModule.assemble(super.forRoot(options), options);
+  }
+
+  static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
+    return KeysUsageIdentityModule.assemble(super.forRootAsync(options), options);
+  }
+
+  private static assemble(base: DynamicModule, extras: KeysUsageIdentityExtras): DynamicModule {
+    const mount = extras.mountControllers !== false;
+    const features = mount
+      ? [ApiKeysModule.withHttp(), UsageModule.withHttp(), IdentityModule.withHttp()]
+      : [ApiKeysModule, UsageModule, IdentityModule];
+    const routes = mount && extras.routePrefix
+      ? [RouterModule.register([{ path: extras.routePrefix, children: [ApiKeysModule, UsageModule, IdentityModule] }])]
+      : [];
+    return {
+      module: KeysUsageIdentityModule,
+      imports: [
+        CoreModule.register(base.providers ?? [], base.imports, extras.orgDirectory ?? TypeOrmOrgDirectory),
+        AuthModule,
+        ...features,
+        ...routes,
+      ],
+      exports: [AuthModule, UsageModule, ApiKeysModule, IdentityModule],
+    };
+  }
+}

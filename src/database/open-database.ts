@@ -1,0 +1,47 @@
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { embeddedOptions, postgresOptions, runningEmbeddedServerOptions } from './data-source-options.js';
+import { openEmbedded, shareEmbedded } from './embedded.js';
+import { runMigrationsLocked } from './migrate.js';
+
+export type DatabaseRole = 'server' | 'cli';
+
+/**
+ * Opens the service's database and applies pending migrations (unless DB_MIGRATE=false).
+ * - DATABASE_URL: PostgreSQL through a `pg` pool.
+ * - Embedded, as the server: PGlite in this process, also shared on a Unix socket for the CLI.
+ * - Embedded, as the CLI: the running server's socket if there is one, else PGlite directly.
+ * `dataSource.destroy()` closes everything that was opened.
+ */
+export async function openDatabase(config: AppConfig, role: DatabaseRole, migrate = config.env.DB_MIGRATE): Promise<DataSource> {
+  if (config.env.DATABASE_URL) {
+    const ds = new DataSource(postgresOptions(config, config.env.DATABASE_URL));
+    await ds.initialize();
+    if (migrate) await runMigrationsLocked(ds);
+    return ds;
+  }
+  if (role === 'cli') {
+    const viaServer = await runningEmbeddedServerOptions(config);
+    if (viaServer) {
+      // The server migrated at its start; a second migrator on the shared connection is not wanted.
+      return new DataSource(viaServer).initialize();
+    }
+  }
+  const db = await openEmbedded(config.dataDir);
+  const ds = new DataSource(await embeddedOptions(db));
+  try {
+    await ds.initialize();
+    if (migrate) await runMigrationsLocked(ds);
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+  const share = role === 'server' ? await shareEmbedded(db, config.dataDir) : null;
+  const destroy = ds.destroy.bind(ds);
+  ds.destroy = async () => {
+    await destroy();
+    await share?.stop();
+    await db.close();
+  };
+  return ds;
+}

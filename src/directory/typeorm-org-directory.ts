@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { Plan, Role } from '../common/roles.js';
+import { memberKey, OrgDirectory, type MemberContext, type MintStanding } from './org-directory.js';
+
+interface MemberRow {
+  user_id: string;
+  org_id: string;
+  email: string;
+  role: Role;
+  plan: Plan;
+  member_count: number;
+}
+
+const toContext = (r: MemberRow): MemberContext => ({
+  userId: r.user_id,
+  orgId: r.org_id,
+  email: r.email,
+  role: r.role,
+  plan: r.plan,
+  memberCount: Number(r.member_count),
+});
+
+const MEMBER_SELECT = `
+  SELECT m.user_id, m.org_id, u.email, m.role, o.plan,
+         (SELECT count(*)::int FROM memberships c WHERE c.org_id = m.org_id) AS member_count
+    FROM memberships m
+    JOIN users u ON u.id = m.user_id
+    JOIN orgs o ON o.id = m.org_id`;
+
+/** The default directory: this module's own tables, each answer one statement. */
+@Injectable()
+export class TypeOrmOrgDirectory extends OrgDirectory {
+  constructor(@InjectDataSource() private readonly db: DataSource) {
+    super();
+  }
+
+  async mintStanding(userId: string, orgId: string): Promise<MintStanding | null> {
+    // Missing org and foreign org produce the same empty result through the same statement.
+    const rows: Array<{ role: Role; has_workspace: boolean }> = await this.db.query(
+      `SELECT m.role,
+              EXISTS (SELECT 1 FROM workspaces w WHERE w.org_id = m.org_id AND w.user_id = m.user_id) AS has_workspace
+         FROM memberships m
+        WHERE m.org_id = $1 AND m.user_id = $2`,
+      [orgId, userId],
+    );
+    return rows[0] ? { role: rows[0].role, hasWorkspace: rows[0].has_workspace } : null;
+  }
+
+  async memberContexts(pairs: ReadonlyArray<{ userId: string; orgId: string }>): Promise<Map<string, MemberContext>> {
+    const result = new Map<string, MemberContext>();
+    if (pairs.length === 0) return result;
+    const rows: MemberRow[] = await this.db.query(
+      `${MEMBER_SELECT}
+        JOIN unnest($1::uuid[], $2::uuid[]) AS p(user_id, org_id) ON p.user_id = m.user_id AND p.org_id = m.org_id`,
+      [pairs.map((p) => p.userId), pairs.map((p) => p.orgId)],
+    );
+    for (const row of rows) result.set(memberKey(row.user_id, row.org_id), toContext(row));
+    return result;
+  }
+
+  async userOrgs(userId: string, orgId: string | null, limit: number): Promise<MemberContext[]> {
+    const rows: MemberRow[] = await this.db.query(
+      `${MEMBER_SELECT}
+        WHERE m.user_id = $1 AND ($2::uuid IS NULL OR m.org_id = $2::uuid)
+        ORDER BY m.created_at
+        LIMIT $3`,
+      [userId, orgId, limit],
+    );
+    return rows.map(toContext);
+  }
+
+  async orgPlan(orgId: string): Promise<Plan | null> {
+    const rows: Array<{ plan: Plan }> = await this.db.query(`SELECT plan FROM orgs WHERE id = $1`, [orgId]);
+    return rows[0]?.plan ?? null;
+  }
+}

@@ -1,0 +1,71 @@
+import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { isDatabaseUnavailable } from '../auth/http-utils.js';
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
+};
+
+/**
+ * The standalone app's one filter: every error body is `{ statusCode, error, message }`;
+ * a database outage is a 503; anything unexpected is a 500 that says nothing of internals.
+ * (Registered by the standalone app only: the module never imposes a filter on a host.)
+ */
+@Catch()
+export class HttpExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpExceptionFilter');
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const { httpAdapter } = this.adapterHost;
+    const ctx = host.switchToHttp();
+    let status: number;
+    let message: string;
+    if (exception instanceof HttpException) {
+      status = exception.getStatus();
+      const response = exception.getResponse();
+      const raw = typeof response === 'string' ? response : (response as { message?: unknown }).message;
+      message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : exception.message;
+    } else if (isFastifyClientError(exception)) {
+      status = exception.statusCode;
+      message = clientErrorMessage(exception);
+    } else if (isDatabaseUnavailable(exception)) {
+      status = HttpStatus.SERVICE_UNAVAILABLE;
+      message = 'The database is unavailable; retry shortly';
+    } else {
+      status = HttpStatus.INTERNAL_SERVER_ERROR;
+      message = 'Internal server error';
+      this.logger.error(exception instanceof Error ? `${exception.name}: ${exception.message}` : 'non-error thrown', exception instanceof Error ? exception.stack : undefined);
+    }
+    const body = { statusCode: status, error: REASONS[status] ?? HttpStatus[status] ?? 'Error', message };
+    httpAdapter.reply(ctx.getResponse(), body, status);
+  }
+}
+
+interface FastifyClientError {
+  statusCode: number;
+  code?: string;
+  message: string;
+}
+
+function isFastifyClientError(e: unknown): e is FastifyClientError {
+  const s = (e as { statusCode?: unknown } | null)?.statusCode;
+  return typeof s === 'number' && s >= 400 && s < 500;
+}
+
+function clientErrorMessage(e: FastifyClientError): string {
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'The request body is not valid JSON';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'The request body is too large (limit 16 KiB)';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported Content-Type: send application/json';
+    default:
+      return e.message.replace(/^FST_\w+:\s*/, '');
+  }
+}

@@ -1,0 +1,33 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './bootstrap.js';
+import { buildAppConfig, ConfigError, loadEnvironment } from './config/app-config.js';
+import { fillDevelopmentSecrets } from './config/dev-secrets.js';
+
+async function main(): Promise<void> {
+  const logger = new Logger('Bootstrap');
+  const config = buildAppConfig(loadEnvironment());
+  const generated = fillDevelopmentSecrets(config);
+  if (generated.length > 0) logger.log(`Generated development secret(s) ${generated.join(', ')} in ${config.dataDir} (values never printed)`);
+  if (!config.env.API_KEY_SECRET) logger.warn('API_KEY_SECRET is not set: API keys are not configured on this deployment (501)');
+  const app = await createApp(config);
+  await app.listen(config.env.PORT, config.env.HOST);
+  const host = config.env.HOST === '0.0.0.0' || config.env.HOST === '::' ? 'localhost' : config.env.HOST;
+  const base = `http://${host}:${config.env.PORT}`;
+  logger.log(
+    [
+      `Listening on ${base} (${config.embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
+      `  API reference: ${base}/docs   OpenAPI: ${base}/openapi.json   Account page: ${base}/account`,
+      `  Get a session token: npm run --silent admin -- session --user <user-id>   (see README, "Five-minute tour")`,
+    ].join('\n'),
+  );
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+  } else {
+    process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,44 @@
+import type { Limit, MeterLimits } from '../common/plan-limits.js';
+
+export const METERS = ['asks', 'retrieves', 'imports', 'captures'] as const;
+export type Meter = (typeof METERS)[number];
+
+export function isMeter(value: unknown): value is Meter {
+  return typeof value === 'string' && (METERS as readonly string[]).includes(value);
+}
+
+/** asks and retrieves share one limit: the query wallet. */
+export function limitKeyOf(meter: Meter): keyof MeterLimits {
+  return meter === 'asks' || meter === 'retrieves' ? 'wallet' : meter;
+}
+
+export interface Counters {
+  asks: number;
+  retrieves: number;
+  imports: number;
+  captures: number;
+}
+
+/** Refused charge: recorded nothing. */
+export class UsageLimitExceededError extends Error {
+  constructor(
+    readonly meter: Meter,
+    readonly limit: Limit,
+    readonly used: number,
+    readonly requested: number,
+    readonly resetsAt: Date,
+  ) {
+    super(
+      `Daily ${limitKeyOf(meter) === 'wallet' ? 'query wallet' : meter} limit reached: ${used} of ${limit} used, ` +
+        `${requested} more requested; resets at ${resetsAt.toISOString()}`,
+    );
+    this.name = 'UsageLimitExceededError';
+  }
+}
+
+export class UnknownOrgError extends Error {
+  constructor(readonly orgId: string) {
+    super('Organisation not found');
+    this.name = 'UnknownOrgError';
+  }
+}

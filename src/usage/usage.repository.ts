@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { Limit } from '../common/plan-limits.js';
+import type { Counters, Meter } from './meters.js';
+
+// The expression a limit is checked against, per meter: the wallet is asks + retrieves.
+const USED: Record<Meter, string> = {
+  asks: 'c.asks + c.retrieves',
+  retrieves: 'c.asks + c.retrieves',
+  imports: 'c.imports',
+  captures: 'c.captures',
+};
+
+/**
+ * One statement per charge: insert today's row or add to it, but only while the limit holds.
+ * ON CONFLICT DO UPDATE locks the row and re-checks the WHERE against the latest committed
+ * version, so concurrent charges from any number of processes never pass the limit, and a
+ * refused charge writes nothing.
+ */
+function chargeSql(meter: Meter): string {
+  return `
+    INSERT INTO usage_counters AS c (org_id, day, ${meter})
+    SELECT $1::uuid, $2::date, $3::int WHERE $4::int IS NULL OR $3::int <= $4::int
+    ON CONFLICT (org_id, day) DO UPDATE SET ${meter} = c.${meter} + EXCLUDED.${meter}
+      WHERE $4::int IS NULL OR ${USED[meter]} + EXCLUDED.${meter} <= $4::int
+    RETURNING c.asks, c.retrieves, c.imports, c.captures`;
+}
+
+const CHARGE_SQL = Object.fromEntries((['asks', 'retrieves', 'imports', 'captures'] as const).map((m) => [m, chargeSql(m)])) as Record<Meter, string>;
+
+const ZERO: Counters = { asks: 0, retrieves: 0, imports: 0, captures: 0 };
+
+@Injectable()
+export class UsageRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The counters after the charge, or null when the limit refused it (nothing recorded). */
+  async charge(orgId: string, day: string, meter: Meter, count: number, limit: Limit): Promise<Counters | null> {
+    const result = await this.pool().query<Counters>({
+      name: `kui_charge_${meter}`,
+      text: CHARGE_SQL[meter],
+      values: [orgId, day, count, limit],
+    });
+    return result.rows[0] ?? null;
+  }
+
+  async read(orgId: string, day: string): Promise<Counters> {
+    const result = await this.pool().query<Counters>({
+      name: 'kui_read_usage',
+      text: `SELECT asks, retrieves, imports, captures FROM usage_counters WHERE org_id = $1 AND day = $2::date`,
+      values: [orgId, day],
+    });
+    return result.rows[0] ?? { ...ZERO };
+  }
+
+  // Hot paths (every /usage read, every charge) use named statements on the driver's pool.
+  private pool(): Pool {
+    return (this.db.driver as unknown as { master: Pool }).master;
+  }
+}

@@ -1,0 +1,81 @@
+import { BadRequestException, Injectable } from '@nestjs/common';
+import type { Principal } from '../auth/principal.js';
+import type { Limit } from '../common/plan-limits.js';
+import { nextUtcMidnight, utcDay } from '../common/clock.js';
+import type { Plan } from '../common/roles.js';
+import { Settings } from '../core/settings.js';
+import { OrgDirectory } from '../directory/org-directory.js';
+import { limitKeyOf, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './meters.js';
+import { UsageRepository } from './usage.repository.js';
+
+export interface MeterReport {
+  used: number;
+  limit: Limit;
+}
+
+export interface UsageReport {
+  plan: Plan;
+  mcp_queries: MeterReport;
+  breakdown: { asks: number; retrieves: number };
+  imports: MeterReport;
+  captures: MeterReport;
+  resets_at: string;
+}
+
+export interface ChargeResult {
+  meter: Meter;
+  counters: Counters;
+  resetsAt: Date;
+}
+
+const MAX_CHARGE = 1_000_000;
+
+/** The daily meters: read them (never charging) and charge them atomically. */
+@Injectable()
+export class UsageService {
+  constructor(
+    private readonly usage: UsageRepository,
+    private readonly directory: OrgDirectory,
+    private readonly settings: Settings,
+  ) {}
+
+  async report(principal: Principal): Promise<UsageReport> {
+    if (!principal.orgId || !principal.plan) {
+      throw new BadRequestException('No organisation selected for this session: send the X-Org-Id header naming one of your organisations');
+    }
+    const now = this.settings.clock.now();
+    const c = await this.usage.read(principal.orgId, utcDay(now));
+    const limits = this.settings.planLimits[principal.plan];
+    return {
+      plan: principal.plan,
+      mcp_queries: { used: c.asks + c.retrieves, limit: limits.wallet },
+      breakdown: { asks: c.asks, retrieves: c.retrieves },
+      imports: { used: c.imports, limit: limits.imports },
+      captures: { used: c.captures, limit: limits.captures },
+      resets_at: nextUtcMidnight(now).toISOString(),
+    };
+  }
+
+  /**
+   * Charges `count` units of `meter` to the org's counter for the current UTC day, all or
+   * nothing. Throws UsageLimitExceededError (nothing recorded) when it would pass the limit,
+   * UnknownOrgError for an org the directory does not know.
+   */
+  async charge(orgId: string, meter: Meter, count = 1): Promise<ChargeResult> {
+    if (!Number.isSafeInteger(count) || count < 1 || count > MAX_CHARGE) {
+      throw new RangeError(`count must be an integer from 1 to ${MAX_CHARGE}`);
+    }
+    const plan = await this.directory.orgPlan(orgId);
+    if (!plan) throw new UnknownOrgError(orgId);
+    const now = this.settings.clock.now();
+    const limit = this.settings.planLimits[plan][limitKeyOf(meter)];
+    const resetsAt = nextUtcMidnight(now);
+    const counters = await this.usage.charge(orgId, utcDay(now), meter, count, limit);
+    if (!counters) {
+      const current = await this.usage.read(orgId, utcDay(now));
+      const used = limitKeyOf(meter) === 'wallet' ? current.asks + current.retrieves : current[meter];
+      throw new UsageLimitExceededError(meter, limit, used, count, resetsAt);
+    }
+    return { meter, counters, resetsAt };
+  }
+}
