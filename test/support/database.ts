@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/** A fresh database cloned from this run's migrated template; `drop()` removes it. */
+export interface TestDatabase {
+  url: string;
+  name: string;
+  /** A small pool for the test's own seeding and assertions. */
+  pool: pg.Pool;
+  drop(): Promise<void>;
+}
+
+export function databaseUrl(name: string): string {
+  const u = new URL(inject('dbAdminUrl'));
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `${inject('dbPrefix')}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: inject('dbAdminUrl') });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('dbTemplate')}`);
+  } finally {
+    await admin.end();
+  }
+  const url = databaseUrl(name);
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  return {
+    url,
+    name,
+    pool,
+    drop: async () => {
+      await pool.end();
+      const c = new pg.Client({ connectionString: inject('dbAdminUrl') });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}

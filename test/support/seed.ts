@@ -1,0 +1,65 @@
+import { createSecretKey, randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type pg from 'pg';
+import type { Plan, Role } from '../../src/common/roles.js';
+
+export const TEST_SESSION_SECRET = 'test-session-secret-0123456789abcdef-0123456789';
+export const TEST_API_KEY_SECRET = 'test-api-key-secret-0123456789abcdef-0123456789';
+
+export interface SessionOptions {
+  orgId?: string;
+  ttlSeconds?: number;
+  secret?: string;
+  claims?: Record<string, unknown>;
+  email?: string;
+}
+
+/** Seeds directory rows straight into a test database and signs sessions as an identity provider would. */
+export class Seeder {
+  constructor(private readonly pool: pg.Pool, private readonly sessionSecret = TEST_SESSION_SECRET) {}
+
+  async org(plan: Plan = 'free', name = 'Org'): Promise<string> {
+    const { rows } = await this.pool.query<{ id: string }>(`INSERT INTO orgs (name, plan) VALUES ($1, $2) RETURNING id`, [name, plan]);
+    return rows[0].id;
+  }
+
+  async user(email = `u-${randomUUID()}@example.com`): Promise<{ id: string; email: string }> {
+    const { rows } = await this.pool.query<{ id: string }>(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [email]);
+    return { id: rows[0].id, email };
+  }
+
+  async member(orgId: string, userId: string, role: Role): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, $3)
+       ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+      [orgId, userId, role],
+    );
+  }
+
+  async removeMember(orgId: string, userId: string): Promise<void> {
+    await this.pool.query(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2`, [orgId, userId]);
+  }
+
+  async workspace(orgId: string, userId: string): Promise<void> {
+    await this.pool.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [orgId, userId]);
+  }
+
+  session(userId: string, email: string, options: SessionOptions = {}): string {
+    const claims: Record<string, unknown> = { email: options.email ?? email, ...options.claims };
+    if (options.orgId) claims.org_id = options.orgId;
+    return jwt.sign(claims, createSecretKey(Buffer.from(options.secret ?? this.sessionSecret)), {
+      algorithm: 'HS256',
+      subject: userId,
+      expiresIn: options.ttlSeconds ?? 3600,
+    });
+  }
+
+  /** An org with one member of `role` who has connected a repository, and that member's session. */
+  async world(role: Role = 'owner', plan: Plan = 'free') {
+    const orgId = await this.org(plan);
+    const user = await this.user();
+    await this.member(orgId, user.id, role);
+    await this.workspace(orgId, user.id);
+    return { orgId, userId: user.id, email: user.email, session: this.session(user.id, user.email) };
+  }
+}

@@ -1,0 +1,69 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { LoggerService } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { createApp } from '../../src/bootstrap.js';
+import type { Clock } from '../../src/common/clock.js';
+import { buildAppConfig, loadEnvironment, type AppConfig } from '../../src/config/app-config.js';
+import { postgresOptions } from '../../src/database/data-source-options.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { ApiClient } from './http.js';
+import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from './seed.js';
+
+export interface TestApp {
+  app: NestFastifyApplication;
+  url: string;
+  api: ApiClient;
+  db: TestDatabase;
+  seed: Seeder;
+  config: AppConfig;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string | undefined>;
+  clock?: Clock;
+  /** Share a database with another app (two instances); by default each app gets a fresh one. */
+  db?: TestDatabase;
+  logger?: LoggerService | false;
+}
+
+export function testConfig(dbUrl: string, env: Record<string, string | undefined> = {}): AppConfig {
+  return buildAppConfig(
+    loadEnvironment({
+      NODE_ENV: 'test',
+      DATABASE_URL: dbUrl,
+      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+      API_KEY_SECRET: TEST_API_KEY_SECRET,
+      AUTH_FAILURE_LIMIT: '100000',
+      DB_POOL_MAX: '4',
+      DB_MIGRATE: 'false',
+      ...env,
+    }),
+  );
+}
+
+/** The real standalone app on a real PostgreSQL database, listening on an ephemeral port. */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const db = options.db ?? (await createTestDatabase());
+  const config = testConfig(db.url, options.env);
+  const app = await createApp(config, {
+    clock: options.clock,
+    logger: options.logger ?? false,
+    dataSource: () => new DataSource(postgresOptions(config, db.url)).initialize(),
+  });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  const url = `http://127.0.0.1:${address.port}`;
+  return {
+    app,
+    url,
+    api: new ApiClient(url),
+    db,
+    seed: new Seeder(db.pool),
+    config,
+    close: async () => {
+      await app.close();
+      if (!options.db) await db.drop();
+    },
+  };
+}
