@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { buildAppConfig, ConfigError, loadEnvironment } from './app-config.js';
+
+describe('configuration', () => {
+  it('applies the documented defaults to an empty environment', () => {
+    const config = buildAppConfig(loadEnvironment({}));
+    expect(config.env.PORT).toBe(3000);
+    expect(config.env.DB_MIGRATE).toBe(true);
+    expect(config.env.AUTH_FAILURE_LIMIT).toBe(30);
+    expect(config.embedded).toBe(true);
+    expect(config.production).toBe(false);
+    expect(config.planLimits).toEqual({
+      free: { wallet: 100, imports: 10, captures: 100 },
+      pro: { wallet: null, imports: 1000, captures: 10000 },
+    });
+  });
+
+  it('reads typed values from strings', () => {
+    const env = loadEnvironment({ PORT: '8080', DB_MIGRATE: 'false', AUTH_FAILURE_LIMIT: '5', NODE_ENV: 'production' });
+    expect(env).toMatchObject({ PORT: 8080, DB_MIGRATE: false, AUTH_FAILURE_LIMIT: 5, NODE_ENV: 'production' });
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DB_MIGRATE', 'maybe'],
+    ['NODE_ENV', 'staging'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['SESSION_JWT_SECRET', 'short'],
+    ['API_KEY_SECRET', 'short'],
+    ['AUTH_FAILURE_LIMIT', '-1'],
+    ['LOG_LEVEL', 'loud'],
+    ['SESSION_JWT_PUBLIC_KEY', 'not a pem'],
+  ])('refuses %s=%s with a message that names the variable and not its value', (name, value) => {
+    let error: unknown;
+    try {
+      loadEnvironment({ [name]: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(name);
+    if (name.includes('SECRET')) expect((error as Error).message).not.toContain(value);
+  });
+
+  it('reads plan limits from PLAN_LIMITS, keeping defaults for what it does not name', () => {
+    const config = buildAppConfig(loadEnvironment({ PLAN_LIMITS: '{"free":{"wallet":5},"pro":{"imports":null}}' }));
+    expect(config.planLimits.free).toEqual({ wallet: 5, imports: 10, captures: 100 });
+    expect(config.planLimits.pro).toEqual({ wallet: null, imports: null, captures: 10000 });
+  });
+
+  it.each([
+    ['not json', /PLAN_LIMITS: not valid JSON/],
+    ['{"gold":{}}', /unknown plan "gold"/],
+    ['{"free":{"wallet":-1}}', /PLAN_LIMITS\.free\.wallet must be a non-negative integer or null/],
+    ['{"free":{"asks":1}}', /unknown meter "asks"/],
+    ['[1]', /PLAN_LIMITS must be a JSON object/],
+  ])('refuses PLAN_LIMITS=%s', (value, message) => {
+    expect(() => buildAppConfig(loadEnvironment({ PLAN_LIMITS: value }))).toThrow(message);
+  });
+});
