@@ -1,6 +1,8 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 @Entity({ name: 'api_keys' })
+@Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
+@Index('api_keys_org_id_idx', ['orgId'])
 export class ApiKeyEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

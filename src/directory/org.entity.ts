@@ -1,7 +1,8 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { Plan } from '../common/roles.js';
 
 @Entity({ name: 'orgs' })
+@Check('orgs_plan_check', `plan IN ('free', 'pro')`)
 export class OrgEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
