@@ -30,6 +30,14 @@ function chargeSql(meter: Meter): string {
 
 const CHARGE_SQL = Object.fromEntries((['asks', 'retrieves', 'imports', 'captures'] as const).map((m) => [m, chargeSql(m)])) as Record<Meter, string>;
 
+// Gives back a charge whose work failed; never below zero, and on the day the charge was made.
+const REFUND_SQL = Object.fromEntries(
+  (['asks', 'retrieves', 'imports', 'captures'] as const).map((m) => [
+    m,
+    `UPDATE usage_counters SET ${m} = GREATEST(${m} - $3::int, 0) WHERE org_id = $1::uuid AND day = $2::date`,
+  ]),
+) as Record<Meter, string>;
+
 const ZERO: Counters = { asks: 0, retrieves: 0, imports: 0, captures: 0 };
 
 @Injectable()
@@ -44,6 +52,10 @@ export class UsageRepository {
       values: [orgId, day, count, limit],
     });
     return result.rows[0] ?? null;
+  }
+
+  async refund(orgId: string, day: string, meter: Meter, count: number): Promise<void> {
+    await this.pool().query({ name: `kui_refund_${meter}`, text: REFUND_SQL[meter], values: [orgId, day, count] });
   }
 
   async read(orgId: string, day: string): Promise<Counters> {
