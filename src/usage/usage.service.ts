@@ -79,7 +79,8 @@ export class UsageService {
     const counters = await this.usage.charge(orgId, day, meter, count, limit);
     if (!counters) {
       const current = await this.usage.read(orgId, day);
-      const used = limitKeyOf(meter) === 'wallet' ? current.asks + current.retrieves : current[meter];
+      // Unlimited: refused only because the meter's own counter is full.
+      const used = limit !== null && limitKeyOf(meter) === 'wallet' ? current.asks + current.retrieves : current[meter];
       throw new UsageLimitExceededError(meter, limit, used, count, resetsAt);
     }
     return { orgId, meter, count, day, counters, resetsAt };

@@ -133,6 +133,18 @@ describe('the metering engine on real PostgreSQL', () => {
     expect(result.counters).toMatchObject({ asks: 1_000_000, retrieves: 1_000_000 });
   });
 
+  it('refuses cleanly, rather than overflowing, a charge an unlimited meter’s counter cannot hold', async () => {
+    const orgId = await seed.org('pro');
+    await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks, retrieves) VALUES ($1, '2031-03-14', 2147483000, 2147483000)`, [orgId]);
+
+    const error = await refusal(usageA.charge(orgId, 'asks', 1000));
+    await usageA.charge(orgId, 'asks', 647);
+
+    expect(error).toMatchObject({ meter: 'asks', limit: null, used: 2147483000, requested: 1000 });
+    expect(error.message).toMatch(/^Daily asks capacity reached: 2147483000 used, 1000 more requested/);
+    expect((await rows(orgId))[0]).toMatchObject({ asks: 2147483647, retrieves: 2147483000 });
+  });
+
   it('returns the counters after the charge and the next reset', async () => {
     const orgId = await seed.org('free');
     await usageA.charge(orgId, 'captures', 2);
