@@ -157,23 +157,28 @@ describe('GET /usage', () => {
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
   });
 
-  it('never charges: ten reads leave every counter as it was', async () => {
+  it('never charges: ten reads, by key and by session, leave every counter as it was', async () => {
     const w = await t.seed.world('owner');
     const key = await mint(w.session, w.orgId);
-    const fresh = await t.seed.world('owner');
     await usage.charge(w.orgId, 'asks', 4);
     await usage.charge(w.orgId, 'captures', 1);
     const before = await counters(t.db.pool, w.orgId);
 
     const reports = [];
-    for (let i = 0; i < 5; i++) reports.push((await t.api.get('/usage', key)).body, (await t.api.get('/usage', fresh.session)).body);
+    for (let i = 0; i < 10; i++) reports.push((await t.api.get('/usage', i % 2 ? key : w.session)).body);
 
     expect(await counters(t.db.pool, w.orgId)).toEqual(before);
-    expect(await counters(t.db.pool, fresh.orgId)).toEqual([]);
-    for (let i = 0; i < reports.length; i += 2) {
-      expect(reports[i]).toMatchObject({ mcp_queries: { used: 4 }, breakdown: { asks: 4, retrieves: 0 }, captures: { used: 1 } });
-      expect(reports[i + 1]).toMatchObject({ mcp_queries: { used: 0 }, imports: { used: 0 }, captures: { used: 0 } });
+    for (const report of reports) {
+      expect(report).toMatchObject({ mcp_queries: { used: 4 }, breakdown: { asks: 4, retrieves: 0 }, imports: { used: 0 }, captures: { used: 1 } });
     }
+  });
+
+  it('creates no counter row for an org that is only read', async () => {
+    const w = await t.seed.world('owner');
+
+    for (let i = 0; i < 3; i++) expect((await t.api.get('/usage', w.session)).status).toBe(200);
+
+    expect(await counters(t.db.pool, w.orgId)).toEqual([]);
   });
 
   it('moves resets_at and starts from zero once the clock passes UTC midnight', async () => {
