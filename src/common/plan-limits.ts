@@ -19,6 +19,9 @@ export const DEFAULT_PLAN_LIMITS: PlanLimits = {
 
 const METER_KEYS = ['wallet', 'imports', 'captures'] as const;
 
+/** The daily counters are PostgreSQL `integer`s: a larger limit could never be reached and would fail every charge. */
+export const MAX_LIMIT = 2_147_483_647;
+
 /**
  * Reads plan limits from untrusted JSON: every plan and meter is optional and falls back to
  * the default; anything else is refused with a message that names the offending path.
@@ -39,8 +42,8 @@ export function parsePlanLimits(input: unknown, source = 'PLAN_LIMITS'): PlanLim
       if (!(METER_KEYS as readonly string[]).includes(meter)) {
         throw new Error(`${source}.${plan}: unknown meter "${meter}" (allowed: ${METER_KEYS.join(', ')})`);
       }
-      if (value !== null && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
-        throw new Error(`${source}.${plan}.${meter} must be a non-negative integer or null (unlimited)`);
+      if (value !== null && !(Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_LIMIT)) {
+        throw new Error(`${source}.${plan}.${meter} must be an integer from 0 to ${MAX_LIMIT}, or null (unlimited)`);
       }
       result[plan as Plan][meter as keyof MeterLimits] = value as Limit;
     }

@@ -121,15 +121,31 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   return env;
 }
 
+function parseJson(text: string, variable: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${variable}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+function readConfigFile(path: string, variable: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+}
+
 export function buildAppConfig(env: EnvironmentVariables): AppConfig {
   let planLimits;
   try {
     if (env.PLAN_LIMITS && env.PLAN_LIMITS_FILE) throw new Error('set PLAN_LIMITS or PLAN_LIMITS_FILE, not both');
-    if (env.PLAN_LIMITS) planLimits = parsePlanLimits(JSON.parse(env.PLAN_LIMITS), 'PLAN_LIMITS');
-    else if (env.PLAN_LIMITS_FILE) planLimits = parsePlanLimits(JSON.parse(readFileSync(env.PLAN_LIMITS_FILE, 'utf8')), 'PLAN_LIMITS_FILE');
+    if (env.PLAN_LIMITS) planLimits = parsePlanLimits(parseJson(env.PLAN_LIMITS, 'PLAN_LIMITS'), 'PLAN_LIMITS');
+    else if (env.PLAN_LIMITS_FILE) planLimits = parsePlanLimits(parseJson(readConfigFile(env.PLAN_LIMITS_FILE, 'PLAN_LIMITS_FILE'), 'PLAN_LIMITS_FILE'), 'PLAN_LIMITS_FILE');
     else planLimits = parsePlanLimits({});
   } catch (error) {
-    throw new ConfigError(`Invalid configuration:\n  ${error instanceof SyntaxError ? `PLAN_LIMITS: not valid JSON (${error.message})` : (error as Error).message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
   }
   return {
     env,

@@ -2,6 +2,7 @@ import {
   HttpException,
   HttpStatus,
   Injectable,
+  Logger,
   NotFoundException,
   UnauthorizedException,
   UseInterceptors,
@@ -11,21 +12,26 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Observable } from 'rxjs';
+import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
 import { setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { Settings } from '../core/settings.js';
 import { UnknownOrgError, UsageLimitExceededError, type Meter } from './meters.js';
-import { UsageService } from './usage.service.js';
+import { UsageService, type ChargeResult } from './usage.service.js';
 
 export const ChargesMeta = Reflector.createDecorator<{ meter: Meter; count: number }>();
 
 /**
  * Charges the principal's org before the handler runs. An interceptor, not a guard, so it
  * always runs after every guard (authentication and scopes) whatever order decorators are in.
+ * If the handler (or a pipe) then fails, the charge is given back: only served requests count.
  */
 @Injectable()
 export class ChargeInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('ChargeInterceptor');
+  /** Requests already charged: `@Charges` on both a class and a route must charge once, not twice. */
+  private readonly charged = new WeakSet<object>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly usage: UsageService,
@@ -33,13 +39,17 @@ export class ChargeInterceptor implements NestInterceptor {
   ) {}
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const spec = this.reflector.get(ChargesMeta, ctx.getHandler());
     const http = ctx.switchToHttp();
-    const principal = http.getRequest<{ user?: Principal }>().user;
+    const request = http.getRequest<{ user?: Principal }>();
+    if (this.charged.has(request)) return next.handle();
+    // The route's own @Charges overrides the controller's.
+    const spec = this.reflector.getAllAndOverride(ChargesMeta, [ctx.getHandler(), ctx.getClass()]);
+    const principal = request.user;
     if (!principal) throw new UnauthorizedException('Authentication required');
     if (!principal.orgId) throw new HttpException('No organisation selected: send the X-Org-Id header', HttpStatus.BAD_REQUEST);
+    let charge: ChargeResult;
     try {
-      await this.usage.charge(principal.orgId, spec.meter, spec.count);
+      charge = await this.usage.charge(principal.orgId, spec.meter, spec.count);
     } catch (error) {
       if (error instanceof UsageLimitExceededError) {
         const now = this.settings.clock.now().getTime();
@@ -49,12 +59,28 @@ export class ChargeInterceptor implements NestInterceptor {
       if (error instanceof UnknownOrgError) throw new NotFoundException('Organisation not found');
       throw error;
     }
-    return next.handle();
+    this.charged.add(request);
+    return next.handle().pipe(
+      catchError((error: unknown) =>
+        from(this.refund(charge)).pipe(mergeMap(() => throwError(() => error))),
+      ),
+    );
+  }
+
+  private async refund(charge: ChargeResult): Promise<void> {
+    try {
+      await this.usage.refund(charge);
+    } catch (error) {
+      // The request's own error is what the caller must see; a lost refund only over-counts.
+      this.logger.warn(`could not give back a ${charge.meter} charge of org ${charge.orgId}: ${(error as Error).message}`);
+    }
   }
 }
 
 /**
- * Put on a host route next to an auth decorator: `@RequireScopes('decisions:write') @Charges('captures')`.
+ * Put on a host route (or controller) next to an auth decorator:
+ * `@RequireScopes('decisions:write') @Charges('captures')`. Charges the principal's org before
+ * the handler runs and gives the charge back if the handler fails.
  * Exhausted meter: 429 with `Retry-After` (seconds until the next UTC midnight).
  */
 export const Charges = (meter: Meter, count = 1) =>

@@ -28,9 +28,11 @@ export class UsageLimitExceededError extends Error {
     readonly requested: number,
     readonly resetsAt: Date,
   ) {
+    const what = limitKeyOf(meter) === 'wallet' ? 'query wallet' : meter;
     super(
-      `Daily ${limitKeyOf(meter) === 'wallet' ? 'query wallet' : meter} limit reached: ${used} of ${limit} used, ` +
-        `${requested} more requested; resets at ${resetsAt.toISOString()}`,
+      (limit === null
+        ? `Daily ${meter} capacity reached: ${used} used, `
+        : `Daily ${what} limit reached: ${used} of ${limit} used, `) + `${requested} more requested; resets at ${resetsAt.toISOString()}`,
     );
     this.name = 'UsageLimitExceededError';
   }

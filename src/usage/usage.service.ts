@@ -23,7 +23,12 @@ export interface UsageReport {
 }
 
 export interface ChargeResult {
+  orgId: string;
   meter: Meter;
+  count: number;
+  /** The UTC day (`YYYY-MM-DD`) whose counter was charged. */
+  day: string;
+  /** The day's counters after the charge. */
   counters: Counters;
   resetsAt: Date;
 }
@@ -68,14 +73,24 @@ export class UsageService {
     const plan = await this.directory.orgPlan(orgId);
     if (!plan) throw new UnknownOrgError(orgId);
     const now = this.settings.clock.now();
+    const day = utcDay(now);
     const limit = this.settings.planLimits[plan][limitKeyOf(meter)];
     const resetsAt = nextUtcMidnight(now);
-    const counters = await this.usage.charge(orgId, utcDay(now), meter, count, limit);
+    const counters = await this.usage.charge(orgId, day, meter, count, limit);
     if (!counters) {
-      const current = await this.usage.read(orgId, utcDay(now));
-      const used = limitKeyOf(meter) === 'wallet' ? current.asks + current.retrieves : current[meter];
+      const current = await this.usage.read(orgId, day);
+      // Unlimited: refused only because the meter's own counter is full.
+      const used = limit !== null && limitKeyOf(meter) === 'wallet' ? current.asks + current.retrieves : current[meter];
       throw new UsageLimitExceededError(meter, limit, used, count, resetsAt);
     }
-    return { meter, counters, resetsAt };
+    return { orgId, meter, count, day, counters, resetsAt };
+  }
+
+  /**
+   * Gives back a charge whose work then failed (one statement), on the day it was made, so a
+   * request that was refused after being charged does not spend the meter.
+   */
+  async refund(charge: ChargeResult): Promise<void> {
+    await this.usage.refund(charge.orgId, charge.day, charge.meter, charge.count);
   }
 }

@@ -1,0 +1,119 @@
+import { BadRequestException, ForbiddenException } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Scope } from '../common/roles.js';
+import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
+import { RequiredScopesMeta } from './auth.metadata.js';
+import type { Principal } from './principal.js';
+
+class RouteController {}
+function routeHandler() {}
+
+function contextFor(user: Principal | undefined): ExecutionContextHost {
+  return new ExecutionContextHost([{ user, headers: {} }, {}], RouteController, routeHandler);
+}
+
+function principal(overrides: Partial<Principal> = {}): Principal {
+  return {
+    kind: 'api_key',
+    userId: '5b4f0f5e-0c57-4a8a-9b44-8f0a3c1d2e3f',
+    email: 'ada@example.com',
+    orgId: '0f8e6a34-51c3-4d8e-a1f2-9c0b7d6e5a41',
+    orgRole: 'member',
+    orgMemberCount: 1,
+    plan: 'free',
+    scopes: ['decisions:read'],
+    ...overrides,
+  };
+}
+
+describe('ScopesGuard', () => {
+  let reflector: { getAllAndOverride: ReturnType<typeof vi.fn> };
+  let guard: ScopesGuard;
+
+  const requires = (scopes: Scope[] | undefined) => reflector.getAllAndOverride.mockReturnValue(scopes);
+
+  beforeEach(() => {
+    reflector = { getAllAndOverride: vi.fn() };
+    guard = new ScopesGuard(reflector as unknown as Reflector);
+  });
+
+  it('reads the required scopes from the handler, then the class', () => {
+    requires(['decisions:read']);
+
+    guard.canActivate(contextFor(principal()));
+
+    expect(reflector.getAllAndOverride).toHaveBeenCalledWith(RequiredScopesMeta, [routeHandler, RouteController]);
+  });
+
+  it('lets a credential through when it holds every required scope', () => {
+    requires(['decisions:read', 'decisions:write']);
+
+    expect(guard.canActivate(contextFor(principal({ scopes: ['decisions:read', 'decisions:write'] })))).toBe(true);
+  });
+
+  it('lets any credential through a route that declares no scope', () => {
+    requires(undefined);
+
+    expect(guard.canActivate(contextFor(principal({ scopes: [] })))).toBe(true);
+    expect(guard.canActivate(contextFor(principal({ kind: 'session', orgId: null, scopes: [] })))).toBe(true);
+  });
+
+  it('refuses a key that lacks a required scope with 403 naming it', () => {
+    requires(['decisions:read']);
+
+    const refuse = () => guard.canActivate(contextFor(principal({ scopes: ['decisions:write'] })));
+
+    expect(refuse).toThrow(ForbiddenException);
+    expect(refuse).toThrow(/decisions:read/);
+  });
+
+  it('refuses when only some of the required scopes are held', () => {
+    requires(['decisions:read', 'decisions:write']);
+
+    expect(() => guard.canActivate(contextFor(principal({ scopes: ['decisions:read'] })))).toThrow(/decisions:write/);
+  });
+
+  it('answers 400 naming X-Org-Id to a session whose org is not resolved', () => {
+    requires(['decisions:read']);
+
+    const refuse = () => guard.canActivate(contextFor(principal({ kind: 'session', orgId: null, orgRole: null, plan: null, scopes: [] })));
+
+    expect(refuse).toThrow(BadRequestException);
+    expect(refuse).toThrow(/X-Org-Id/);
+  });
+
+  it('checks a session with an org against its role ceiling like any credential', () => {
+    requires(['decisions:write']);
+
+    const viewer = principal({ kind: 'session', orgRole: 'viewer', scopes: ['decisions:read'] });
+
+    expect(() => guard.canActivate(contextFor(viewer))).toThrow(ForbiddenException);
+  });
+
+  it('refuses a request that reached it without a principal', () => {
+    requires(['decisions:read']);
+
+    expect(() => guard.canActivate(contextFor(undefined))).toThrow(ForbiddenException);
+  });
+});
+
+describe('SessionOnlyGuard', () => {
+  const guard = new SessionOnlyGuard();
+
+  it('lets a browser session through', () => {
+    expect(guard.canActivate(contextFor(principal({ kind: 'session' })))).toBe(true);
+  });
+
+  it('refuses an API key with 403', () => {
+    const refuse = () => guard.canActivate(contextFor(principal({ kind: 'api_key', scopes: ['decisions:read', 'decisions:write'] })));
+
+    expect(refuse).toThrow(ForbiddenException);
+    expect(refuse).toThrow(/API keys cannot/);
+  });
+
+  it('refuses a request without a principal', () => {
+    expect(() => guard.canActivate(contextFor(undefined))).toThrow(ForbiddenException);
+  });
+});
