@@ -1,6 +1,6 @@
-import { IsArray, IsDefined, IsIn, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
+import { IsArray, IsDefined, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
 import { SCOPES, type Scope } from '../../common/roles.js';
-import { IsUuidString, MaxStringLength } from '../../common/validation.js';
+import { EachIn, IsUuidString, MaxStringLength } from '../../common/validation.js';
 
 const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
@@ -17,7 +17,7 @@ export class MintApiKeyDto {
 
   @present('scopes')
   @IsArray({ message: 'scopes must be an array of strings' })
-  @IsIn(SCOPES, { each: true, message: `scopes may only contain ${SCOPES.join(' and ')}` })
+  @EachIn(SCOPES, { message: `scopes may only contain ${SCOPES.join(' and ')}` })
   scopes?: Scope[];
 
   @present('expires_in_days')
