@@ -109,3 +109,19 @@ export function IsUuidString(options?: ValidationOptions) {
       validator: { validate: (v: unknown) => isUuid(v) },
     });
 }
+
+// PostgreSQL text cannot hold U+0000 (the INSERT fails: a 500), and an unpaired surrogate is
+// silently turned into U+FFFD on the way to UTF-8, so the name would not be stored as given.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Text that PostgreSQL stores exactly as sent: no NUL character, no unpaired UTF-16 surrogate. */
+export function IsStorableText(options?: ValidationOptions) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isStorableText',
+      target: object.constructor,
+      propertyName,
+      options: { message: `${propertyName} must not contain NUL characters or unpaired surrogates`, ...options },
+      validator: { validate: (v: unknown) => typeof v !== 'string' || !UNSTORABLE.test(v) },
+    });
+}

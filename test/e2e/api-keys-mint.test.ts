@@ -73,6 +73,13 @@ describe('POST /api-keys: mint', () => {
       expect(listed.map((k) => k.name).sort()).toEqual(['', '  padded  ']);
     });
 
+    it('keeps a name in any script, with emoji, exactly as given', async () => {
+      const w = await t.seed.world('owner');
+      const name = 'ключ 🔑 名前 — ci\t"quoted"';
+      expect((await mintOk(t, w.session, { org_id: w.orgId, name })).name).toBe(name);
+      expect((await listKeys(t, w.session))[0].name).toBe(name);
+    });
+
     it('accepts a name of exactly 100 characters, an emoji counting as two', async () => {
       const w = await t.seed.world('owner');
       const hundred = 'n'.repeat(100);
@@ -194,6 +201,10 @@ describe('POST /api-keys: mint', () => {
       const name = `${'n'.repeat(99)}🔑`;
       expect([...name]).toHaveLength(100);
       expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, name }), /name/, /at most 100 characters/);
+    });
+
+    it.each([['a\u0000b'], ['\ud800x'], ['x\udfff']])('refuses name %j, which PostgreSQL could not store as given, instead of failing with a 500', async (name) => {
+      expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, name }), /name/, /NUL|surrogate/);
     });
 
     it.each([[null], [7], [['a']]])('refuses name %j, which is not a string', async (name) => {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { Logger, type LoggerService } from '@nestjs/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LastUsedWriter } from '../../src/auth/last-used-writer.js';
@@ -66,6 +67,27 @@ describe('keys under load and at rest', () => {
       API_KEY_SECRET: TEST_API_KEY_SECRET,
       'session JWT': w.session,
     });
+  });
+});
+
+describe('what is stored for a key', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('is an HMAC-SHA-256 of the whole key under API_KEY_SECRET, beside the public lookup and last4', async () => {
+    const w = await t.seed.world('owner');
+    const minted = await mintOk(t, w.session, { org_id: w.orgId });
+    const { rows } = await t.db.pool.query<{ lookup: string; last4: string; key_hash: Buffer }>(
+      `SELECT lookup, last4, key_hash FROM api_keys WHERE id = $1`,
+      [minted.id],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].lookup).toBe(minted.lookup);
+    expect(rows[0].last4).toBe(minted.last4);
+    expect(rows[0].key_hash.equals(createHmac('sha256', TEST_API_KEY_SECRET).update(minted.key).digest())).toBe(true);
   });
 });
 

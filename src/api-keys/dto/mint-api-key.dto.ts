@@ -1,6 +1,6 @@
 import { IsArray, IsDefined, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
 import { SCOPES, type Scope } from '../../common/roles.js';
-import { EachIn, IsUuidString, MaxStringLength } from '../../common/validation.js';
+import { EachIn, IsStorableText, IsUuidString, MaxStringLength } from '../../common/validation.js';
 
 const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
@@ -13,6 +13,7 @@ export class MintApiKeyDto {
   @present('name')
   @IsString({ message: 'name must be a string' })
   @MaxStringLength(100)
+  @IsStorableText()
   name?: string;
 
   @present('scopes')
