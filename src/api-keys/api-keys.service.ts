@@ -66,7 +66,12 @@ export class ApiKeysService {
   }
 
   async list(principal: Principal, orgId: string | null): Promise<{ keys: ApiKeyRecord[] }> {
-    const keys = await this.keys.listOwned(principal.userId, orgId ? orgId.toLowerCase() : null);
+    const org = orgId ? orgId.toLowerCase() : null;
+    // decisions.md: a filter naming an org that is missing or not the caller's is a 404, as for mint.
+    if (org && (await this.directory.userOrgs(principal.userId, org, 1)).length === 0) {
+      throw new NotFoundException(ORG_NOT_FOUND);
+    }
+    const keys = await this.keys.listOwned(principal.userId, org);
     return { keys: keys.map(toApiKeyRecord) };
   }
 

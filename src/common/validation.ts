@@ -11,6 +11,8 @@ import { isUuid } from './roles.js';
 function firstMessages(errors: ValidationError[], parent = ''): string[] {
   return errors.flatMap((e) => {
     const path = parent ? `${parent}.${e.property}` : e.property;
+    // class-validator's own wording ("property x should not exist") names no rule a caller can act on.
+    if (e.constraints?.whitelistValidation) return [`${path} is not an accepted field`];
     const own = e.constraints ? [Object.values(e.constraints)[0]] : [];
     return own.length > 0 ? own : firstMessages(e.children ?? [], path);
   });
@@ -35,8 +37,9 @@ export class StrictBodyPipe implements PipeTransform {
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type !== 'body') return this.inner.transform(value, metadata);
-    if (value === undefined || value === null) value = {};
-    if (typeof value !== 'object' || Array.isArray(value)) {
+    // No body at all reads as {} (so the 400 names the missing fields); a JSON null is a wrong type.
+    if (value === undefined) value = {};
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new BadRequestException('The request body must be a JSON object');
     }
     return this.inner.transform(value, metadata);
@@ -62,6 +65,13 @@ export class UuidParamPipe implements PipeTransform<unknown, string> {
   }
 }
 
+/*
+ * The decorators below pass values of the wrong type and leave the type to `@IsString` /
+ * `@IsArray`: class-validator runs a property's constraints in decorator order and the pipe
+ * reports the first failure, so a rule that also failed on type would name the wrong rule
+ * ("name must be at most 100 characters" for `name: 7`) depending on how decorators are stacked.
+ */
+
 /** `@MaxLength` counts user-perceived characters; the contract counts JavaScript string length. */
 export function MaxStringLength(max: number, options?: ValidationOptions) {
   return (object: object, propertyName: string) =>
@@ -71,7 +81,20 @@ export function MaxStringLength(max: number, options?: ValidationOptions) {
       propertyName,
       constraints: [max],
       options: { message: `${propertyName} must be at most ${max} characters`, ...options },
-      validator: { validate: (v: unknown) => typeof v === 'string' && v.length <= max },
+      validator: { validate: (v: unknown) => typeof v !== 'string' || v.length <= max },
+    });
+}
+
+/** Every element of an array is one of `allowed` (whether it is an array is `@IsArray`'s job). */
+export function EachIn(allowed: readonly unknown[], options?: ValidationOptions) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'eachIn',
+      target: object.constructor,
+      propertyName,
+      constraints: [allowed],
+      options: { message: `${propertyName} may only contain ${allowed.join(', ')}`, ...options },
+      validator: { validate: (v: unknown) => !Array.isArray(v) || v.every((x) => allowed.includes(x)) },
     });
 }
 
@@ -84,5 +107,21 @@ export function IsUuidString(options?: ValidationOptions) {
       propertyName,
       options: { message: `${propertyName} must be a UUID`, ...options },
       validator: { validate: (v: unknown) => isUuid(v) },
+    });
+}
+
+// PostgreSQL text cannot hold U+0000 (the INSERT fails: a 500), and an unpaired surrogate is
+// silently turned into U+FFFD on the way to UTF-8, so the name would not be stored as given.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Text that PostgreSQL stores exactly as sent: no NUL character, no unpaired UTF-16 surrogate. */
+export function IsStorableText(options?: ValidationOptions) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isStorableText',
+      target: object.constructor,
+      propertyName,
+      options: { message: `${propertyName} must not contain NUL characters or unpaired surrogates`, ...options },
+      validator: { validate: (v: unknown) => typeof v !== 'string' || !UNSTORABLE.test(v) },
     });
 }

@@ -1,6 +1,6 @@
-import { IsArray, IsDefined, IsIn, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
+import { IsArray, IsDefined, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
 import { SCOPES, type Scope } from '../../common/roles.js';
-import { IsUuidString, MaxStringLength } from '../../common/validation.js';
+import { EachIn, IsStorableText, IsUuidString, MaxStringLength } from '../../common/validation.js';
 
 const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
@@ -13,11 +13,12 @@ export class MintApiKeyDto {
   @present('name')
   @IsString({ message: 'name must be a string' })
   @MaxStringLength(100)
+  @IsStorableText()
   name?: string;
 
   @present('scopes')
   @IsArray({ message: 'scopes must be an array of strings' })
-  @IsIn(SCOPES, { each: true, message: `scopes may only contain ${SCOPES.join(' and ')}` })
+  @EachIn(SCOPES, { message: `scopes may only contain ${SCOPES.join(' and ')}` })
   scopes?: Scope[];
 
   @present('expires_in_days')
