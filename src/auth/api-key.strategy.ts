@@ -5,6 +5,7 @@ import { looksLikeApiKey } from './api-key-format.js';
 import { ApiKeyVerifier } from './api-key-verifier.js';
 import { API_KEY_STRATEGY } from './auth.constants.js';
 import { bearerToken } from './http-utils.js';
+import { NO_GLOBAL_PASSPORT, PassportRegistry } from './passport-registry.js';
 import type { Principal } from './principal.js';
 
 /**
@@ -13,8 +14,17 @@ import type { Principal } from './principal.js';
  */
 @Injectable()
 export class ApiKeyStrategy extends PassportStrategy(Strategy, API_KEY_STRATEGY) {
-  constructor(private readonly verifier: ApiKeyVerifier) {
+  constructor(
+    private readonly verifier: ApiKeyVerifier,
+    registry: PassportRegistry,
+  ) {
     super();
+    registry.register(API_KEY_STRATEGY, this);
+  }
+
+  // Called by the @nestjs/passport mixin; see PassportRegistry.
+  getPassportInstance() {
+    return NO_GLOBAL_PASSPORT;
   }
 
   async validate(request: { headers: Record<string, unknown> }): Promise<Principal | null> {

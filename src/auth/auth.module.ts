@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { PassportModule } from '@nestjs/passport';
 import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
 import { ApiKeyVerifier } from './api-key-verifier.js';
 import { ApiKeyStrategy } from './api-key.strategy.js';
@@ -7,6 +6,7 @@ import { AuthFailureThrottle } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { CredentialGuard } from './credential.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
+import { PassportRegistry } from './passport-registry.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
 
@@ -17,8 +17,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
  * `@Authenticated()`, `@SessionOnly()` and `@RequireScopes()`. Registers no global guard.
  */
 @Module({
-  imports: [PassportModule],
-  providers: [ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ...GUARDS],
-  exports: [...GUARDS, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter],
+  providers: [PassportRegistry, ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ...GUARDS],
+  exports: [...GUARDS, PassportRegistry, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter],
 })
 export class AuthModule {}

@@ -4,15 +4,16 @@ import {
   Injectable,
   ServiceUnavailableException,
   UnauthorizedException,
+  type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
 import { AuthFailureThrottle } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { API_KEY_STRATEGY, SESSION_STRATEGY } from './auth.constants.js';
 import { AuthModeMeta } from './auth.metadata.js';
 import { bearerToken, isDatabaseUnavailable, setResponseHeader } from './http-utils.js';
+import { PassportRegistry } from './passport-registry.js';
 import type { Principal } from './principal.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 
@@ -20,7 +21,10 @@ interface AuthRequest {
   headers: Record<string, unknown>;
   ip?: string;
   user?: Principal;
+  authInfo?: unknown;
 }
+
+const STRATEGIES = [API_KEY_STRATEGY, SESSION_STRATEGY];
 
 /**
  * Authenticates with either strategy (API key first, then session JWT), throttles failed
@@ -28,17 +32,16 @@ interface AuthRequest {
  * Missing or invalid credential: 401 with `WWW-Authenticate: Bearer` (RFC 6750).
  */
 @Injectable()
-export class CredentialGuard extends AuthGuard([API_KEY_STRATEGY, SESSION_STRATEGY]) {
+export class CredentialGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly throttle: AuthFailureThrottle,
     private readonly sessionOrgs: SessionOrgResolver,
     private readonly metrics: AuthMetrics,
-  ) {
-    super();
-  }
+    private readonly registry: PassportRegistry,
+  ) {}
 
-  override async canActivate(ctx: ExecutionContext): Promise<boolean> {
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const http = ctx.switchToHttp();
     const request = http.getRequest<AuthRequest>();
     const address = request.ip ?? 'unknown';
@@ -51,7 +54,7 @@ export class CredentialGuard extends AuthGuard([API_KEY_STRATEGY, SESSION_STRATE
       );
     }
     try {
-      await super.canActivate(ctx);
+      request.user = await this.authenticate(request, http.getResponse());
     } catch (error) {
       if (error instanceof UnauthorizedException) {
         this.throttle.recordFailure(address);
@@ -76,10 +79,31 @@ export class CredentialGuard extends AuthGuard([API_KEY_STRATEGY, SESSION_STRATE
     return true;
   }
 
-  override handleRequest<T>(error: unknown, user: T, _info: unknown, ctx: ExecutionContext): T {
+  /**
+   * Passport tries the API-key strategy, then the session strategy; a strategy that does not
+   * recognise the token fails (never throws) so the next one gets its turn.
+   */
+  private authenticate(request: AuthRequest, response: unknown): Promise<Principal> {
+    return new Promise((resolve, reject) => {
+      const middleware = this.registry.passport.authenticate(
+        STRATEGIES,
+        { session: false },
+        (error: unknown, user: Principal | false, info: unknown) => {
+          try {
+            request.authInfo = info;
+            resolve(this.handleRequest(error, user, request));
+          } catch (e) {
+            reject(e);
+          }
+        },
+      );
+      middleware(request, response, (error?: unknown) => (error ? reject(this.mapError(error)) : reject(new UnauthorizedException())));
+    });
+  }
+
+  private handleRequest(error: unknown, user: Principal | false, request: AuthRequest): Principal {
     if (error) throw this.mapError(error);
     if (!user) {
-      const request = ctx.switchToHttp().getRequest<AuthRequest>();
       const given = bearerToken(request.headers) !== null;
       throw new UnauthorizedException(
         given ? 'The credential is invalid, expired or revoked' : 'Authentication required: send Authorization: Bearer <token>',

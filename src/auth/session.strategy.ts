@@ -9,6 +9,7 @@ import { isUuid } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
 import { looksLikeApiKey } from './api-key-format.js';
 import { SESSION_STRATEGY } from './auth.constants.js';
+import { NO_GLOBAL_PASSPORT, PassportRegistry } from './passport-registry.js';
 import type { Principal } from './principal.js';
 
 interface SessionClaims {
@@ -28,7 +29,7 @@ const fromBearer = ExtractJwt.fromAuthHeaderAsBearerToken();
  */
 @Injectable()
 export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) {
-  constructor(settings: Settings) {
+  constructor(settings: Settings, registry: PassportRegistry) {
     const jwks = settings.jwksUri ? new JwksClient({ jwksUri: settings.jwksUri, cache: true, rateLimit: true }) : null;
     super({
       jwtFromRequest: (req: Parameters<typeof fromBearer>[0]) => {
@@ -55,6 +56,12 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
         done(new Error('no key for this token'));
       }) as never,
     });
+    registry.register(SESSION_STRATEGY, this);
+  }
+
+  // Called by the @nestjs/passport mixin; see PassportRegistry.
+  getPassportInstance() {
+    return NO_GLOBAL_PASSPORT;
   }
 
   validate(request: { headers: Record<string, unknown> }, claims: SessionClaims): Principal | null {

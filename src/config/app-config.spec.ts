@@ -52,7 +52,7 @@ describe('configuration', () => {
   it.each([
     ['not json', /PLAN_LIMITS: not valid JSON/],
     ['{"gold":{}}', /unknown plan "gold"/],
-    ['{"free":{"wallet":-1}}', /PLAN_LIMITS\.free\.wallet must be a non-negative integer or null/],
+    ['{"free":{"wallet":-1}}', /PLAN_LIMITS\.free\.wallet must be an integer from 0 to 2147483647, or null/],
     ['{"free":{"asks":1}}', /unknown meter "asks"/],
     ['[1]', /PLAN_LIMITS must be a JSON object/],
   ])('refuses PLAN_LIMITS=%s', (value, message) => {

@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import passport from 'passport';
+import type { Strategy } from 'passport';
+
+/**
+ * A passport instance per module instance. @nestjs/passport registers strategies on the one
+ * global passport object, so two apps (or two configurations) in one process would overwrite
+ * each other's strategies: the last one started would authenticate for all. Our strategies
+ * register here instead, and CredentialGuard authenticates through this instance.
+ */
+@Injectable()
+export class PassportRegistry {
+  readonly passport = new passport.Passport();
+
+  register(name: string, strategy: Strategy): void {
+    this.passport.use(name, strategy);
+  }
+}
+
+/** Handed to @nestjs/passport's mixin so that it registers nothing globally. */
+export const NO_GLOBAL_PASSPORT = { use: () => undefined } as unknown as passport.PassportStatic;
