@@ -178,7 +178,7 @@ async function api(method, path, body) {
 /** A 401 anywhere means the token is no good any more: forget it and ask for one. */
 function sessionRefused(err) {
   signOut({ silent: true });
-  setFieldError('signin-error', $('signin-token'), `Your session token was not accepted (it may have expired): ${err.message}. Use a new token.`);
+  setFieldError('signin-error', $('signin-token'), `The session token was not accepted: it may have expired or be invalid. Paste a new one. (Server: “${err.message}”)`);
 }
 
 const handledElsewhere = (err) => err instanceof ApiError && err.status === 401;
@@ -244,8 +244,7 @@ async function start() {
   } catch (err) {
     if (handledElsewhere(err)) return;
     if (!(err instanceof ApiError && (err.status === 404 || err.status === 400) && state.orgHeader)) {
-      showView('signin');
-      showAlert($('banner'), err);
+      showStartFailure(err);
       return;
     }
     // The organisation picked earlier is not (or no longer) one of the user's: ask again.
@@ -256,8 +255,7 @@ async function start() {
       me = await api('GET', '/me');
     } catch (retryErr) {
       if (handledElsewhere(retryErr)) return;
-      showView('signin');
-      showAlert($('banner'), retryErr);
+      showStartFailure(retryErr);
       return;
     }
   }
@@ -271,6 +269,19 @@ async function start() {
   showView('app');
   $('app-title').focus();
   await Promise.all([loadKeys(), loadUsage()]);
+}
+
+/** The service could not be asked who we are (network, 429, 5xx): the token may be fine, so offer a retry. */
+function showStartFailure(err) {
+  showView('none');
+  const banner = $('banner');
+  showAlert(banner, err);
+  banner.append(
+    ' ',
+    h('button', { type: 'button', class: 'button secondary small', text: 'Try again', onclick: () => void start() }),
+    ' ',
+    h('button', { type: 'button', class: 'button-link', text: 'Use another token', onclick: () => signOut({ silent: true }) }),
+  );
 }
 
 function renderIdentity(me) {
