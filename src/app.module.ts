@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource, DataSourceOptions } from 'typeorm';
+import { AccountModule } from './account/account.module.js';
 import type { Clock } from './common/clock.js';
 import type { AppConfig } from './config/app-config.js';
 import { KeysUsageIdentityModule } from './core/keys-usage-identity.module.js';
@@ -44,6 +45,7 @@ export class AppModule {
           clock: options.clock,
           mountControllers: options.mountControllers ?? true,
         }),
+        AccountModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }],
     };
