@@ -1,3 +1,4 @@
+import { ModulesContainer } from '@nestjs/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -114,6 +115,14 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
     expect(echo.body).toEqual({ echoed: { anything: [1, 'two'], nested: { ok: true } } });
   });
 
+  it('registers no app-wide guard, filter, pipe or interceptor in the host, and runs on the adapter asked for', () => {
+    const appWide = [...host.app.get(ModulesContainer).values()].flatMap((m) =>
+      [...m.providers.keys()].map(String).filter((token) => /^APP_(GUARD|FILTER|PIPE|INTERCEPTOR)/.test(token)),
+    );
+    expect(appWide).toEqual([]);
+    expect(host.app.getHttpAdapter().getType()).toBe(platform);
+  });
+
   it("keeps the module's own routes at the root when no prefix is given, and serves /me to a key", async () => {
     const w = await seed.world('viewer');
     const { key } = await mint(w.session, w.orgId, []);
@@ -122,11 +131,15 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
     expect(me.body).toMatchObject({ user_id: w.userId, org_id: w.orgId, scopes: ['decisions:read'], org_role: 'viewer' });
   });
 
-  it("shapes the module's errors as JSON through Nest's default filter: 400 for a bad body, 403 for a key on a session-only route, 404 for a foreign org", async () => {
+  it("shapes the module's errors as JSON through Nest's default filter: 400 for a bad or malformed body, 403 for a key on a session-only route, 404 for a foreign org", async () => {
     const w = await seed.world('owner');
     const bad = await host.api.post('/api-keys', w.session, { org_id: 'nope' });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ statusCode: 400, message: 'org_id must be a UUID' });
+
+    const malformed = await host.api.request('POST', '/api-keys', { token: w.session, rawBody: '{"org_id":' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toMatchObject({ statusCode: 400 });
 
     const { key } = await mint(w.session, w.orgId, ['decisions:read']);
     const keyOnLifecycle = await host.api.get('/api-keys', key);

@@ -3,6 +3,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { KeysUsageIdentityModule, memberKey, OrgDirectory, type MemberContext, type MintStanding, type Plan, type Role } from 'keys-usage-identity';
+import { HostConfig, HostConfigModule } from './app.module.mjs';
 
 interface AccountRow {
   user_id: string;
@@ -34,6 +35,7 @@ export class AccountsOrgDirectory extends OrgDirectory {
     super();
   }
 
+  /** Role and "has connected a repository" of a user in an org; null when not a member (or no such org). */
   async mintStanding(userId: string, orgId: string): Promise<MintStanding | null> {
     const rows: Array<{ role: Role; has_workspace: boolean }> = await this.db.query(
       `SELECT role, repo_connected AS has_workspace FROM team_members WHERE account_id = $1 AND team_id = $2`,
@@ -42,6 +44,7 @@ export class AccountsOrgDirectory extends OrgDirectory {
     return rows[0] ? { role: rows[0].role, hasWorkspace: rows[0].has_workspace } : null;
   }
 
+  /** Contexts keyed by memberKey(userId, orgId); leave out pairs that are not memberships. */
   async memberContexts(pairs: ReadonlyArray<{ userId: string; orgId: string }>): Promise<Map<string, MemberContext>> {
     const out = new Map<string, MemberContext>();
     if (pairs.length === 0) return out;
@@ -53,6 +56,7 @@ export class AccountsOrgDirectory extends OrgDirectory {
     return out;
   }
 
+  /** The user's orgs (only `orgId` when given), at most `limit`, in a stable order. */
   async userOrgs(userId: string, orgId: string | null, limit: number): Promise<MemberContext[]> {
     const rows: AccountRow[] = await this.db.query(
       `${MEMBERS} WHERE tm.account_id = $1 AND ($2::uuid IS NULL OR tm.team_id = $2::uuid) ORDER BY tm.joined_at LIMIT $3`,
@@ -68,10 +72,14 @@ export class AccountsOrgDirectory extends OrgDirectory {
 }
 
 /** How it is wired in: `orgDirectory` names the class; what it injects must be importable by the module. */
-export const keysUsageIdentityWithAccounts = KeysUsageIdentityModule.forRootAsync({
-  useFactory: () => ({ apiKeySecret: process.env.API_KEY_SECRET, session: { secret: process.env.SESSION_JWT_SECRET } }),
-  orgDirectory: AccountsOrgDirectory,
-});
-
-@Module({ imports: [keysUsageIdentityWithAccounts] })
+@Module({
+  imports: [
+    KeysUsageIdentityModule.forRootAsync({
+      imports: [HostConfigModule /*, the modules whose providers your directory injects */],
+      inject: [HostConfig],
+      useFactory: (config: HostConfig) => ({ apiKeySecret: config.apiKeySecret, session: { secret: config.sessionSecret } }),
+      orgDirectory: AccountsOrgDirectory,
+    }),
+  ],
+})
 export class AppWithAccountsModule {}
