@@ -4,7 +4,6 @@ import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { Clock } from '../common/clock.js';
 import { ENTITIES } from '../database/schema.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { UsageRepository } from '../usage/usage.repository.js';
 import { KEYS_USAGE_IDENTITY_OPTIONS } from './keys-usage-identity.module-definition.js';
 import type { KeysUsageIdentityOptions } from './keys-usage-identity.options.js';
@@ -31,7 +30,7 @@ export class CoreModule {
         { provide: Clock, inject: [Settings], useFactory: (s: Settings) => s.clock },
         ApiKeyRepository,
         UsageRepository,
-        directory === TypeOrmOrgDirectory ? TypeOrmOrgDirectory : directory,
+        directory,
         { provide: OrgDirectory, useExisting: directory },
       ],
       exports: [Settings, Clock, ApiKeyRepository, UsageRepository, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],

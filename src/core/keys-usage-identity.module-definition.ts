@@ -8,8 +8,17 @@ export interface KeysUsageIdentityExtras {
   mountControllers?: boolean;
   /** Prefix for this module's routes, e.g. `account` → `/account/api-keys` (default none). */
   routePrefix?: string;
-  /** A host's own OrgDirectory implementation (default: this module's tables). */
+  /**
+   * A host's own OrgDirectory implementation (default: this module's tables). It is built inside
+   * this module: whatever it injects must come from a module in `forRootAsync({ imports })` or a global one.
+   */
   orgDirectory?: Type<OrgDirectory>;
+  /**
+   * Make the guards, the `@Charges()` interceptor and `UsageService` visible to every module of
+   * the host (default true), so any controller can use the decorators. Providers only: nothing
+   * global acts on the host's routes. With false, only modules that import this one see them.
+   */
+  isGlobal?: boolean;
 }
 
 export const {
@@ -19,5 +28,14 @@ export const {
   ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<KeysUsageIdentityOptions>({ moduleName: 'KeysUsageIdentity' })
   .setClassMethodName('forRoot')
-  .setExtras<KeysUsageIdentityExtras>({ mountControllers: true }, (definition) => definition)
+  // Every extra is named here, so Nest keeps them all out of the options object it provides.
+  .setExtras<KeysUsageIdentityExtras>(
+    { mountControllers: true, routePrefix: undefined, orgDirectory: undefined, isGlobal: true },
+    (definition) => definition,
+  )
   .build();
+
+/** `KeysUsageIdentityModule.forRoot(options)`: the options and the import-time extras. */
+export type KeysUsageIdentityModuleOptions = typeof OPTIONS_TYPE;
+/** `KeysUsageIdentityModule.forRootAsync({ imports, inject, useFactory })` plus the import-time extras. */
+export type KeysUsageIdentityAsyncOptions = typeof ASYNC_OPTIONS_TYPE;

@@ -7,24 +7,24 @@ import { IdentityModule } from '../identity/identity.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { CoreModule } from './core.module.js';
 import {
-  ASYNC_OPTIONS_TYPE,
   KeysUsageIdentityConfigurableModule,
-  OPTIONS_TYPE,
+  type KeysUsageIdentityAsyncOptions,
   type KeysUsageIdentityExtras,
+  type KeysUsageIdentityModuleOptions,
 } from './keys-usage-identity.module-definition.js';
 
 /**
  * The whole account surface as one module: `forRoot(options)` or `forRootAsync({ imports,
  * inject, useFactory })`. Uses the host's TypeORM DataSource; registers no global guard,
- * filter, pipe or prefix.
+ * filter, pipe, interceptor or prefix.
  */
 @Module({})
 export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule {
-  static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
+  static override forRoot(options: KeysUsageIdentityModuleOptions): DynamicModule {
     return KeysUsageIdentityModule.assemble(super.forRoot(options), options);
   }
 
-  static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
+  static override forRootAsync(options: KeysUsageIdentityAsyncOptions): DynamicModule {
     return KeysUsageIdentityModule.assemble(super.forRootAsync(options), options);
   }
 
@@ -33,11 +33,14 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
     const features = mount
       ? [ApiKeysModule.withHttp(), UsageModule.withHttp(), IdentityModule.withHttp()]
       : [ApiKeysModule, UsageModule, IdentityModule];
-    const routes = mount && extras.routePrefix
-      ? [RouterModule.register([{ path: extras.routePrefix, children: [ApiKeysModule, UsageModule, IdentityModule] }])]
+    // RouterModule prefixes only the modules it names, so the host's own routes keep their paths.
+    const prefix = extras.routePrefix?.replace(/^\/+|\/+$/g, '') ?? '';
+    const routes = mount && prefix
+      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule] }])]
       : [];
     return {
       module: KeysUsageIdentityModule,
+      global: extras.isGlobal !== false,
       imports: [
         CoreModule.register(base.providers ?? [], base.imports, extras.orgDirectory ?? TypeOrmOrgDirectory),
         AuthModule,

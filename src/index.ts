@@ -1,0 +1,50 @@
+/**
+ * The public entry of the `keys-usage-identity` package: what a host Nest application imports.
+ * Everything else under dist/ is internal and may change without notice.
+ */
+
+// The module and its options.
+export { KeysUsageIdentityModule } from './core/keys-usage-identity.module.js';
+export {
+  KEYS_USAGE_IDENTITY_OPTIONS,
+  type KeysUsageIdentityAsyncOptions,
+  type KeysUsageIdentityExtras,
+  type KeysUsageIdentityModuleOptions,
+} from './core/keys-usage-identity.module-definition.js';
+export type { KeysUsageIdentityOptions, SessionVerificationOptions } from './core/keys-usage-identity.options.js';
+
+// Protecting and charging the host's own routes.
+export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
+export { ScopesGuard, SessionOnlyGuard } from './auth/access.guards.js';
+export { CredentialGuard } from './auth/credential.guard.js';
+export type { Principal } from './auth/principal.js';
+export { AuthMetrics, type VerificationOutcome } from './auth/auth-metrics.js';
+export { ChargeInterceptor, Charges } from './usage/charges.decorator.js';
+
+// Metering from code.
+export { UsageService, type ChargeResult, type MeterReport, type UsageReport } from './usage/usage.service.js';
+export { isMeter, METERS, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './usage/meters.js';
+export { DEFAULT_PLAN_LIMITS, parsePlanLimits, type Limit, type MeterLimits, type PlanLimits } from './common/plan-limits.js';
+
+// Keys from code (the same service behind POST/GET/DELETE /api-keys).
+export { ApiKeysService } from './api-keys/api-keys.service.js';
+export type { ApiKeyRecord, MintedApiKey } from './api-keys/api-key.record.js';
+export { MintApiKeyDto } from './api-keys/dto/mint-api-key.dto.js';
+
+// Orgs, users and memberships: the port and the default implementation.
+export { memberKey, OrgDirectory, type MemberContext, type MintStanding } from './directory/org-directory.js';
+export { TypeOrmOrgDirectory } from './directory/typeorm-org-directory.js';
+
+// Persistence the host adds to its own DataSource.
+export { ENTITIES, MIGRATIONS } from './database/schema.js';
+export { runMigrationsLocked } from './database/migrate.js';
+export { ApiKeyEntity } from './api-keys/api-key.entity.js';
+export { UsageCounterEntity } from './usage/usage-counter.entity.js';
+export { MembershipEntity } from './directory/membership.entity.js';
+export { OrgEntity } from './directory/org.entity.js';
+export { UserEntity } from './directory/user.entity.js';
+export { WorkspaceEntity } from './directory/workspace.entity.js';
+
+// Time, roles, scopes and plans.
+export { Clock, SystemClock } from './common/clock.js';
+export { PLANS, ROLES, roleCeiling, SCOPES, type Plan, type Role, type Scope } from './common/roles.js';
