@@ -22,7 +22,7 @@ async function main(): Promise<void> {
       `Listening on ${base} (${config.embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
       `  API reference: ${base}/docs   OpenAPI: ${base}/openapi.json   Account page: ${base}/account`,
       `  Health: ${base}/health/live, ${base}/health/ready   Metrics: ${metrics}${config.env.METRICS_TOKEN ? ' (bearer METRICS_TOKEN)' : ''}`,
-      `  Get a session token: npm run --silent admin -- session --user <user-id>   (see README, "Five-minute tour")`,
+      `  Get a session token: ${config.production ? 'node dist/cli/admin.js' : 'npm run --silent admin --'} session --user <user-id>   (see README, "Five-minute tour")`,
     ].join('\n'),
   );
 }
