@@ -1,12 +1,15 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule, type Params as LoggerParams } from 'nestjs-pino';
 import type { DataSource, DataSourceOptions } from 'typeorm';
 import { AccountModule } from './account/account.module.js';
 import type { Clock } from './common/clock.js';
 import type { AppConfig } from './config/app-config.js';
 import { KeysUsageIdentityModule } from './core/keys-usage-identity.module.js';
+import { HealthModule } from './health/health.module.js';
 import { HttpExceptionFilter } from './http/http-exception.filter.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -14,11 +17,13 @@ export interface AppModuleOptions {
   dataSource: () => Promise<DataSource>;
   clock?: Clock;
   mountControllers?: boolean;
+  /** nestjs-pino parameters (see observability/logging.ts). */
+  logging: LoggerParams;
 }
 
 /**
  * The standalone service: this repo is itself a host of KeysUsageIdentityModule. Only here are
- * app-wide concerns (the exception filter) registered.
+ * app-wide concerns registered: the exception filter, request logging, health probes, metrics.
  */
 @Module({})
 export class AppModule {
@@ -27,6 +32,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        LoggerModule.forRoot(options.logging),
         TypeOrmModule.forRootAsync({
           useFactory: () => ({}) as DataSourceOptions,
           dataSourceFactory: () => options.dataSource(),
@@ -46,6 +52,8 @@ export class AppModule {
           mountControllers: options.mountControllers ?? true,
         }),
         AccountModule,
+        HealthModule,
+        MetricsModule.register({ token: config.env.METRICS_TOKEN, port: config.env.METRICS_PORT, host: config.env.HOST }),
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }],
     };

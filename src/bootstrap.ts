@@ -1,18 +1,32 @@
 import 'reflect-metadata';
+import type { IncomingMessage } from 'node:http';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger as PinoNestLogger } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import { AppModule } from './app.module.js';
 import type { Clock } from './common/clock.js';
 import { ConfigError, type AppConfig } from './config/app-config.js';
 import { openDatabase } from './database/open-database.js';
+import { buildOpenApiDocument, setupOpenApi } from './http/openapi.js';
+import { MetricsService } from './metrics/metrics.service.js';
+import { loggerParams } from './observability/logging.js';
+import { linkFastifyRequest, REQUEST_ID_HEADER, requestIdFor, routeOf } from './observability/request-context.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
 export interface CreateAppOptions {
   clock?: Clock;
+  /**
+   * Nest's logger. Unset: pino (nestjs-pino) for everything, request lines included.
+   * `false`: silent, request lines included. A LoggerService or levels: Nest logs go there,
+   * request lines still go to pino.
+   */
   logger?: LoggerService | LogLevel[] | false;
+  /** Where pino writes (tests capture log lines); default stdout. */
+  logDestination?: DestinationStream;
   /** Tests may hand in an already open data source. */
   dataSource?: () => Promise<DataSource>;
 }
@@ -43,24 +57,40 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     // Refuse bodies that try to pollute prototypes rather than silently dropping the keys.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // One id per request for Fastify and pino-http alike (pino-http reads `raw.id`).
+    genReqId: (raw: IncomingMessage) => ((raw as IncomingMessage & { id?: string }).id = requestIdFor(raw)),
   });
+  const pino = options.logger === undefined;
+  const logging = await loggerParams(config, { destination: options.logDestination, silent: options.logger === false });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register({
       config,
       clock: options.clock,
       dataSource: options.dataSource ?? (() => openDatabase(config, 'server')),
+      logging,
     }),
     adapter,
-    { logger: options.logger ?? new Logger(), bufferLogs: false, abortOnError: false },
+    { logger: pino ? undefined : options.logger, bufferLogs: pino, abortOnError: false },
   );
+  if (pino) app.useLogger(app.get(PinoNestLogger));
+  const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', async (request, reply) => {
+    linkFastifyRequest(request);
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
   fastify.addHook('onSend', async (_request, reply, payload) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     // Keys are minted in response bodies: nothing here may be cached by a browser or a proxy.
+    // (The /docs assets set their own Cache-Control and keep it.)
     if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
     reply.removeHeader('X-Powered-By');
     return payload;
   });
+  fastify.addHook('onResponse', async (request, reply) => {
+    metrics.observeHttp(request.method, routeOf(request), reply.statusCode, reply.elapsedTime / 1000);
+  });
+  setupOpenApi(app, buildOpenApiDocument(app, { metricsToken: Boolean(config.env.METRICS_TOKEN) }));
   app.enableShutdownHooks();
   return app;
 }

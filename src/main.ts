@@ -3,22 +3,26 @@ import { Logger } from '@nestjs/common';
 import { createApp } from './bootstrap.js';
 import { buildAppConfig, ConfigError, loadEnvironment } from './config/app-config.js';
 import { fillDevelopmentSecrets } from './config/dev-secrets.js';
+import { MetricsServer } from './metrics/metrics-server.js';
 
 async function main(): Promise<void> {
-  const logger = new Logger('Bootstrap');
   const config = buildAppConfig(loadEnvironment());
   const generated = fillDevelopmentSecrets(config);
+  const app = await createApp(config);
+  // After createApp, so these lines go through the app's logger (JSON in production).
+  const logger = new Logger('Bootstrap');
   if (generated.length > 0) logger.log(`Generated development secret(s) ${generated.join(', ')} in ${config.dataDir} (values never printed)`);
   if (!config.env.API_KEY_SECRET) logger.warn('API_KEY_SECRET is not set: API keys are not configured on this deployment (501)');
-  const app = await createApp(config);
   await app.listen(config.env.PORT, config.env.HOST);
   const host = config.env.HOST === '0.0.0.0' || config.env.HOST === '::' ? 'localhost' : config.env.HOST;
   const base = `http://${host}:${config.env.PORT}`;
+  const metrics = config.env.METRICS_PORT !== undefined ? `http://${host}:${app.get(MetricsServer).port}/metrics` : `${base}/metrics`;
   logger.log(
     [
       `Listening on ${base} (${config.embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
       `  API reference: ${base}/docs   OpenAPI: ${base}/openapi.json   Account page: ${base}/account`,
-      `  Get a session token: npm run --silent admin -- session --user <user-id>   (see README, "Five-minute tour")`,
+      `  Health: ${base}/health/live, ${base}/health/ready   Metrics: ${metrics}${config.env.METRICS_TOKEN ? ' (bearer METRICS_TOKEN)' : ''}`,
+      `  Get a session token: ${config.production ? 'node dist/cli/admin.js' : 'npm run --silent admin --'} session --user <user-id>   (see README, "Five-minute tour")`,
     ].join('\n'),
   );
 }

@@ -1,28 +1,56 @@
 import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
+import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
 import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { ApiKeyRecord, MintedApiKey } from './api-key.record.js';
+import { ApiKeyListDto, MintedApiKeyDto } from './dto/api-key-record.dto.js';
 import { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 import { ListApiKeysQuery } from './dto/list-api-keys.query.js';
 
 /** Key lifecycle: a browser session only, then 501 when keys are not configured. */
 const KeyLifecycle = () => applyDecorators(SessionOnly(), UseGuards(ApiKeysEnabledGuard));
 
+const SESSION_REQUIRED = 'Called with an API key: key lifecycle needs a browser session.';
+const NOT_CONFIGURED = 'API keys are not configured on this deployment (API_KEY_SECRET unset).';
+
+@ApiTags('api-keys')
+@ApiSessionOnly()
 @Controller('api-keys')
 export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Post()
   @KeyLifecycle()
+  @ApiOperation({ operationId: 'mintApiKey', summary: 'Mint a key', description: 'Browser session only. The full key is in this response and never again.' })
+  @ApiBody({ type: MintApiKeyDto })
+  @ApiCreatedResponse({ description: 'Created: the key record including `key`, shown exactly once.', type: MintedApiKeyDto })
+  @ApiErrors({
+    400: 'org_id missing or not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, an unknown field, or a body that is not a JSON object.',
+    ...AUTH_ERRORS,
+    403: `${SESSION_REQUIRED} Or: the requested scopes exceed the caller's role in the org.`,
+    404: "The org does not exist or is not the caller's; both cases look identical.",
+    409: 'The caller has no workspace in this org yet (a repository must be connected first).',
+    501: NOT_CONFIGURED,
+  })
   mint(@CurrentPrincipal() principal: Principal, @Body(StrictBodyPipe) dto: MintApiKeyDto): Promise<MintedApiKey> {
     return this.apiKeys.mint(principal, dto);
   }
 
   @Get()
   @KeyLifecycle()
+  @ApiOperation({ operationId: 'listApiKeys', summary: 'List keys', description: 'Browser session only. Masked records: the full key is never listable.' })
+  @ApiOkResponse({ description: "The caller's keys, newest first; revoked and expired keys included.", type: ApiKeyListDto })
+  @ApiErrors({
+    400: 'org_id filter is not a UUID.',
+    ...AUTH_ERRORS,
+    403: SESSION_REQUIRED,
+    404: "The org_id filter names an org that does not exist or is not the caller's.",
+    501: NOT_CONFIGURED,
+  })
   list(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: ListApiKeysQuery): Promise<{ keys: ApiKeyRecord[] }> {
     return this.apiKeys.list(principal, query.org_id ?? null);
   }
@@ -30,6 +58,16 @@ export class ApiKeysController {
   @Delete(':keyID')
   @KeyLifecycle()
   @HttpCode(204)
+  @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revoke a key', description: 'Browser session only. Soft revoke: the key stops verifying at once and stays listed with revoked_at.' })
+  @ApiParam({ name: 'keyID', format: 'uuid', description: 'The id from mint or list.' })
+  @ApiNoContentResponse({ description: 'Revoked (revoking an already revoked key also answers 204 and keeps revoked_at).' })
+  @ApiErrors({
+    400: 'keyID is not a UUID.',
+    ...AUTH_ERRORS,
+    403: SESSION_REQUIRED,
+    404: "No such key, or not the caller's; both cases look identical.",
+    501: NOT_CONFIGURED,
+  })
   revoke(@CurrentPrincipal() principal: Principal, @Param('keyID', new UuidParamPipe('keyID')) keyId: string): Promise<void> {
     return this.apiKeys.revoke(principal, keyId);
   }

@@ -1,8 +1,9 @@
-import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, ForbiddenException, Injectable, NotFoundException, Optional } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
 import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
 import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
+import { ActivityEvents } from '../core/activity-events.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { ApiKeyRepository } from './api-key.repository.js';
@@ -18,6 +19,7 @@ export class ApiKeysService {
     private readonly keys: ApiKeyRepository,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
+    @Optional() private readonly activity?: ActivityEvents,
   ) {}
 
   async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
@@ -56,6 +58,7 @@ export class ApiKeysService {
           createdAt: now,
           expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
         });
+        this.activity?.emit({ type: 'api_key.minted' });
         return { key: generated.key, ...toApiKeyRecord(saved) };
       } catch (error) {
         // A lookup collision (71 random bits) is all but impossible; draw again rather than fail.
@@ -78,5 +81,6 @@ export class ApiKeysService {
   async revoke(principal: Principal, keyId: string): Promise<void> {
     const found = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now());
     if (!found) throw new NotFoundException(KEY_NOT_FOUND);
+    this.activity?.emit({ type: 'api_key.revoked' });
   }
 }

@@ -88,6 +88,18 @@ export class EnvironmentVariables {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  /** json (one object per line) or pretty; unset: pretty when NODE_ENV=development, else json. */
+  @Transform(emptyToUndefined) @IsOptional() @IsIn(['json', 'pretty'])
+  LOG_FORMAT?: 'json' | 'pretty';
+
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  METRICS_TOKEN?: string;
+
+  /** When set, /metrics is served on this port only (0: any free port), not on PORT. */
+  @Transform(emptyToUndefined) @Transform(toInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
+  METRICS_PORT?: number;
 }
 
 export class ConfigError extends Error {}

@@ -5,6 +5,7 @@ import { Clock } from '../common/clock.js';
 import { ENTITIES } from '../database/schema.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { UsageRepository } from '../usage/usage.repository.js';
+import { ActivityEvents } from './activity-events.js';
 import { KEYS_USAGE_IDENTITY_OPTIONS } from './keys-usage-identity.module-definition.js';
 import type { KeysUsageIdentityOptions } from './keys-usage-identity.options.js';
 import { Settings } from './settings.js';
@@ -28,12 +29,13 @@ export class CoreModule {
           useFactory: (options: KeysUsageIdentityOptions) => new Settings(options),
         },
         { provide: Clock, inject: [Settings], useFactory: (s: Settings) => s.clock },
+        ActivityEvents,
         ApiKeyRepository,
         UsageRepository,
         directory,
         { provide: OrgDirectory, useExisting: directory },
       ],
-      exports: [Settings, Clock, ApiKeyRepository, UsageRepository, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
+      exports: [Settings, Clock, ActivityEvents, ApiKeyRepository, UsageRepository, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
     };
   }
 }

@@ -1,8 +1,9 @@
-import { BadRequestException, Injectable } from '@nestjs/common';
+import { BadRequestException, Injectable, Optional } from '@nestjs/common';
 import type { Principal } from '../auth/principal.js';
 import type { Limit } from '../common/plan-limits.js';
 import { nextUtcMidnight, utcDay } from '../common/clock.js';
 import type { Plan } from '../common/roles.js';
+import { ActivityEvents } from '../core/activity-events.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { limitKeyOf, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './meters.js';
@@ -42,6 +43,7 @@ export class UsageService {
     private readonly usage: UsageRepository,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
+    @Optional() private readonly activity?: ActivityEvents,
   ) {}
 
   async report(principal: Principal): Promise<UsageReport> {
@@ -78,11 +80,13 @@ export class UsageService {
     const resetsAt = nextUtcMidnight(now);
     const counters = await this.usage.charge(orgId, day, meter, count, limit);
     if (!counters) {
+      this.activity?.emit({ type: 'usage.refused', meter, count });
       const current = await this.usage.read(orgId, day);
       // Unlimited: refused only because the meter's own counter is full.
       const used = limit !== null && limitKeyOf(meter) === 'wallet' ? current.asks + current.retrieves : current[meter];
       throw new UsageLimitExceededError(meter, limit, used, count, resetsAt);
     }
+    this.activity?.emit({ type: 'usage.charged', meter, count });
     return { orgId, meter, count, day, counters, resetsAt };
   }
 
@@ -92,5 +96,6 @@ export class UsageService {
    */
   async refund(charge: ChargeResult): Promise<void> {
     await this.usage.refund(charge.orgId, charge.day, charge.meter, charge.count);
+    this.activity?.emit({ type: 'usage.refunded', meter: charge.meter, count: charge.count });
   }
 }

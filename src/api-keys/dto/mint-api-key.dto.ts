@@ -1,3 +1,4 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsArray, IsDefined, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
 import { SCOPES, type Scope } from '../../common/roles.js';
 import { EachIn, IsStorableText, IsUuidString, MaxStringLength } from '../../common/validation.js';
@@ -5,22 +6,32 @@ import { EachIn, IsStorableText, IsUuidString, MaxStringLength } from '../../com
 const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
 /** POST /api-keys. `null` is not "absent": an explicit null is refused like any wrong type. */
+@ApiSchema({ name: 'MintApiKeyRequest', description: 'Unknown fields are refused (400); an explicit null is a wrong type, not an omission.' })
 export class MintApiKeyDto {
+  @ApiProperty({ format: 'uuid', description: 'The org the key is bound to.' })
   @IsDefined({ message: 'org_id is required' })
   @IsUuidString()
   org_id: string;
 
+  @ApiPropertyOptional({ maxLength: 100, default: '', description: 'Label, at most 100 characters (JavaScript string length), stored as given.' })
   @present('name')
   @IsString({ message: 'name must be a string' })
   @MaxStringLength(100)
   @IsStorableText()
   name?: string;
 
+  @ApiPropertyOptional({
+    enum: SCOPES,
+    isArray: true,
+    default: ['decisions:read'],
+    description: "Omitted or [] means read-only. A scope above the caller's role in the org is refused (403); duplicates are removed.",
+  })
   @present('scopes')
   @IsArray({ message: 'scopes must be an array of strings' })
   @EachIn(SCOPES, { message: `scopes may only contain ${SCOPES.join(' and ')}` })
   scopes?: Scope[];
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 366, default: 0, description: 'Days until the key expires; 0 means never.' })
   @present('expires_in_days')
   @IsInt({ message: 'expires_in_days must be an integer from 0 to 366' })
   @Min(0, { message: 'expires_in_days must be an integer from 0 to 366' })

@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# Multi-stage: compile with the dev dependencies, run with the production ones only, as a non-root user.
+ARG NODE_VERSION=20.20
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# No install scripts are needed to compile (tsc); skipping them keeps third-party code out of the build.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+RUN npm run build
+
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    LOG_FORMAT=json
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# Only the embedded database (DATABASE_URL unset) writes here; a deployment sets DATABASE_URL.
+RUN mkdir -p /app/.data && chown node:node /app/.data
+USER node
+EXPOSE 3000
+# Liveness only: a database outage makes the service unready (/health/ready), not restarted.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/main.js"]

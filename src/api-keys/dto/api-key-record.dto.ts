@@ -1,0 +1,49 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { SCOPES, type Scope } from '../../common/roles.js';
+import type { ApiKeyRecord, MintedApiKey } from '../api-key.record.js';
+
+/** OpenAPI description of the key record (contract 2.1); `implements` keeps it in step with the real type. */
+@ApiSchema({ name: 'ApiKey', description: 'An API key record, as listed: never the key itself. Fields that do not apply yet are omitted, not null.' })
+export class ApiKeyRecordDto implements ApiKeyRecord {
+  @ApiProperty({ format: 'uuid', description: 'Key id, used for revocation.' })
+  id: string;
+
+  @ApiProperty({ format: 'uuid', description: 'The org the key is bound to and answers over.' })
+  org_id: string;
+
+  @ApiProperty({ maxLength: 100, description: "The caller's label (\"\" when none was given)." })
+  name: string;
+
+  @ApiProperty({ description: 'Public id as it appears inside the key: helps a person recognise it, cannot be used to authenticate.' })
+  lookup: string;
+
+  @ApiProperty({ minLength: 4, maxLength: 4, description: "The key's last four characters." })
+  last4: string;
+
+  @ApiProperty({ enum: SCOPES, isArray: true, description: 'What the key can do (as minted).' })
+  scopes: Scope[];
+
+  @ApiProperty({ format: 'date-time', description: 'Mint time (RFC 3339).' })
+  created_at: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Present when the key was minted with a non-zero expires_in_days; it stops verifying then.' })
+  expires_at?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Present once the key has authenticated (updated at most once a minute).' })
+  last_used_at?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Present once the key is revoked.' })
+  revoked_at?: string;
+}
+
+@ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })
+export class MintedApiKeyDto extends ApiKeyRecordDto implements MintedApiKey {
+  @ApiProperty({ pattern: '^svc_live_[A-Za-z0-9_]+$', description: 'The full key. Shown only in this response; store it now.' })
+  key: string;
+}
+
+@ApiSchema({ name: 'ApiKeyList' })
+export class ApiKeyListDto {
+  @ApiProperty({ type: () => ApiKeyRecordDto, isArray: true, description: 'Every key the caller minted, newest first; revoked and expired keys included.' })
+  keys: ApiKeyRecordDto[];
+}

@@ -1,0 +1,51 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiBearerAuth, ApiProperty, ApiResponse, ApiSchema } from '@nestjs/swagger';
+
+/*
+ * OpenAPI metadata shared by the controllers. Declared explicitly (no swagger CLI plugin), so
+ * what the document says is what is written here. These decorators only attach metadata:
+ * a host that does not serve OpenAPI is unaffected.
+ */
+
+/** The security schemes of the document (see http/openapi.ts). */
+export const SESSION_SCHEME = 'session';
+export const API_KEY_SCHEME = 'apiKey';
+
+@ApiSchema({ name: 'Error', description: 'Every error body: Nest\'s standard shape.' })
+export class ErrorBody {
+  @ApiProperty({ type: 'integer', description: 'The HTTP status code, repeated.', example: 400 })
+  statusCode: number;
+
+  @ApiProperty({ description: 'The reason phrase of the status.', example: 'Bad Request' })
+  error: string;
+
+  @ApiProperty({ description: 'What went wrong; for a 400, which field broke which rule.', example: 'name must be at most 100 characters' })
+  message: string;
+}
+
+const HEADERS: Record<number, Record<string, { description: string; schema: { type: 'string' } }>> = {
+  401: { 'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer`, or `Bearer error="invalid_token"` when a token was sent.', schema: { type: 'string' } } },
+  429: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' } } },
+};
+
+/** One documented error response per status, each with the standard error body. */
+export function ApiErrors(responses: Record<number, string>): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ...Object.entries(responses).map(([status, description]) =>
+      ApiResponse({ status: Number(status), description, type: ErrorBody, headers: HEADERS[Number(status)] }),
+    ),
+  );
+}
+
+/** The answers every authenticated route can give, whatever it does. */
+export const AUTH_ERRORS = {
+  401: 'Missing, malformed, expired or revoked credential (also: a key whose owner left its org).',
+  429: 'Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); see Retry-After.',
+  503: 'The database is unavailable; retry shortly.',
+} as const;
+
+/** Browser session only (`session` scheme); an API key is refused with 403. */
+export const ApiSessionOnly = () => applyDecorators(ApiBearerAuth(SESSION_SCHEME));
+
+/** Either credential: a browser session (`session`) or an API key (`apiKey`). */
+export const ApiAnyCredential = () => applyDecorators(ApiBearerAuth(SESSION_SCHEME), ApiBearerAuth(API_KEY_SCHEME));

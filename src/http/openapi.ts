@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { API_KEY_SCHEME, SESSION_SCHEME } from '../common/openapi.js';
+
+export const OPENAPI_JSON_PATH = '/openapi.json';
+export const DOCS_PATH = '/docs';
+export const METRICS_TOKEN_SCHEME = 'metricsToken';
+
+const TITLE = 'Keys, Usage and Identity API';
+
+const DESCRIPTION = `
+API keys bound to one organisation (mint, list, revoke), the daily usage meters, and the identity of the caller.
+
+**Credentials.** Every request carries \`Authorization: Bearer <token>\`. A token that starts with \`svc_live_\` is an
+API key (\`apiKey\` scheme); anything else is a browser session JWT (\`session\` scheme). Key lifecycle is session-only:
+an API key there gets 403. \`/usage\` (scope \`decisions:read\`) and \`/me\` (no scope) take either.
+A missing, malformed, expired or revoked credential gets 401 with \`WWW-Authenticate: Bearer\`.
+
+**Errors.** Every error body is \`{ "statusCode", "error", "message" }\` (schema \`Error\`); 400 messages name the field and the rule.
+
+For development, \`npm run --silent admin -- session --user <user-id>\` prints a session token.
+`.trim();
+
+function packageVersion(): string {
+  // dist/http/openapi.js and src/http/openapi.ts are both two levels below the package root.
+  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export interface OpenApiOptions {
+  /** METRICS_TOKEN is set: /metrics takes the `metricsToken` bearer scheme; otherwise no credential. */
+  metricsToken: boolean;
+}
+
+/** The OpenAPI 3 document, generated from the controllers' explicit decorators. */
+export function buildOpenApiDocument(app: INestApplication, options: OpenApiOptions): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.0.3')
+    .setTitle(TITLE)
+    .setDescription(DESCRIPTION)
+    .setVersion(packageVersion())
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Browser session JWT (claims: sub = user id, email, exp; optional org_id). Required by the key lifecycle routes.' },
+      SESSION_SCHEME,
+    )
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_ API key', description: 'An API key `svc_live_…`. Accepted by /usage (needs decisions:read) and /me; refused (403) by key lifecycle.' },
+      API_KEY_SCHEME,
+    )
+    .addTag('api-keys', 'Key lifecycle (browser session only)')
+    .addTag('usage', 'Plan and daily meters')
+    .addTag('identity', 'Who the caller is')
+    .addTag('operations', 'Health probes and metrics (unauthenticated by default)')
+    .build();
+  if (options.metricsToken) {
+    config.components!.securitySchemes![METRICS_TOKEN_SCHEME] = { type: 'http', scheme: 'bearer', description: 'The METRICS_TOKEN of this deployment.' };
+  }
+  const document = SwaggerModule.createDocument(app, config);
+  const metrics = document.paths['/metrics']?.get;
+  if (metrics) metrics.security = options.metricsToken ? [{ [METRICS_TOKEN_SCHEME]: [] }] : [];
+  // decisions.md: unknown body fields are a 400, so the request schema admits no others.
+  const mint = document.components?.schemas?.MintApiKeyRequest;
+  if (mint && !('$ref' in mint)) mint.additionalProperties = false;
+  return document;
+}
+
+/** GET /openapi.json and GET /docs (Swagger UI from swagger-ui-dist, served locally by @fastify/static). */
+export function setupOpenApi(app: INestApplication, document: OpenAPIObject): void {
+  SwaggerModule.setup(DOCS_PATH.slice(1), app, document, {
+    jsonDocumentUrl: OPENAPI_JSON_PATH.slice(1),
+    raw: ['json'],
+    customSiteTitle: TITLE,
+    // No call-outs: the validator badge would fetch from validator.swagger.io.
+    swaggerOptions: { validatorUrl: null, persistAuthorization: false, tryItOutEnabled: false },
+  });
+}

@@ -1,0 +1,24 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ROLES, SCOPES, type Role, type Scope } from '../../common/roles.js';
+import type { PrincipalView } from '../identity.service.js';
+
+@ApiSchema({ name: 'Principal', description: 'The verified caller (contract 2.3). Proves a credential works.' })
+export class PrincipalDto implements PrincipalView {
+  @ApiProperty({ format: 'uuid', description: 'User the credential belongs to.' })
+  user_id: string;
+
+  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, description: 'Org it operates in; null for a session with no resolvable org.' })
+  org_id: string | null;
+
+  @ApiProperty({ format: 'email', description: 'Account e-mail.' })
+  email: string;
+
+  @ApiProperty({ enum: SCOPES, isArray: true, description: "Effective scopes: a session's role ceiling, or a key's minted scopes within its owner's current ceiling." })
+  scopes: Scope[];
+
+  @ApiProperty({ enum: ROLES, nullable: true, description: 'Advisory only: every write is enforced server-side regardless of this value.' })
+  org_role: Role | null;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Number of people in the org.' })
+  org_member_count: number;
+}

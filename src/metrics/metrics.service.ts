@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DataSource } from 'typeorm';
+import { AuthMetrics, type VerificationOutcome } from '../auth/auth-metrics.js';
+import { ActivityEvents } from '../core/activity-events.js';
+import { METERS } from '../usage/meters.js';
+
+/** The parts of a `pg` Pool the gauges read. */
+interface PoolStats {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/**
+ * The standalone app's Prometheus registry. prom-client lives here only: the exported module
+ * reports through AuthMetrics and ActivityEvents, which this subscribes to. One registry per
+ * app (not prom-client's global one), so two apps in one process never share series.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+
+  constructor(
+    authMetrics: AuthMetrics,
+    activity: ActivityEvents,
+    @InjectDataSource() dataSource: DataSource,
+  ) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP requests by method, route template and status code',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+
+    const verifications = new Counter({
+      name: 'api_key_verifications_total',
+      help: 'API key verifications by outcome (malformed = bad format or checksum, refused before any database read)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    // Every outcome is exported from the start, so rates work before the first failure.
+    for (const outcome of Object.keys(authMetrics.counts) as VerificationOutcome[]) verifications.inc({ outcome }, 0);
+    authMetrics.onVerification((outcome) => verifications.inc({ outcome }));
+
+    const minted = new Counter({ name: 'api_keys_minted_total', help: 'API keys minted', registers });
+    const revoked = new Counter({ name: 'api_keys_revoked_total', help: 'Successful revoke requests', registers });
+    const charged = new Counter({
+      name: 'usage_charged_units_total',
+      help: 'Units charged to the daily meters, by meter',
+      labelNames: ['meter'],
+      registers,
+    });
+    const refused = new Counter({
+      name: 'usage_charge_refusals_total',
+      help: 'Charges refused because they would pass the daily limit (nothing recorded), by meter',
+      labelNames: ['meter'],
+      registers,
+    });
+    const refunded = new Counter({
+      name: 'usage_refunded_units_total',
+      help: 'Units given back because the charged request then failed, by meter (net usage = charged - refunded)',
+      labelNames: ['meter'],
+      registers,
+    });
+    for (const meter of METERS) {
+      charged.inc({ meter }, 0);
+      refused.inc({ meter }, 0);
+      refunded.inc({ meter }, 0);
+    }
+    activity.on((event) => {
+      switch (event.type) {
+        case 'api_key.minted': return minted.inc();
+        case 'api_key.revoked': return revoked.inc();
+        case 'usage.charged': return charged.inc({ meter: event.meter }, event.count);
+        case 'usage.refused': return refused.inc({ meter: event.meter });
+        case 'usage.refunded': return refunded.inc({ meter: event.meter }, event.count);
+      }
+    });
+
+    // TypeORM's PostgresDriver keeps its node-postgres pool as `master`.
+    const pool = () => (dataSource.driver as unknown as { master?: PoolStats }).master;
+    const poolGauge = (name: string, help: string, read: (p: PoolStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const p = pool();
+          if (p) this.set(read(p));
+        },
+      });
+    poolGauge('db_pool_connections', 'Connections open in the database pool', (p) => p.totalCount);
+    poolGauge('db_pool_idle_connections', 'Idle connections in the database pool', (p) => p.idleCount);
+    poolGauge('db_pool_waiting_requests', 'Queries waiting for a free pool connection', (p) => p.waitingCount);
+  }
+
+  observeHttp(method: string, route: string, statusCode: number, seconds: number): void {
+    this.httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/principal.js';
+
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+
+/** Printable, no spaces or quotes, bounded: safe to echo in a header and to write in a log line. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+/** Anything that looks like one of our credentials (an API key or a JWT). */
+const CREDENTIAL = /svc_live_[A-Za-z0-9_]*|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.?[A-Za-z0-9_-]*/g;
+
+/** The route label for requests that matched no route, so unknown URLs cannot blow up label cardinality. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+/**
+ * The caller's X-Request-Id when it is sane, else a fresh UUID. A value that looks like a
+ * credential is never adopted (it would be echoed and logged).
+ */
+export function requestIdFor(raw: IncomingMessage): string {
+  const given = raw.headers['x-request-id'];
+  if (typeof given === 'string' && SANE_REQUEST_ID.test(given) && !containsCredential(given)) return given;
+  return randomUUID();
+}
+
+export function containsCredential(text: string): boolean {
+  CREDENTIAL.lastIndex = 0;
+  return CREDENTIAL.test(text);
+}
+
+/** Replaces anything credential-shaped, e.g. a key pasted into a URL path by mistake. */
+export function scrubCredentials(text: string): string {
+  return text.replace(CREDENTIAL, '[REDACTED]');
+}
+
+const FASTIFY_REQUEST = Symbol('fastifyRequest');
+
+/**
+ * pino-http sees Node's raw request, while the route and the principal live on Fastify's
+ * request object: an onRequest hook links the two so the log line can name both.
+ */
+export function linkFastifyRequest(request: FastifyRequest): void {
+  (request.raw as unknown as Record<symbol, FastifyRequest>)[FASTIFY_REQUEST] = request;
+}
+
+export function fastifyRequestOf(raw: IncomingMessage): FastifyRequest | undefined {
+  return (raw as unknown as Record<symbol, FastifyRequest | undefined>)[FASTIFY_REQUEST];
+}
+
+/** The route template (`/api-keys/:keyID`), never the raw URL. */
+export function routeOf(request: FastifyRequest | undefined): string {
+  return request?.routeOptions?.url ?? UNMATCHED_ROUTE;
+}
+
+/** Who made the request, by id only: never the credential. */
+export function principalIds(request: FastifyRequest | undefined): Record<string, string> {
+  const principal = (request as { user?: Principal } | undefined)?.user;
+  if (!principal) return {};
+  const ids: Record<string, string> = { auth: principal.kind, user_id: principal.userId };
+  if (principal.orgId) ids.org_id = principal.orgId;
+  if (principal.keyId) ids.key_id = principal.keyId;
+  return ids;
+}
+
+/** The path without its query string, credentials scrubbed. */
+export function loggablePath(raw: IncomingMessage): string {
+  const url = raw.url ?? '/';
+  const q = url.indexOf('?');
+  return scrubCredentials(q === -1 ? url : url.slice(0, q));
+}

@@ -1,0 +1,161 @@
+import { compileErrors, validate } from '@readme/openapi-parser';
+import type { OpenAPIV3 } from 'openapi-types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+/**
+ * Every status of the interface's tables (service-interface.md section 4 and 7), plus what
+ * decisions.md adds where the interface is silent (401 for a bad credential everywhere; the 400
+ * and 404 of an org that cannot be resolved). The document may say more; it may not say less.
+ */
+const CONTRACT: Record<string, Record<string, number[]>> = {
+  '/api-keys': {
+    post: [201, 400, 401, 403, 404, 409, 501],
+    get: [200, 400, 401, 403, 501],
+  },
+  '/api-keys/{keyID}': {
+    delete: [204, 400, 401, 403, 404, 501],
+  },
+  '/usage': { get: [200, 400, 401, 403] },
+  '/me': { get: [200, 401, 404] },
+};
+
+const LIFECYCLE = [
+  ['/api-keys', 'post'],
+  ['/api-keys', 'get'],
+  ['/api-keys/{keyID}', 'delete'],
+] as const;
+
+type Doc = OpenAPIV3.Document;
+type Schema = OpenAPIV3.SchemaObject;
+
+describe('the OpenAPI document and the API reference', () => {
+  let t: TestApp;
+  let doc: Doc;
+  const schema = (name: string) => doc.components!.schemas![name] as Schema;
+  const op = (path: string, method: string) => (doc.paths[path] as Record<string, OpenAPIV3.OperationObject>)[method];
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const res = await t.api.get('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    doc = res.body as Doc;
+  });
+  afterAll(async () => t?.close());
+
+  it('is a valid OpenAPI 3 document by an independent parser', async () => {
+    expect(doc.openapi).toMatch(/^3\./);
+    const result = await validate(structuredClone(doc) as never);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+  });
+
+  it('lists every status code of the interface for every operation, each with a meaning', () => {
+    for (const [path, methods] of Object.entries(CONTRACT)) {
+      for (const [method, statuses] of Object.entries(methods)) {
+        const operation = op(path, method);
+        expect(operation, `${method.toUpperCase()} ${path}`).toBeDefined();
+        for (const status of statuses) {
+          const response = operation.responses[String(status)] as OpenAPIV3.ResponseObject | undefined;
+          expect(response, `${method.toUpperCase()} ${path} ${status}`).toBeDefined();
+          expect(response!.description.length, `${method.toUpperCase()} ${path} ${status}`).toBeGreaterThan(10);
+        }
+      }
+    }
+  });
+
+  it('describes every error response with the { statusCode, error, message } body', () => {
+    const error = schema('Error');
+    expect(error.required).toEqual(expect.arrayContaining(['statusCode', 'error', 'message']));
+    expect((error.properties!.statusCode as Schema).type).toBe('integer');
+    for (const [path, methods] of Object.entries(CONTRACT)) {
+      for (const method of Object.keys(methods)) {
+        for (const [status, response] of Object.entries(op(path, method).responses)) {
+          if (Number(status) < 400) continue;
+          const content = (response as OpenAPIV3.ResponseObject).content?.['application/json']?.schema;
+          expect(content, `${method} ${path} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+        }
+      }
+    }
+  });
+
+  it('documents the challenge header of a 401', () => {
+    const unauthorized = op('/me', 'get').responses['401'] as OpenAPIV3.ResponseObject;
+    expect(Object.keys(unauthorized.headers ?? {})).toContain('WWW-Authenticate');
+  });
+
+  it('declares two bearer schemes and says which routes take a session and which an API key', () => {
+    const schemes = doc.components!.securitySchemes as Record<string, OpenAPIV3.HttpSecurityScheme>;
+    expect(schemes.session).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(schemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const [path, method] of LIFECYCLE) {
+      expect(op(path, method).security, `${method} ${path}`).toEqual([{ session: [] }]);
+    }
+    for (const path of ['/usage', '/me']) {
+      expect(op(path, 'get').security).toEqual(expect.arrayContaining([{ session: [] }, { apiKey: [] }]));
+      expect(op(path, 'get').security).toHaveLength(2);
+    }
+  });
+
+  it('gives the mint request its limits: org_id a required UUID, name 100, scopes enum, expires_in_days 0 to 366', () => {
+    const body = op('/api-keys', 'post').requestBody as OpenAPIV3.RequestBodyObject;
+    expect(body.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MintApiKeyRequest' });
+    const mint = schema('MintApiKeyRequest');
+    const p = mint.properties as Record<string, Schema>;
+    expect(mint.required).toEqual(['org_id']);
+    expect(mint.additionalProperties).toBe(false);
+    expect(p.org_id).toMatchObject({ type: 'string', format: 'uuid' });
+    expect(p.name).toMatchObject({ type: 'string', maxLength: 100 });
+    expect(p.scopes).toMatchObject({ type: 'array', items: { type: 'string', enum: ['decisions:read', 'decisions:write'] } });
+    expect(p.expires_in_days).toMatchObject({ type: 'integer', minimum: 0, maximum: 366, default: 0 });
+  });
+
+  it('documents the UUID path parameter of revoke and the optional org_id filter of list', () => {
+    const params = op('/api-keys/{keyID}', 'delete').parameters as OpenAPIV3.ParameterObject[];
+    expect(params).toContainEqual(expect.objectContaining({ name: 'keyID', in: 'path', required: true, schema: expect.objectContaining({ format: 'uuid' }) }));
+    const query = op('/api-keys', 'get').parameters as OpenAPIV3.ParameterObject[];
+    expect(query).toContainEqual(expect.objectContaining({ name: 'org_id', in: 'query', required: false }));
+  });
+
+  it('describes the key record with the key only at mint and the lifecycle timestamps optional', () => {
+    const listed = schema('ApiKey');
+    const minted = schema('MintedApiKey');
+    const always = ['id', 'org_id', 'name', 'lookup', 'last4', 'scopes', 'created_at'];
+    expect([...(listed.required ?? [])].sort()).toEqual([...always].sort());
+    expect(Object.keys(listed.properties!)).toEqual(expect.arrayContaining([...always, 'expires_at', 'last_used_at', 'revoked_at']));
+    expect(listed.properties).not.toHaveProperty('key');
+    expect(minted.required).toEqual(expect.arrayContaining([...always, 'key']));
+    const created = op('/api-keys', 'post').responses['201'] as OpenAPIV3.ResponseObject;
+    expect(created.content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/MintedApiKey' });
+    const list = schema('ApiKeyList').properties!.keys as OpenAPIV3.ArraySchemaObject;
+    expect(list.items).toEqual({ $ref: '#/components/schemas/ApiKey' });
+    expect(op('/api-keys/{keyID}', 'delete').responses['204']).toBeDefined();
+  });
+
+  it('describes the usage report with a nullable limit and the principal with its six fields', () => {
+    const usage = schema('UsageReport');
+    expect(usage.required).toEqual(expect.arrayContaining(['plan', 'mcp_queries', 'breakdown', 'imports', 'captures', 'resets_at']));
+    expect((usage.properties!.plan as Schema).enum).toEqual(['free', 'pro']);
+    expect((schema('Meter').properties!.limit as Schema).nullable).toBe(true);
+    const principal = schema('Principal');
+    expect([...(principal.required ?? [])].sort()).toEqual(['email', 'org_id', 'org_member_count', 'org_role', 'scopes', 'user_id']);
+    expect((principal.properties!.org_member_count as Schema).type).toBe('integer');
+  });
+
+  it('serves /docs as an HTML page whose scripts and styles all load from the service itself', async () => {
+    const page = await t.api.get('/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const refs = [...page.text.matchAll(/<(?:script[^>]*\ssrc|link[^>]*\shref)=["']([^"']+)["']/g)].map((m) => m[1]);
+    expect(refs.length).toBeGreaterThanOrEqual(4);
+    for (const ref of refs) {
+      expect(ref, 'no absolute URL, no CDN').not.toMatch(/^(https?:)?\/\//);
+      const asset = await t.api.get(new URL(ref, `${t.url}/docs`).pathname);
+      expect(asset.status, ref).toBe(200);
+    }
+    const init = await t.api.get('/docs/swagger-ui-init.js');
+    expect(init.headers.get('content-type')).toMatch(/javascript/);
+    expect(init.text).toContain('mintApiKey');
+    expect(init.text).not.toMatch(/https?:\/\/(?!localhost|127\.0\.0\.1)[a-z0-9.-]+\.[a-z]{2,}\//i);
+  });
+});
