@@ -1,4 +1,4 @@
-import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -11,8 +11,12 @@ import { ApiKeyListDto, MintedApiKeyDto } from './dto/api-key-record.dto.js';
 import { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 import { ListApiKeysQuery } from './dto/list-api-keys.query.js';
 
-/** Key lifecycle: a browser session only, then 501 when keys are not configured. */
-const KeyLifecycle = () => applyDecorators(SessionOnly(), UseGuards(ApiKeysEnabledGuard));
+/**
+ * Key lifecycle: a browser session only, then 501 when keys are not configured. `no-store` is set
+ * here too (not only by the standalone app) so a minted key is never cached inside a host either.
+ */
+const KeyLifecycle = () =>
+  applyDecorators(SessionOnly(), UseGuards(ApiKeysEnabledGuard), Header('Cache-Control', 'no-store'));
 
 const SESSION_REQUIRED = 'Called with an API key: key lifecycle needs a browser session.';
 const NOT_CONFIGURED = 'API keys are not configured on this deployment (API_KEY_SECRET unset).';

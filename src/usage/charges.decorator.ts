@@ -4,6 +4,7 @@ import {
   Injectable,
   Logger,
   NotFoundException,
+  ServiceUnavailableException,
   UnauthorizedException,
   UseInterceptors,
   applyDecorators,
@@ -13,7 +14,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
-import { setResponseHeader } from '../auth/http-utils.js';
+import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { Settings } from '../core/settings.js';
 import { UnknownOrgError, UsageLimitExceededError, type Meter } from './meters.js';
@@ -57,6 +58,8 @@ export class ChargeInterceptor implements NestInterceptor {
         throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: error.message }, HttpStatus.TOO_MANY_REQUESTS);
       }
       if (error instanceof UnknownOrgError) throw new NotFoundException('Organisation not found');
+      // A host may have no filter that knows driver errors: say 503 here, not a bare 500.
+      if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException('The database is unavailable; retry shortly');
       throw error;
     }
     this.charged.add(request);

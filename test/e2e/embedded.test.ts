@@ -12,7 +12,7 @@ import { runCli, startServer, type ServerProcess } from '../support/processes.js
  */
 describe('a fresh clone with no environment, on the embedded database', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'kui-embedded-'));
-  const env = { DATA_DIR: dataDir, NODE_ENV: 'development', LOG_LEVEL: 'warn' };
+  const env = { DATA_DIR: dataDir, NODE_ENV: 'development' };
   let server: ServerProcess;
   let api: ApiClient;
 

@@ -27,6 +27,8 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
   async function mint(session: string, orgId: string, scopes: string[]): Promise<{ id: string; key: string }> {
     const res = await host.api.post('/api-keys', session, { org_id: orgId, name: `${platform} key`, scopes });
     expect(res.status).toBe(201);
+    // The host registers no header hook of its own: the module keeps the one-time key out of caches.
+    expect(res.headers.get('cache-control')).toBe('no-store');
     return res.body;
   }
 

@@ -1,0 +1,43 @@
+import { HttpException, ServiceUnavailableException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import { of } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { Principal } from '../auth/principal.js';
+import { Settings } from '../core/settings.js';
+import { ChargeInterceptor, ChargesMeta } from './charges.decorator.js';
+import type { UsageService } from './usage.service.js';
+
+class Handler {
+  @ChargesMeta({ meter: 'captures', count: 1 })
+  capture() {}
+}
+
+function context(principal: Principal) {
+  const headers: Record<string, string> = {};
+  const response = { header: (n: string, v: string) => (headers[n] = v) };
+  const ctx = new ExecutionContextHost([{ user: principal }, response], Handler, Handler.prototype.capture);
+  return { ctx, headers };
+}
+
+const principal = { kind: 'api_key', userId: 'u', email: 'e', orgId: 'o', orgRole: 'owner', orgMemberCount: 1, plan: 'free', scopes: [] } as Principal;
+const settings = new Settings({ session: { secret: 'x'.repeat(32) } });
+
+describe('ChargeInterceptor', () => {
+  it('turns a database outage while charging into a 503, so a host without our filter does not answer 500', async () => {
+    const outage = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const usage = { charge: async () => Promise.reject(outage) } as unknown as UsageService;
+    const interceptor = new ChargeInterceptor(new Reflector(), usage, settings);
+    const { ctx } = context(principal);
+    await expect(interceptor.intercept(ctx, { handle: () => of('done') })).rejects.toBeInstanceOf(ServiceUnavailableException);
+  });
+
+  it('lets any other failure through unchanged', async () => {
+    const bug = new TypeError('boom');
+    const usage = { charge: async () => Promise.reject(bug) } as unknown as UsageService;
+    const interceptor = new ChargeInterceptor(new Reflector(), usage, settings);
+    const { ctx } = context(principal);
+    await expect(interceptor.intercept(ctx, { handle: () => of('done') })).rejects.toBe(bug);
+    expect(bug).not.toBeInstanceOf(HttpException);
+  });
+});
