@@ -5,7 +5,7 @@ import { LoggerModule, type Params as LoggerParams } from 'nestjs-pino';
 import type { DataSource, DataSourceOptions } from 'typeorm';
 import { AccountModule } from './account/account.module.js';
 import type { Clock } from './common/clock.js';
-import type { AppConfig } from './config/app-config.js';
+import { moduleOptionsFrom, type AppConfig } from './config/app-config.js';
 import { KeysUsageIdentityModule } from './core/keys-usage-identity.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HttpExceptionFilter } from './http/http-exception.filter.js';
@@ -38,16 +38,7 @@ export class AppModule {
           dataSourceFactory: () => options.dataSource(),
         }),
         KeysUsageIdentityModule.forRoot({
-          apiKeySecret: config.env.API_KEY_SECRET ?? null,
-          session: {
-            secret: config.env.SESSION_JWT_SECRET,
-            publicKey: config.env.SESSION_JWT_PUBLIC_KEY,
-            jwksUri: config.env.SESSION_JWT_JWKS_URI,
-            issuer: config.env.SESSION_JWT_ISSUER,
-            audience: config.env.SESSION_JWT_AUDIENCE,
-          },
-          planLimits: config.planLimits,
-          authFailureLimit: config.env.AUTH_FAILURE_LIMIT,
+          ...moduleOptionsFrom(config),
           clock: options.clock,
           mountControllers: options.mountControllers ?? true,
         }),

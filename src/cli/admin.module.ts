@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource, DataSourceOptions } from 'typeorm';
-import type { AppConfig } from '../config/app-config.js';
+import { moduleOptionsFrom, type AppConfig } from '../config/app-config.js';
 import { KeysUsageIdentityModule } from '../core/keys-usage-identity.module.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
 import { DirectoryAdminService } from './directory-admin.service.js';
@@ -14,18 +14,7 @@ export class AdminModule {
       module: AdminModule,
       imports: [
         TypeOrmModule.forRootAsync({ useFactory: () => ({}) as DataSourceOptions, dataSourceFactory: () => dataSource() }),
-        KeysUsageIdentityModule.forRoot({
-          apiKeySecret: config.env.API_KEY_SECRET ?? null,
-          session: {
-            secret: config.env.SESSION_JWT_SECRET,
-            publicKey: config.env.SESSION_JWT_PUBLIC_KEY,
-            jwksUri: config.env.SESSION_JWT_JWKS_URI,
-            issuer: config.env.SESSION_JWT_ISSUER,
-            audience: config.env.SESSION_JWT_AUDIENCE,
-          },
-          planLimits: config.planLimits,
-          mountControllers: false,
-        }),
+        KeysUsageIdentityModule.forRoot({ ...moduleOptionsFrom(config), mountControllers: false }),
       ],
       providers: [DirectoryAdminRepository, DirectoryAdminService],
     };

@@ -15,6 +15,7 @@ import {
   validateSync,
 } from 'class-validator';
 import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
+import type { KeysUsageIdentityOptions } from '../core/keys-usage-identity.options.js';
 
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
@@ -165,5 +166,22 @@ export function buildAppConfig(env: EnvironmentVariables): AppConfig {
     embedded: !env.DATABASE_URL,
     dataDir: resolve(env.DATA_DIR),
     planLimits,
+  };
+}
+
+/** The library module's options, as the standalone server and the CLI both build them from the environment. */
+export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
+  const env = config.env;
+  return {
+    apiKeySecret: env.API_KEY_SECRET ?? null,
+    session: {
+      secret: env.SESSION_JWT_SECRET,
+      publicKey: env.SESSION_JWT_PUBLIC_KEY,
+      jwksUri: env.SESSION_JWT_JWKS_URI,
+      issuer: env.SESSION_JWT_ISSUER,
+      audience: env.SESSION_JWT_AUDIENCE,
+    },
+    planLimits: config.planLimits,
+    authFailureLimit: env.AUTH_FAILURE_LIMIT,
   };
 }
