@@ -31,6 +31,7 @@ const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFIL
 const SESSION_SECRET = 'bench-session-secret-0123456789abcdef-0123456789';
 const API_KEY_SECRET = 'bench-api-key-secret-0123456789abcdef-0123456789';
 const RSS_LIMIT_MB = 250;
+const CLK_TCK = 100; // USER_HZ, 100 on every Linux we know of
 
 // Targets from issue 5, as ratios of the bare server's req/s in the same run.
 const TARGETS = {
@@ -185,15 +186,38 @@ function rssMb(pid) {
   }
 }
 
-/** One autocannon run in a child pinned to core 1, sampling the service's RSS meanwhile. */
-async function load(options, rssPid) {
+/** CPU time (user + system) a process has used so far, in ms; 0 once it is gone. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ms of each PostgreSQL backend serving the bench database (the machine may run other databases). */
+async function backendCpu(admin) {
+  const { rows } = await admin.query(`SELECT pid FROM pg_stat_activity WHERE datname = $1`, [dbName]);
+  return new Map(rows.map((r) => [r.pid, cpuMs(r.pid)]));
+}
+
+/**
+ * One autocannon run in a child pinned to core 1. For the service it also samples peak RSS and
+ * measures CPU time per request of the service and of its PostgreSQL backends: unlike req/s,
+ * those hardly move when other work shares the machine.
+ */
+async function load(options, target = null) {
   const child = start(1, [process.execPath, join(root, 'bench', 'load.mjs'), JSON.stringify(options)], process.env);
   const out = collect(child.stdout);
   const err = collect(child.stderr);
-  let maxRss = rssPid ? rssMb(rssPid) ?? 0 : null;
-  const sampler = rssPid
+  const pid = target?.pid;
+  const cpu0 = pid ? cpuMs(pid) : 0;
+  const pg0 = target?.admin ? await backendCpu(target.admin) : null;
+  let maxRss = target?.admin ? rssMb(pid) ?? 0 : null;
+  const sampler = target?.admin
     ? setInterval(() => {
-        const v = rssMb(rssPid);
+        const v = rssMb(pid);
         if (v !== null && v > maxRss) maxRss = v;
       }, 100)
     : null;
@@ -201,7 +225,16 @@ async function load(options, rssPid) {
   if (sampler) clearInterval(sampler);
   if (code !== 0) throw new Error(`the load generator failed (${code}): ${err()}`);
   const r = JSON.parse(out().trim().split('\n').pop());
-  return { ...r, rps: r.total / r.duration, rss: maxRss };
+  const result = { ...r, rps: r.total / r.duration, rss: maxRss, cpuPerReq: null, pgPerReq: null };
+  if (target && r.total > 0) {
+    result.cpuPerReq = ((cpuMs(pid) - cpu0) * 1000) / r.total;
+    if (pg0) {
+      let pgMs = 0;
+      for (const [p, ms] of await backendCpu(target.admin)) pgMs += ms - (pg0.get(p) ?? 0);
+      result.pgPerReq = (pgMs * 1000) / r.total;
+    }
+  }
+  return result;
 }
 
 function caseRequest(name, ctx) {
@@ -227,7 +260,7 @@ function caseRequest(name, ctx) {
 const fmt = (n, digits = 0) => (n === null || n === undefined ? '-' : n.toFixed(digits));
 
 function table(rows) {
-  const head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'ratio', 'target', 'result'];
+  const head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'CPU µs/req', 'PG µs/req', 'ratio', 'target', 'result'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
@@ -254,7 +287,7 @@ async function main() {
     ctx.bare = await startBare();
     ctx.service = await startService(databaseUrl);
     ctx.seed = await seed(databaseUrl, ctx.service.url);
-    const pid = ctx.service.child.pid;
+    const target = { pid: ctx.service.child.pid, admin };
     const base = { connections: CONNECTIONS };
 
     process.stderr.write(
@@ -263,26 +296,37 @@ async function main() {
         `${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} rounds\n`,
     );
     // Warm both servers (JIT, pool connections, prepared statements) before measuring.
-    await load({ ...base, url: ctx.bare.url, duration: WARMUP_SECONDS }, null);
-    for (const c of cases) await load({ ...base, ...caseRequest(c, ctx), duration: WARMUP_SECONDS }, pid);
+    await load({ ...base, url: ctx.bare.url, duration: WARMUP_SECONDS });
+    for (const c of cases) await load({ ...base, ...caseRequest(c, ctx), duration: WARMUP_SECONDS }, target);
 
     const runs = { baseline: [] };
     for (const c of cases) runs[c] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      const b = await load({ ...base, url: ctx.bare.url, duration: DURATION }, null);
+      const b = await load({ ...base, url: ctx.bare.url, duration: DURATION }, { pid: ctx.bare.child.pid, admin: null });
       runs.baseline.push(b);
-      process.stderr.write(`  round ${round} baseline      ${fmt(b.rps)} req/s  p99 ${b.p99} ms\n`);
+      process.stderr.write(`  round ${round} baseline      ${fmt(b.rps)} req/s  p99 ${b.p99} ms  CPU ${fmt(b.cpuPerReq)} µs/req\n`);
       for (const c of cases) {
-        const r = await load({ ...base, ...caseRequest(c, ctx), duration: DURATION }, pid);
+        const r = await load({ ...base, ...caseRequest(c, ctx), duration: DURATION }, target);
         runs[c].push(r);
-        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB\n`);
+        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req\n`);
       }
     }
 
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const baseRps = mean(runs.baseline.map((r) => r.rps));
     const rows = [
-      ['baseline (node:http)', fmt(baseRps), fmt(Math.max(...runs.baseline.map((r) => r.p99))), runs.baseline.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0), '-', '1.00', '', ''],
+      [
+        'baseline (node:http)',
+        fmt(baseRps),
+        fmt(Math.max(...runs.baseline.map((r) => r.p99))),
+        runs.baseline.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
+        '-',
+        fmt(mean(runs.baseline.map((r) => r.cpuPerReq))),
+        '-',
+        '1.00',
+        '',
+        '',
+      ],
     ];
     for (const c of cases) {
       const rs = runs[c];
@@ -306,11 +350,15 @@ async function main() {
       checks.push(rss <= RSS_LIMIT_MB, bad === 0);
       const pass = checks.every(Boolean);
       if (!pass) failed = true;
-      rows.push([c, fmt(rps), fmt(p99), bad, fmt(rss), ratio.toFixed(2), wanted.join(', '), pass ? 'PASS' : 'FAIL']);
+      const cpu = fmt(mean(rs.map((r) => r.cpuPerReq)));
+      const pgCpu = fmt(mean(rs.map((r) => r.pgPerReq)));
+      rows.push([c, fmt(rps), fmt(p99), bad, fmt(rss), cpu, pgCpu, ratio.toFixed(2), wanted.join(', '), pass ? 'PASS' : 'FAIL']);
     }
     process.stdout.write(`\n${table(rows)}\n\n`);
     process.stdout.write(
-      `req/s: mean of ${ROUNDS} runs of ${DURATION} s; p99: worst run; RSS: the service's peak VmRSS during its runs; ratio: req/s ÷ baseline req/s.\n`,
+      `req/s: mean of ${ROUNDS} runs of ${DURATION} s; p99: worst run; RSS: the service's peak VmRSS during its runs;\n` +
+        `CPU/PG µs/req: CPU time of the server process / of its PostgreSQL backends per request (steadier than req/s on a busy machine);\n` +
+        `ratio: req/s ÷ baseline req/s.\n`,
     );
   } catch (error) {
     if (ctx.service) process.stderr.write(`service output:\n${ctx.service.logs()}\n`);
