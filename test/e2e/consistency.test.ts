@@ -66,10 +66,15 @@ describe('two instances on one database', () => {
     const w = await mintThroughA();
     await provenOnB(w.key);
 
+    expect((await b.api.get('/me', w.session, { 'x-org-id': w.orgId })).body.org_id).toBe(w.orgId);
+
     await a.seed.removeMember(w.orgId, w.userId);
 
     expect((await b.api.get('/me', w.key)).status).toBe(401);
     expect((await b.api.get('/usage', w.key)).status).toBe(401);
+    // The same user's session no longer reaches the org either.
+    expect((await b.api.get('/me', w.session, { 'x-org-id': w.orgId })).status).toBe(404);
+    expect((await b.api.get('/me', w.session)).body).toMatchObject({ org_id: null, org_role: null, scopes: [] });
   });
 
   it('counts a member added elsewhere in org_member_count on the next request', async () => {
