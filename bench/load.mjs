@@ -2,8 +2,13 @@
 // Input: one JSON argument (autocannon options). Output: one JSON line with the figures we use.
 import autocannon from 'autocannon';
 
-const options = JSON.parse(process.argv[2]);
-const result = await autocannon({ ...options, renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
+const { headersPerClient, ...options } = JSON.parse(process.argv[2]);
+// Several credentials: connection i sends the i-th set of headers (round robin).
+let next = 0;
+const setupClient = headersPerClient?.length
+  ? (client) => client.setHeaders({ ...options.headers, ...headersPerClient[next++ % headersPerClient.length] })
+  : undefined;
+const result = await autocannon({ ...options, setupClient, renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
 process.stdout.write(
   `${JSON.stringify({
     requests: result.requests.average,

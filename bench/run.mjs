@@ -8,13 +8,15 @@
 //   BENCH_CONNECTIONS   concurrent connections (default 50)
 //   BENCH_CASES         comma-separated subset of cases (default all)
 //   BENCH_ROUNDS        how many times each case runs, alternating with the baseline (default 2)
+//   BENCH_USERS         members of the bench org, each with a session and a key; the connections
+//                       share them round robin (default 1: one user, one key, one session)
 //   BENCH_PROFILE       a directory: the service runs with --cpu-prof and writes its profile there
 //   BENCH_VERBOSE=1     pass the service's stderr through
 //   BENCH_NO_FAIL=1     or the flag --no-fail: print FAIL rows but exit 0
 import { spawn } from 'node:child_process';
 import { createSecretKey, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import jwt from 'jsonwebtoken';
@@ -25,6 +27,7 @@ const ADMIN_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:543
 const DURATION = Number(process.env.BENCH_DURATION || 6);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 2);
+const USERS = Number(process.env.BENCH_USERS || 1);
 const WARMUP_SECONDS = 2;
 const NO_FAIL = process.argv.includes('--no-fail') || process.env.BENCH_NO_FAIL === '1';
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : null;
@@ -153,25 +156,27 @@ async function seed(databaseUrl, serviceUrl) {
   try {
     const org = await client.query(`INSERT INTO orgs (name, plan) VALUES ('Bench', 'pro') RETURNING id`);
     const orgId = org.rows[0].id;
-    const email = 'bench@example.com';
-    const user = await client.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [email]);
-    const userId = user.rows[0].id;
-    await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'owner')`, [orgId, userId]);
-    await client.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2)`, [orgId, userId]);
-    // Signed as the identity provider would: HS256 with the shared secret, org resolved by the service.
-    const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), {
-      algorithm: 'HS256',
-      subject: userId,
-      expiresIn: 3600,
-    });
-    const res = await fetch(`${serviceUrl}/api-keys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ org_id: orgId, name: 'bench', scopes: ['decisions:read'] }),
-    });
-    const body = await res.json();
-    if (res.status !== 201) throw new Error(`minting the bench key failed: ${res.status} ${JSON.stringify(body)}`);
-    return { orgId, userId, session, key: body.key };
+    const sessions = [];
+    const keys = [];
+    for (let i = 0; i < USERS; i++) {
+      const email = `bench-${i}@example.com`;
+      const user = await client.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [email]);
+      const userId = user.rows[0].id;
+      await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'owner')`, [orgId, userId]);
+      await client.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2)`, [orgId, userId]);
+      // Signed as the identity provider would: HS256 with the shared secret, org resolved by the service.
+      const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), { algorithm: 'HS256', subject: userId, expiresIn: 3600 });
+      const res = await fetch(`${serviceUrl}/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ org_id: orgId, name: 'bench', scopes: ['decisions:read'] }),
+      });
+      const body = await res.json();
+      if (res.status !== 201) throw new Error(`minting the bench key failed: ${res.status} ${JSON.stringify(body)}`);
+      sessions.push(session);
+      keys.push(body.key);
+    }
+    return { orgId, sessions, keys };
   } finally {
     await client.end();
   }
@@ -237,20 +242,24 @@ async function load(options, target = null) {
   return result;
 }
 
+const bearer = (tokens) => tokens.map((t) => ({ authorization: `Bearer ${t}` }));
+
 function caseRequest(name, ctx) {
+  const { keys, sessions, orgId } = ctx.seed;
   switch (name) {
     case 'me-key':
-      return { url: `${ctx.service.url}/me`, headers: { authorization: `Bearer ${ctx.seed.key}` } };
+      return { url: `${ctx.service.url}/me`, headersPerClient: bearer(keys) };
     case 'me-session':
-      return { url: `${ctx.service.url}/me`, headers: { authorization: `Bearer ${ctx.seed.session}` } };
+      return { url: `${ctx.service.url}/me`, headersPerClient: bearer(sessions) };
     case 'usage-key':
-      return { url: `${ctx.service.url}/usage`, headers: { authorization: `Bearer ${ctx.seed.key}` } };
+      return { url: `${ctx.service.url}/usage`, headersPerClient: bearer(keys) };
     case 'mint-session':
       return {
         url: `${ctx.service.url}/api-keys`,
         method: 'POST',
-        headers: { authorization: `Bearer ${ctx.seed.session}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ org_id: ctx.seed.orgId, name: 'bench-mint' }),
+        headers: { 'content-type': 'application/json' },
+        headersPerClient: bearer(sessions),
+        body: JSON.stringify({ org_id: orgId, name: 'bench-mint' }),
       };
     default:
       throw new Error(`unknown case ${name}`);
@@ -293,8 +302,12 @@ async function main() {
     process.stderr.write(
       `bench: ${cpus().length} CPU(s) ${cpus()[0]?.model ?? ''}, node ${process.version}, ` +
         `${PIN ? 'service and baseline on CPU 0, load on CPU 1' : 'no pinning (taskset missing or one CPU)'}, ` +
-        `${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} rounds\n`,
+        `${CONNECTIONS} connections, ${USERS} user(s)/key(s)/session(s), ${DURATION} s per run, ${ROUNDS} rounds\n`,
     );
+    const busy = loadavg()[0];
+    if (busy > 1) {
+      process.stderr.write(`bench: the machine is already busy (load average ${busy.toFixed(1)}): expect lower, noisier figures\n`);
+    }
     // Warm both servers (JIT, pool connections, prepared statements) before measuring.
     await load({ ...base, url: ctx.bare.url, duration: WARMUP_SECONDS });
     for (const c of cases) await load({ ...base, ...caseRequest(c, ctx), duration: WARMUP_SECONDS }, target);
@@ -355,9 +368,10 @@ async function main() {
       rows.push([c, fmt(rps), fmt(p99), bad, fmt(rss), cpu, pgCpu, ratio.toFixed(2), wanted.join(', '), pass ? 'PASS' : 'FAIL']);
     }
     process.stdout.write(`\n${table(rows)}\n\n`);
+    process.stdout.write(`load average when done: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
     process.stdout.write(
       `req/s: mean of ${ROUNDS} runs of ${DURATION} s; p99: worst run; RSS: the service's peak VmRSS during its runs;\n` +
-        `CPU/PG µs/req: CPU time of the server process / of its PostgreSQL backends per request (steadier than req/s on a busy machine);\n` +
+        `CPU/PG µs/req: CPU time of the server process / of its PostgreSQL backends per request (less sensitive than req/s to other work on the machine, not immune);\n` +
         `ratio: req/s ÷ baseline req/s.\n`,
     );
   } catch (error) {
