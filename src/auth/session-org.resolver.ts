@@ -1,21 +1,46 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { roleCeiling } from '../common/roles.js';
-import { OrgDirectory } from '../directory/org-directory.js';
+import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import type { Principal } from './principal.js';
 
 export const ORG_NOT_FOUND = 'Organisation not found';
 
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+/** Runs a directory call and settles it, a synchronous throw included (a host's directory may throw). */
+async function settle<T>(call: () => Promise<T>): Promise<Settled<T>> {
+  try {
+    return { ok: true, value: await call() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+interface Pending {
+  userId: string;
+  requested: string | null;
+  resolve: (orgs: MemberContext[]) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * The org a session operates in: the `org_id` claim, else `X-Org-Id`, else the user's only org.
  * A named org the user is not in looks exactly like a missing one (404).
+ *
+ * Like key verification, lookups that arrive in the same event-loop turn share the directory's
+ * statements: every named (user, org) pair in one `memberContexts` call, and one `userOrgs` call
+ * per distinct user. Nothing is remembered between turns, so a role change or a removal is seen
+ * by the next request; a failed call fails only the requests that depended on it.
  */
 @Injectable()
 export class SessionOrgResolver {
+  private queue: Pending[] = [];
+  private scheduled = false;
+
   constructor(private readonly directory: OrgDirectory) {}
 
   async resolve(principal: Principal): Promise<void> {
     const requested = principal.requestedOrgId ?? null;
-    const orgs = await this.directory.userOrgs(principal.userId, requested, 2);
+    const orgs = await this.lookup(principal.userId, requested);
     if (requested && orgs.length === 0) throw new NotFoundException(ORG_NOT_FOUND);
     if (orgs.length !== 1) return;
     const [org] = orgs;
@@ -24,5 +49,47 @@ export class SessionOrgResolver {
     principal.orgMemberCount = org.memberCount;
     principal.plan = org.plan;
     principal.scopes = roleCeiling(org.role);
+  }
+
+  /** The user's standing in the named org (zero or one entry), or up to two of the user's orgs. */
+  private lookup(userId: string, requested: string | null): Promise<MemberContext[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ userId, requested, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.runBatch());
+      }
+    });
+  }
+
+  private async runBatch(): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    this.scheduled = false;
+
+    const pairs = new Map<string, { userId: string; orgId: string }>();
+    const users = new Map<string, Promise<Settled<MemberContext[]>>>();
+    for (const p of batch) {
+      if (p.requested) pairs.set(memberKey(p.userId, p.requested), { userId: p.userId, orgId: p.requested });
+      else if (!users.has(p.userId)) users.set(p.userId, settle(() => this.directory.userOrgs(p.userId, null, 2)));
+    }
+    // Every call is settled on its own, so a failure reaches only the requests that depended on it.
+    const named = await settle(async () => (pairs.size > 0 ? this.directory.memberContexts([...pairs.values()]) : new Map<string, MemberContext>()));
+    const perUser = new Map<string, Settled<MemberContext[]>>();
+    for (const [userId, result] of users) perUser.set(userId, await result);
+
+    for (const p of batch) {
+      if (p.requested) {
+        if (!named.ok) p.reject(named.error);
+        else {
+          const ctx = named.value.get(memberKey(p.userId, p.requested));
+          p.resolve(ctx ? [ctx] : []);
+        }
+      } else {
+        const r = perUser.get(p.userId)!;
+        if (!r.ok) p.reject(r.error);
+        else p.resolve(r.value);
+      }
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Plan, Role } from '../common/roles.js';
 import { memberKey, OrgDirectory, type MemberContext, type MintStanding } from './org-directory.js';
@@ -28,6 +29,11 @@ const MEMBER_SELECT = `
     FROM memberships m
     JOIN users u ON u.id = m.user_id
     JOIN orgs o ON o.id = m.org_id`;
+
+const USER_ORGS_SQL = `${MEMBER_SELECT}
+   WHERE m.user_id = $1 AND ($2::uuid IS NULL OR m.org_id = $2::uuid)
+   ORDER BY m.created_at
+   LIMIT $3`;
 
 /** The default directory: this module's own tables, each answer one statement. */
 @Injectable()
@@ -60,19 +66,23 @@ export class TypeOrmOrgDirectory extends OrgDirectory {
     return result;
   }
 
+  // Every session request resolves its org here: a named statement on the driver's pool skips
+  // TypeORM's query runner and PostgreSQL's parse/plan on each call (see bench/).
   async userOrgs(userId: string, orgId: string | null, limit: number): Promise<MemberContext[]> {
-    const rows: MemberRow[] = await this.db.query(
-      `${MEMBER_SELECT}
-        WHERE m.user_id = $1 AND ($2::uuid IS NULL OR m.org_id = $2::uuid)
-        ORDER BY m.created_at
-        LIMIT $3`,
-      [userId, orgId, limit],
-    );
-    return rows.map(toContext);
+    const result = await this.pool().query<MemberRow>({
+      name: 'kui_user_orgs',
+      text: USER_ORGS_SQL,
+      values: [userId, orgId, limit],
+    });
+    return result.rows.map(toContext);
   }
 
   async orgPlan(orgId: string): Promise<Plan | null> {
     const rows: Array<{ plan: Plan }> = await this.db.query(`SELECT plan FROM orgs WHERE id = $1`, [orgId]);
     return rows[0]?.plan ?? null;
+  }
+
+  private pool(): Pool {
+    return (this.db.driver as unknown as { master: Pool }).master;
   }
 }

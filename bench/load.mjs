@@ -1,0 +1,25 @@
+// The load generator, run as its own process so it can be pinned to a core of its own.
+// Input: one JSON argument (autocannon options). Output: one JSON line with the figures we use.
+import autocannon from 'autocannon';
+
+const { headersPerClient, ...options } = JSON.parse(process.argv[2]);
+// Several credentials: connection i sends the i-th set of headers (round robin).
+let next = 0;
+const setupClient = headersPerClient?.length
+  ? (client) => client.setHeaders({ ...options.headers, ...headersPerClient[next++ % headersPerClient.length] })
+  : undefined;
+const result = await autocannon({ ...options, setupClient, renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
+process.stdout.write(
+  `${JSON.stringify({
+    requests: result.requests.average,
+    total: result.requests.total,
+    duration: result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes: result.statusCodeStats,
+  })}\n`,
+);

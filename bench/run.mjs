@@ -1,0 +1,402 @@
+// `npm run bench`: the service on real PostgreSQL against a bare node:http server, same machine,
+// same load. See README, "Benchmark". Plain ESM JavaScript, run as is (the service is built first).
+//
+// Environment:
+//   DATABASE_URL        admin URL of a PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test);
+//                       the bench creates a database of its own there and drops it afterwards
+//   BENCH_DURATION      seconds per measured run (default 6)
+//   BENCH_CONNECTIONS   concurrent connections (default 50)
+//   BENCH_CASES         comma-separated subset of cases (default all)
+//   BENCH_ROUNDS        how many times each case runs, alternating with the baseline (default 2)
+//   BENCH_USERS         members of the bench org, each with a session and a key; the connections
+//                       share them round robin (default 1: one user, one key, one session)
+//   BENCH_PROFILE       a directory: the service runs with --cpu-prof and writes its profile there
+//   BENCH_VERBOSE=1     pass the service's stderr through
+//   BENCH_NO_FAIL=1     or the flag --no-fail: print FAIL rows but exit 0
+import { spawn } from 'node:child_process';
+import { createSecretKey, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import jwt from 'jsonwebtoken';
+import pg from 'pg';
+
+const root = resolve(import.meta.dirname, '..');
+const ADMIN_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const DURATION = Number(process.env.BENCH_DURATION || 6);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 50);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 2);
+const USERS = Number(process.env.BENCH_USERS || 1);
+const WARMUP_SECONDS = 2;
+const NO_FAIL = process.argv.includes('--no-fail') || process.env.BENCH_NO_FAIL === '1';
+const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : null;
+const SESSION_SECRET = 'bench-session-secret-0123456789abcdef-0123456789';
+const API_KEY_SECRET = 'bench-api-key-secret-0123456789abcdef-0123456789';
+const RSS_LIMIT_MB = 250;
+const CLK_TCK = 100; // USER_HZ, 100 on every Linux we know of
+
+// Targets from issue 5, as ratios of the bare server's req/s in the same run.
+const TARGETS = {
+  'me-key': { ratio: 0.3, p99: 15 },
+  'me-session': { ratio: 0.25 },
+  'usage-key': { ratio: 0.25 },
+  'mint-session': {},
+};
+
+// With two or more cores, the server gets core 0 and the load generator core 1, so they do not
+// steal each other's time. (PostgreSQL is left to the scheduler.)
+const PIN = existsSync('/usr/bin/taskset') || existsSync('/bin/taskset') ? cpus().length >= 2 : false;
+const pinned = (cpu, argv) => (PIN ? ['taskset', ['-c', String(cpu), ...argv]] : [argv[0], argv.slice(1)]);
+
+function withDatabase(url, name) {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+const children = new Set();
+
+function start(cpu, argv, env) {
+  const [cmd, args] = pinned(cpu, argv);
+  const child = spawn(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+function stop(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+function collect(stream) {
+  let text = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (d) => {
+    text += d;
+    if (text.length > 64_000) text = text.slice(-32_000);
+  });
+  return () => text;
+}
+
+async function freePort() {
+  const { createServer } = await import('node:net');
+  return new Promise((done, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => done(port));
+    });
+  });
+}
+
+async function startBare() {
+  const child = start(0, [process.execPath, join(root, 'bench', 'bare-server.mjs')], process.env);
+  const port = await new Promise((done, fail) => {
+    let buf = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => {
+      buf += d;
+      const line = buf.split('\n')[0];
+      if (buf.includes('\n')) done(JSON.parse(line).port);
+    });
+    child.once('exit', (code) => fail(new Error(`bare server exited (${code})`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function startService(databaseUrl) {
+  const port = await freePort();
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    DB_MIGRATE: 'true',
+    SESSION_JWT_SECRET: SESSION_SECRET,
+    API_KEY_SECRET,
+    AUTH_FAILURE_LIMIT: '0',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+  };
+  const flags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const child = start(0, [process.execPath, ...flags, join(root, 'dist', 'main.js')], env);
+  const out = collect(child.stdout);
+  const err = collect(child.stderr);
+  if (process.env.BENCH_VERBOSE) child.stderr.pipe(process.stderr);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited during start:\n${out()}\n${err()}`);
+    try {
+      const res = await fetch(`${url}/me`);
+      if (res.status === 401) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the service did not start within 60 s:\n${out()}\n${err()}`);
+    await sleep(200);
+  }
+  return { child, url, logs: () => `${out()}\n${err()}` };
+}
+
+async function seed(databaseUrl, serviceUrl) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const org = await client.query(`INSERT INTO orgs (name, plan) VALUES ('Bench', 'pro') RETURNING id`);
+    const orgId = org.rows[0].id;
+    const sessions = [];
+    const keys = [];
+    for (let i = 0; i < USERS; i++) {
+      const email = `bench-${i}@example.com`;
+      const user = await client.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [email]);
+      const userId = user.rows[0].id;
+      await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'owner')`, [orgId, userId]);
+      await client.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2)`, [orgId, userId]);
+      // Signed as the identity provider would: HS256 with the shared secret, org resolved by the service.
+      const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), { algorithm: 'HS256', subject: userId, expiresIn: 3600 });
+      const res = await fetch(`${serviceUrl}/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ org_id: orgId, name: 'bench', scopes: ['decisions:read'] }),
+      });
+      const body = await res.json();
+      if (res.status !== 201) throw new Error(`minting the bench key failed: ${res.status} ${JSON.stringify(body)}`);
+      sessions.push(session);
+      keys.push(body.key);
+    }
+    return { orgId, sessions, keys };
+  } finally {
+    await client.end();
+  }
+}
+
+function rssMb(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in ms; 0 once it is gone. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ms of each PostgreSQL backend serving the bench database (the machine may run other databases). */
+async function backendCpu(admin) {
+  const { rows } = await admin.query(`SELECT pid FROM pg_stat_activity WHERE datname = $1`, [dbName]);
+  return new Map(rows.map((r) => [r.pid, cpuMs(r.pid)]));
+}
+
+/**
+ * One autocannon run in a child pinned to core 1. For the service it also samples peak RSS and
+ * measures CPU time per request of the service and of its PostgreSQL backends: unlike req/s,
+ * those hardly move when other work shares the machine.
+ */
+async function load(options, target = null) {
+  const child = start(1, [process.execPath, join(root, 'bench', 'load.mjs'), JSON.stringify(options)], process.env);
+  const out = collect(child.stdout);
+  const err = collect(child.stderr);
+  const pid = target?.pid;
+  const cpu0 = pid ? cpuMs(pid) : 0;
+  const pg0 = target?.admin ? await backendCpu(target.admin) : null;
+  let maxRss = target?.admin ? rssMb(pid) ?? 0 : null;
+  const sampler = target?.admin
+    ? setInterval(() => {
+        const v = rssMb(pid);
+        if (v !== null && v > maxRss) maxRss = v;
+      }, 100)
+    : null;
+  const code = await new Promise((done) => child.once('exit', done));
+  if (sampler) clearInterval(sampler);
+  if (code !== 0) throw new Error(`the load generator failed (${code}): ${err()}`);
+  const r = JSON.parse(out().trim().split('\n').pop());
+  const result = { ...r, rps: r.total / r.duration, rss: maxRss, cpuPerReq: null, pgPerReq: null };
+  if (target && r.total > 0) {
+    result.cpuPerReq = ((cpuMs(pid) - cpu0) * 1000) / r.total;
+    if (pg0) {
+      let pgMs = 0;
+      for (const [p, ms] of await backendCpu(target.admin)) pgMs += ms - (pg0.get(p) ?? 0);
+      result.pgPerReq = (pgMs * 1000) / r.total;
+    }
+  }
+  return result;
+}
+
+const bearer = (tokens) => tokens.map((t) => ({ authorization: `Bearer ${t}` }));
+
+function caseRequest(name, ctx) {
+  const { keys, sessions, orgId } = ctx.seed;
+  switch (name) {
+    case 'me-key':
+      return { url: `${ctx.service.url}/me`, headersPerClient: bearer(keys) };
+    case 'me-session':
+      return { url: `${ctx.service.url}/me`, headersPerClient: bearer(sessions) };
+    case 'usage-key':
+      return { url: `${ctx.service.url}/usage`, headersPerClient: bearer(keys) };
+    case 'mint-session':
+      return {
+        url: `${ctx.service.url}/api-keys`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        headersPerClient: bearer(sessions),
+        body: JSON.stringify({ org_id: orgId, name: 'bench-mint' }),
+      };
+    default:
+      throw new Error(`unknown case ${name}`);
+  }
+}
+
+const fmt = (n, digits = 0) => (n === null || n === undefined ? '-' : n.toFixed(digits));
+
+function table(rows) {
+  const head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'CPU µs/req', 'PG µs/req', 'ratio', 'target', 'result'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+async function main() {
+  const cases = (process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : Object.keys(TARGETS)).map((s) => s.trim());
+  for (const c of cases) if (!(c in TARGETS)) throw new Error(`unknown case ${c}; known: ${Object.keys(TARGETS).join(', ')}`);
+  if (!existsSync(join(root, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run `npm run build` first');
+
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  dropDatabase = async () => {
+    dropDatabase = async () => {};
+    await Promise.all([...children].map(stop));
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => process.stderr.write(`could not drop ${dbName}: ${e.message}\n`));
+    await admin.end();
+  };
+  const databaseUrl = withDatabase(ADMIN_URL, dbName);
+  const ctx = {};
+  let failed = false;
+  try {
+    ctx.bare = await startBare();
+    ctx.service = await startService(databaseUrl);
+    ctx.seed = await seed(databaseUrl, ctx.service.url);
+    const target = { pid: ctx.service.child.pid, admin };
+    const base = { connections: CONNECTIONS };
+
+    process.stderr.write(
+      `bench: ${cpus().length} CPU(s) ${cpus()[0]?.model ?? ''}, node ${process.version}, ` +
+        `${PIN ? 'service and baseline on CPU 0, load on CPU 1' : 'no pinning (taskset missing or one CPU)'}, ` +
+        `${CONNECTIONS} connections, ${USERS} user(s)/key(s)/session(s), ${DURATION} s per run, ${ROUNDS} rounds\n`,
+    );
+    const busy = loadavg()[0];
+    if (busy > 1) {
+      process.stderr.write(`bench: the machine is already busy (load average ${busy.toFixed(1)}): expect lower, noisier figures\n`);
+    }
+    // Warm both servers (JIT, pool connections, prepared statements) before measuring.
+    await load({ ...base, url: ctx.bare.url, duration: WARMUP_SECONDS });
+    for (const c of cases) await load({ ...base, ...caseRequest(c, ctx), duration: WARMUP_SECONDS }, target);
+
+    const runs = { baseline: [] };
+    for (const c of cases) runs[c] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const b = await load({ ...base, url: ctx.bare.url, duration: DURATION }, { pid: ctx.bare.child.pid, admin: null });
+      runs.baseline.push(b);
+      process.stderr.write(`  round ${round} baseline      ${fmt(b.rps)} req/s  p99 ${b.p99} ms  CPU ${fmt(b.cpuPerReq)} µs/req\n`);
+      for (const c of cases) {
+        const r = await load({ ...base, ...caseRequest(c, ctx), duration: DURATION }, target);
+        runs[c].push(r);
+        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req\n`);
+      }
+    }
+
+    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const baseRps = mean(runs.baseline.map((r) => r.rps));
+    const rows = [
+      [
+        'baseline (node:http)',
+        fmt(baseRps),
+        fmt(Math.max(...runs.baseline.map((r) => r.p99))),
+        runs.baseline.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
+        '-',
+        fmt(mean(runs.baseline.map((r) => r.cpuPerReq))),
+        '-',
+        '1.00',
+        '',
+        '',
+      ],
+    ];
+    for (const c of cases) {
+      const rs = runs[c];
+      const rps = mean(rs.map((r) => r.rps));
+      const p99 = Math.max(...rs.map((r) => r.p99));
+      const bad = rs.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0);
+      const rss = Math.max(...rs.map((r) => r.rss ?? 0));
+      const ratio = rps / baseRps;
+      const t = TARGETS[c];
+      const checks = [];
+      const wanted = [];
+      if (t.ratio !== undefined) {
+        wanted.push(`≥ ${t.ratio.toFixed(2)}`);
+        checks.push(ratio >= t.ratio);
+      }
+      if (t.p99 !== undefined) {
+        wanted.push(`p99 ≤ ${t.p99}`);
+        checks.push(p99 <= t.p99);
+      }
+      wanted.push(`RSS ≤ ${RSS_LIMIT_MB}`, 'all 2xx');
+      checks.push(rss <= RSS_LIMIT_MB, bad === 0);
+      const pass = checks.every(Boolean);
+      if (!pass) failed = true;
+      const cpu = fmt(mean(rs.map((r) => r.cpuPerReq)));
+      const pgCpu = fmt(mean(rs.map((r) => r.pgPerReq)));
+      rows.push([c, fmt(rps), fmt(p99), bad, fmt(rss), cpu, pgCpu, ratio.toFixed(2), wanted.join(', '), pass ? 'PASS' : 'FAIL']);
+    }
+    process.stdout.write(`\n${table(rows)}\n\n`);
+    process.stdout.write(`load average when done: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+    process.stdout.write(
+      `req/s: mean of ${ROUNDS} runs of ${DURATION} s; p99: worst run; RSS: the service's peak VmRSS during its runs;\n` +
+        `CPU/PG µs/req: CPU time of the server process / of its PostgreSQL backends per request (less sensitive than req/s to other work on the machine, not immune);\n` +
+        `ratio: req/s ÷ baseline req/s.\n`,
+    );
+  } catch (error) {
+    if (ctx.service) process.stderr.write(`service output:\n${ctx.service.logs()}\n`);
+    throw error;
+  } finally {
+    await dropDatabase();
+  }
+  if (failed && !NO_FAIL) {
+    process.stderr.write('bench: at least one target was missed (use --no-fail or BENCH_NO_FAIL=1 to report only)\n');
+    process.exitCode = 1;
+  }
+}
+
+const dbName = `kui_bench_${randomBytes(4).toString('hex')}`;
+let dropDatabase = async () => {};
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    process.stderr.write(`bench: interrupted; stopping the servers and dropping ${dbName}\n`);
+    void dropDatabase().finally(() => process.exit(130));
+  });
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exitCode = 2;
+});

@@ -1,0 +1,252 @@
+import { createSecretKey } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { describe, expect, it, vi } from 'vitest';
+import type { ApiKeyRepository, KeyVerificationRow } from '../api-keys/api-key.repository.js';
+import { Clock } from '../common/clock.js';
+import type { Role } from '../common/roles.js';
+import { Settings } from '../core/settings.js';
+import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
+import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
+import { generateApiKey, hashApiKey, type GeneratedKey } from './api-key-format.js';
+import { ApiKeyVerifier } from './api-key-verifier.js';
+import { AuthMetrics } from './auth-metrics.js';
+import type { LastUsedWriter } from './last-used-writer.js';
+
+const SECRET = 'unit-api-key-secret-0123456789abcdef-0123456789';
+const NOW = new Date('2030-01-15T12:00:00Z');
+const ORG = '11111111-1111-4111-8111-111111111111';
+
+class FixedClock extends Clock {
+  now(): Date {
+    return new Date(NOW);
+  }
+}
+
+const connectionRefused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** The key table as the verification statement sees it; each call records the lookups it was asked for. */
+class FakeKeyRows {
+  readonly rows = new Map<string, KeyVerificationRow>();
+  readonly calls: Array<{ lookups: string[]; withDirectory: boolean }> = [];
+  /** When set, the next call waits for (or fails with) this instead of answering at once. */
+  gate: Promise<void> | null = null;
+
+  add(key: GeneratedKey, over: Partial<KeyVerificationRow> & { role?: Role | null } = {}): KeyVerificationRow {
+    const userId = `00000000-0000-4000-8000-${String(this.rows.size + 1).padStart(12, '0')}`;
+    const row: KeyVerificationRow = {
+      id: `aaaaaaaa-0000-4000-8000-${String(this.rows.size + 1).padStart(12, '0')}`,
+      lookup: key.lookup,
+      keyHash: hashApiKey(createSecretKey(Buffer.from(SECRET)), key.key),
+      userId,
+      orgId: ORG,
+      scopes: ['decisions:read', 'decisions:write'],
+      expiresAt: null,
+      revokedAt: null,
+      lastUsedAt: null,
+      email: `${userId}@example.com`,
+      role: 'owner',
+      plan: 'free',
+      memberCount: 3,
+      ...over,
+    };
+    this.rows.set(key.lookup, row);
+    return row;
+  }
+
+  readonly repository = {
+    findForVerification: async (lookups: string[], withDirectory: boolean): Promise<KeyVerificationRow[]> => {
+      this.calls.push({ lookups: [...lookups], withDirectory });
+      // The statement's snapshot is taken when it starts: later changes do not reach its answer.
+      const answer = lookups.flatMap((l) => (this.rows.has(l) ? [{ ...this.rows.get(l)! }] : []));
+      const gate = this.gate;
+      this.gate = null;
+      if (gate) await gate;
+      return answer;
+    },
+  };
+}
+
+function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource)) {
+  const settings = new Settings({ apiKeySecret: SECRET, session: { secret: 's'.repeat(32) }, clock: new FixedClock() });
+  const lastUsed = { touch: vi.fn() };
+  const metrics = new AuthMetrics();
+  const verifier = new ApiKeyVerifier(
+    keys.repository as unknown as ApiKeyRepository,
+    directory,
+    settings,
+    lastUsed as unknown as LastUsedWriter,
+    metrics,
+  );
+  return { verifier, lastUsed, metrics };
+}
+
+/** A key whose last character is changed: the checksum no longer holds. */
+function misChecksummed(key: string): string {
+  return key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
+}
+
+describe('ApiKeyVerifier', () => {
+  it('gives each of many concurrent verifications of mixed keys its own answer, from one statement', async () => {
+    const keys = new FakeKeyRows();
+    const valid = generateApiKey();
+    const validRow = keys.add(valid);
+    const viewer = generateApiKey();
+    const viewerRow = keys.add(viewer, { role: 'viewer' });
+    const revoked = generateApiKey();
+    keys.add(revoked, { revokedAt: new Date('2030-01-01T00:00:00Z') });
+    const expired = generateApiKey();
+    keys.add(expired, { expiresAt: new Date('2030-01-15T11:59:59Z') });
+    const formerMember = generateApiKey();
+    keys.add(formerMember, { role: null, email: null, plan: null, memberCount: 0 });
+    const unknown = generateApiKey();
+    // Right lookup, wrong secret: the stored hash is another key's.
+    const forged = generateApiKey();
+    keys.add(forged, { keyHash: hashApiKey(createSecretKey(Buffer.from(SECRET)), generateApiKey().key) });
+    const malformed = misChecksummed(generateApiKey().key);
+
+    const { verifier, metrics } = verifierOver(keys);
+    const expected = new Map<string, 'valid' | 'viewer' | null>([
+      [valid.key, 'valid'],
+      [viewer.key, 'viewer'],
+      [revoked.key, null],
+      [expired.key, null],
+      [formerMember.key, null],
+      [unknown.key, null],
+      [forged.key, null],
+      [malformed, null],
+    ]);
+    const tokens = Array.from({ length: 48 }, (_, i) => [...expected.keys()][(i * 5) % expected.size]);
+
+    const results = await Promise.all(tokens.map((t) => verifier.verify(t)));
+
+    tokens.forEach((token, i) => {
+      const want = expected.get(token);
+      if (want === null) expect(results[i], `answer for request ${i}`).toBeNull();
+      else {
+        const row = want === 'valid' ? validRow : viewerRow;
+        expect(results[i], `answer for request ${i}`).toEqual({
+          kind: 'api_key',
+          keyId: row.id,
+          userId: row.userId,
+          email: row.email,
+          orgId: ORG,
+          orgRole: row.role,
+          orgMemberCount: 3,
+          plan: 'free',
+          scopes: want === 'valid' ? ['decisions:read', 'decisions:write'] : ['decisions:read'],
+        });
+      }
+    });
+    // One statement for the whole batch, each lookup asked once, the mis-checksummed key never asked.
+    expect(keys.calls).toHaveLength(1);
+    expect(keys.calls[0].withDirectory).toBe(true);
+    expect(new Set(keys.calls[0].lookups)).toEqual(new Set([valid, viewer, revoked, expired, formerMember, unknown, forged].map((k) => k.lookup)));
+    expect(keys.calls[0].lookups).toHaveLength(7);
+    expect(metrics.counts.ok).toBe(tokens.filter((t) => expected.get(t) !== null).length);
+    expect(metrics.counts.malformed).toBe(tokens.filter((t) => t === malformed).length);
+  });
+
+  it('does not let a request join a batch already in flight, so a revoke between them is seen', async () => {
+    const keys = new FakeKeyRows();
+    const key = generateApiKey();
+    keys.add(key);
+    const { verifier } = verifierOver(keys);
+    const gate = deferred<void>();
+    keys.gate = gate.promise;
+
+    const first = verifier.verify(key.key);
+    await vi.waitFor(() => expect(keys.calls).toHaveLength(1));
+    // The key is revoked after the first statement left but before its answer came back.
+    keys.rows.get(key.lookup)!.revokedAt = new Date('2030-01-15T11:00:00Z');
+    const second = verifier.verify(key.key);
+    gate.resolve();
+
+    expect(await first).not.toBeNull();
+    expect(await second).toBeNull();
+    expect(keys.calls).toHaveLength(2);
+  });
+
+  it('fails only the batch whose statement failed, and the next batch answers normally', async () => {
+    const keys = new FakeKeyRows();
+    const a = generateApiKey();
+    const b = generateApiKey();
+    keys.add(a);
+    keys.add(b);
+    const { verifier, lastUsed } = verifierOver(keys);
+    const gate = deferred<void>();
+    keys.gate = gate.promise;
+
+    const failing = [verifier.verify(a.key), verifier.verify(b.key), verifier.verify(a.key)];
+    await vi.waitFor(() => expect(keys.calls).toHaveLength(1));
+    const later = [verifier.verify(a.key), verifier.verify(b.key)];
+    await vi.waitFor(() => expect(keys.calls).toHaveLength(2));
+    gate.reject(connectionRefused());
+
+    const settled = await Promise.allSettled(failing);
+    for (const s of settled) {
+      expect(s.status).toBe('rejected');
+      expect((s as PromiseRejectedResult).reason).toMatchObject({ code: 'ECONNREFUSED' });
+    }
+    const answers = await Promise.all(later);
+    expect(answers.map((p) => p?.keyId)).toEqual([keys.rows.get(a.lookup)!.id, keys.rows.get(b.lookup)!.id]);
+    // Last use is recorded only for verifications that succeeded.
+    expect(lastUsed.touch).toHaveBeenCalledTimes(2);
+
+    // And the verifier keeps working after the failure.
+    expect(await verifier.verify(b.key)).not.toBeNull();
+  });
+
+  it('refuses a mis-checksummed or non-key token without asking the database', async () => {
+    const keys = new FakeKeyRows();
+    const key = generateApiKey();
+    keys.add(key);
+    const { verifier } = verifierOver(keys);
+
+    expect(await verifier.verify(misChecksummed(key.key))).toBeNull();
+    expect(await verifier.verify('svc_live_short')).toBeNull();
+    expect(await verifier.verify(`${key.key}x`)).toBeNull();
+    expect(keys.calls).toHaveLength(0);
+  });
+
+  it('with a host directory, asks it once per batch for the live keys owners and applies their current role', async () => {
+    const keys = new FakeKeyRows();
+    const live = generateApiKey();
+    const liveRow = keys.add(live, { email: null, role: null, plan: null, memberCount: 0 });
+    const revoked = generateApiKey();
+    keys.add(revoked, { email: null, role: null, plan: null, memberCount: 0, revokedAt: new Date('2030-01-01T00:00:00Z') });
+    const gone = generateApiKey();
+    keys.add(gone, { email: null, role: null, plan: null, memberCount: 0 });
+
+    const asked: Array<ReadonlyArray<{ userId: string; orgId: string }>> = [];
+    class HostDirectory extends OrgDirectory {
+      mintStanding = vi.fn();
+      userOrgs = vi.fn();
+      orgPlan = vi.fn();
+      async memberContexts(pairs: ReadonlyArray<{ userId: string; orgId: string }>): Promise<Map<string, MemberContext>> {
+        asked.push(pairs);
+        const ctx: MemberContext = { userId: liveRow.userId, orgId: ORG, email: 'host@example.com', role: 'viewer', plan: 'pro', memberCount: 9 };
+        return new Map([[memberKey(liveRow.userId, ORG), ctx]]);
+      }
+    }
+    const { verifier } = verifierOver(keys, new HostDirectory());
+
+    const [a, b, c] = await Promise.all([verifier.verify(live.key), verifier.verify(revoked.key), verifier.verify(gone.key)]);
+
+    expect(a).toMatchObject({ email: 'host@example.com', orgRole: 'viewer', plan: 'pro', orgMemberCount: 9, scopes: ['decisions:read'] });
+    expect(b).toBeNull();
+    expect(c).toBeNull();
+    expect(keys.calls).toEqual([{ lookups: expect.any(Array), withDirectory: false }]);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toHaveLength(2);
+  });
+});

@@ -1,0 +1,130 @@
+import { NotFoundException } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
+import type { Role } from '../common/roles.js';
+import { memberKey, OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
+import type { Principal } from './principal.js';
+import { SessionOrgResolver } from './session-org.resolver.js';
+
+const U1 = '00000000-0000-4000-8000-000000000001';
+const U2 = '00000000-0000-4000-8000-000000000002';
+const U3 = '00000000-0000-4000-8000-000000000003';
+const ORG_A = 'aaaaaaaa-0000-4000-8000-000000000001';
+const ORG_B = 'aaaaaaaa-0000-4000-8000-000000000002';
+
+/** Memberships in memory; records every call the resolver makes. */
+class FakeDirectory extends OrgDirectory {
+  readonly members = new Map<string, MemberContext>();
+  readonly userOrgsCalls: string[] = [];
+  readonly memberContextsCalls: Array<Array<{ userId: string; orgId: string }>> = [];
+  failUserOrgsFor: string | null = null;
+  failMemberContexts = false;
+
+  join(userId: string, orgId: string, role: Role, memberCount = 2): void {
+    this.members.set(memberKey(userId, orgId), { userId, orgId, email: `${userId}@example.com`, role, plan: 'free', memberCount });
+  }
+
+  async userOrgs(userId: string, orgId: string | null, limit: number): Promise<MemberContext[]> {
+    this.userOrgsCalls.push(userId);
+    if (this.failUserOrgsFor === userId) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
+    return [...this.members.values()].filter((m) => m.userId === userId && (!orgId || m.orgId === orgId)).slice(0, limit);
+  }
+
+  async memberContexts(pairs: ReadonlyArray<{ userId: string; orgId: string }>): Promise<Map<string, MemberContext>> {
+    this.memberContextsCalls.push([...pairs]);
+    if (this.failMemberContexts) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const out = new Map<string, MemberContext>();
+    for (const p of pairs) {
+      const m = this.members.get(memberKey(p.userId, p.orgId));
+      if (m) out.set(memberKey(p.userId, p.orgId), m);
+    }
+    return out;
+  }
+
+  async mintStanding(): Promise<MintStanding | null> {
+    return null;
+  }
+
+  async orgPlan(): Promise<null> {
+    return null;
+  }
+}
+
+function session(userId: string, requestedOrgId: string | null = null): Principal {
+  return { kind: 'session', userId, email: `${userId}@example.com`, orgId: null, orgRole: null, orgMemberCount: 0, plan: null, scopes: [], requestedOrgId };
+}
+
+describe('SessionOrgResolver', () => {
+  it('resolves many concurrent sessions each to its own org with one call per distinct question', async () => {
+    const directory = new FakeDirectory();
+    directory.join(U1, ORG_A, 'owner', 3);
+    directory.join(U2, ORG_A, 'viewer');
+    directory.join(U2, ORG_B, 'member');
+    directory.join(U3, ORG_B, 'admin');
+    const resolver = new SessionOrgResolver(directory);
+
+    const onlyOrg = [session(U1), session(U1), session(U1)];
+    const severalOrgs = session(U2);
+    const named = session(U2, ORG_B);
+    const namedOther = session(U3, ORG_B);
+    const notMember = session(U3, ORG_A);
+    const results = await Promise.allSettled([...onlyOrg, severalOrgs, named, namedOther, notMember].map((p) => resolver.resolve(p)));
+
+    expect(results.slice(0, 6).every((r) => r.status === 'fulfilled')).toBe(true);
+    for (const p of onlyOrg) expect(p).toMatchObject({ orgId: ORG_A, orgRole: 'owner', orgMemberCount: 3, scopes: ['decisions:read', 'decisions:write'] });
+    expect(severalOrgs).toMatchObject({ orgId: null, orgRole: null, scopes: [] });
+    expect(named).toMatchObject({ orgId: ORG_B, orgRole: 'member', scopes: ['decisions:read', 'decisions:write'] });
+    expect(namedOther).toMatchObject({ orgId: ORG_B, orgRole: 'admin' });
+    expect(results[6]).toMatchObject({ status: 'rejected', reason: expect.any(NotFoundException) });
+    expect(notMember.orgId).toBeNull();
+
+    expect(directory.userOrgsCalls.sort()).toEqual([U1, U2]);
+    expect(directory.memberContextsCalls).toHaveLength(1);
+    expect(directory.memberContextsCalls[0]).toHaveLength(3);
+  });
+
+  it('asks again on the next request, so a lowered role or a removal shows at once', async () => {
+    const directory = new FakeDirectory();
+    directory.join(U1, ORG_A, 'owner');
+    const resolver = new SessionOrgResolver(directory);
+
+    const before = session(U1, ORG_A);
+    await resolver.resolve(before);
+    expect(before.scopes).toEqual(['decisions:read', 'decisions:write']);
+
+    directory.join(U1, ORG_A, 'viewer');
+    const lowered = session(U1, ORG_A);
+    await resolver.resolve(lowered);
+    expect(lowered).toMatchObject({ orgRole: 'viewer', scopes: ['decisions:read'] });
+
+    directory.members.clear();
+    await expect(resolver.resolve(session(U1, ORG_A))).rejects.toBeInstanceOf(NotFoundException);
+    const unnamed = session(U1);
+    await resolver.resolve(unnamed);
+    expect(unnamed.orgId).toBeNull();
+  });
+
+  it('fails only the requests whose directory call failed', async () => {
+    const directory = new FakeDirectory();
+    directory.join(U1, ORG_A, 'owner');
+    directory.join(U2, ORG_A, 'member');
+    directory.join(U3, ORG_B, 'member');
+    directory.failUserOrgsFor = U2;
+    directory.failMemberContexts = true;
+    const resolver = new SessionOrgResolver(directory);
+
+    const ok = session(U1);
+    const [r1, r2, r3] = await Promise.allSettled([resolver.resolve(ok), resolver.resolve(session(U2)), resolver.resolve(session(U3, ORG_B))]);
+
+    expect(r1.status).toBe('fulfilled');
+    expect(ok.orgId).toBe(ORG_A);
+    expect(r2).toMatchObject({ status: 'rejected', reason: { code: '57P01' } });
+    expect(r3).toMatchObject({ status: 'rejected', reason: { code: 'ECONNREFUSED' } });
+
+    // The next batch is unaffected by the last one's failures.
+    directory.failUserOrgsFor = null;
+    directory.failMemberContexts = false;
+    const again = session(U3, ORG_B);
+    await resolver.resolve(again);
+    expect(again.orgId).toBe(ORG_B);
+  });
+});
