@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeyRepository, type KeyVerificationRow } from '../api-keys/api-key.repository.js';
 import { effectiveScopes } from '../common/roles.js';
+import { TurnBatcher } from '../common/turn-batcher.js';
 import { Settings } from '../core/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
@@ -8,11 +9,6 @@ import { hashApiKey, hashesEqual, parseApiKey } from './api-key-format.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
-
-interface Waiter {
-  resolve: (row: KeyVerificationRow | undefined) => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * Verifies API keys against the database on every request (no cache of positive answers, so a
@@ -22,8 +18,10 @@ interface Waiter {
  */
 @Injectable()
 export class ApiKeyVerifier {
-  private queue = new Map<string, Waiter[]>();
-  private scheduled = false;
+  private readonly rows = new TurnBatcher<string, KeyVerificationRow>(
+    async (lookups) => new Map((await this.fetch(lookups)).map((r) => [r.lookup, r])),
+    (lookup) => lookup,
+  );
   private readonly ownDirectory: boolean;
 
   constructor(
@@ -43,7 +41,7 @@ export class ApiKeyVerifier {
     const lookup = parseApiKey(token);
     if (!lookup) return this.refuse('malformed');
     if (!secret) return this.refuse('not_configured');
-    const row = await this.load(lookup);
+    const row = await this.rows.load(lookup);
     if (!row || !hashesEqual(row.keyHash, hashApiKey(secret, token))) return this.refuse('unknown');
     const now = this.settings.clock.now();
     if (row.revokedAt) return this.refuse('revoked');
@@ -67,32 +65,6 @@ export class ApiKeyVerifier {
   private refuse(outcome: Parameters<AuthMetrics['verification']>[0]): null {
     this.metrics.verification(outcome);
     return null;
-  }
-
-  private load(lookup: string): Promise<KeyVerificationRow | undefined> {
-    return new Promise((resolve, reject) => {
-      const waiters = this.queue.get(lookup);
-      if (waiters) waiters.push({ resolve, reject });
-      else this.queue.set(lookup, [{ resolve, reject }]);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.runBatch());
-      }
-    });
-  }
-
-  private async runBatch(): Promise<void> {
-    const batch = this.queue;
-    this.queue = new Map();
-    this.scheduled = false;
-    try {
-      const rows = await this.fetch([...batch.keys()]);
-      const byLookup = new Map(rows.map((r) => [r.lookup, r]));
-      for (const [lookup, waiters] of batch) for (const w of waiters) w.resolve(byLookup.get(lookup));
-    } catch (error) {
-      // A failed statement fails only the requests of this batch.
-      for (const waiters of batch.values()) for (const w of waiters) w.reject(error);
-    }
   }
 
   private async fetch(lookups: string[]): Promise<KeyVerificationRow[]> {

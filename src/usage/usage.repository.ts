@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { MAX_LIMIT, type Limit } from '../common/plan-limits.js';
+import { TurnBatcher } from '../common/turn-batcher.js';
 import type { Counters, Meter } from './meters.js';
 
 // What a limit is checked against, per meter (the wallet is asks + retrieves), in bigint so the
@@ -41,6 +42,8 @@ const REFUND_SQL = Object.fromEntries(
   ]),
 ) as Record<Meter, string>;
 
+const readKey = (orgId: string, day: string) => `${orgId.toLowerCase()}|${day}`;
+
 const ZERO: Counters = { asks: 0, retrieves: 0, imports: 0, captures: 0 };
 
 @Injectable()
@@ -61,14 +64,29 @@ export class UsageRepository {
     await this.pool().query({ name: `kui_refund_${meter}`, text: REFUND_SQL[meter], values: [orgId, day, count] });
   }
 
+  /**
+   * Today's counters of an org. Reads that arrive in the same event-loop turn share one
+   * statement (GET /usage is a hot path); every read still sees the database as of its request.
+   */
   async read(orgId: string, day: string): Promise<Counters> {
-    const result = await this.pool().query<Counters>({
-      name: 'kui_read_usage',
-      text: `SELECT asks, retrieves, imports, captures FROM usage_counters WHERE org_id = $1 AND day = $2::date`,
-      values: [orgId, day],
-    });
-    return result.rows[0] ?? { ...ZERO };
+    return (await this.reads.load({ orgId, day })) ?? { ...ZERO };
   }
+
+  private readonly reads = new TurnBatcher<{ orgId: string; day: string }, Counters>(
+    async (keys) => {
+      const result = await this.pool().query<Counters & { org_id: string; day: string }>({
+        name: 'kui_read_usage_many',
+        text: `SELECT c.org_id, to_char(c.day, 'YYYY-MM-DD') AS day, c.asks, c.retrieves, c.imports, c.captures
+                 FROM usage_counters c
+                 JOIN unnest($1::uuid[], $2::date[]) AS k(org_id, day) ON c.org_id = k.org_id AND c.day = k.day`,
+        values: [keys.map((k) => k.orgId), keys.map((k) => k.day)],
+      });
+      return new Map(
+        result.rows.map((r) => [readKey(r.org_id, r.day), { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures }]),
+      );
+    },
+    (k) => readKey(k.orgId, k.day),
+  );
 
   // Hot paths (every /usage read, every charge) use named statements on the driver's pool.
   private pool(): Pool {
