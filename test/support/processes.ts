@@ -63,7 +63,10 @@ export async function startServer(env: Record<string, string | undefined>, timeo
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   await new Promise<void>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`server did not start in time:\n${out}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // never leave a half-started server behind
+      fail(new Error(`server did not start in time:\n${out}`));
+    }, timeoutMs);
     const check = () => {
       if (/Listening on/.test(out)) {
         clearTimeout(timer);
