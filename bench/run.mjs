@@ -130,6 +130,8 @@ async function startService(databaseUrl) {
     PORT: String(port),
   };
   const flags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  // BENCH_NODE_FLAGS: extra V8/Node flags for the service, to try memory/GC settings.
+  if (process.env.BENCH_NODE_FLAGS) flags.push(...process.env.BENCH_NODE_FLAGS.split(/\s+/).filter(Boolean));
   const child = start(0, [process.execPath, ...flags, join(root, 'dist', 'main.js')], env);
   const out = collect(child.stdout);
   const err = collect(child.stderr);

@@ -12,8 +12,8 @@ import { ConfigError, type AppConfig } from './config/app-config.js';
 import { openDatabase } from './database/open-database.js';
 import { buildOpenApiDocument, setupOpenApi } from './http/openapi.js';
 import { MetricsService } from './metrics/metrics.service.js';
-import { loggerParams } from './observability/logging.js';
-import { linkFastifyRequest, REQUEST_ID_HEADER, requestIdFor, routeOf } from './observability/request-context.js';
+import { createLogging, logRequest } from './observability/logging.js';
+import { REQUEST_ID_HEADER, requestIdFor, routeOf } from './observability/request-context.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -57,17 +57,17 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     // Refuse bodies that try to pollute prototypes rather than silently dropping the keys.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    // One id per request for Fastify and pino-http alike (pino-http reads `raw.id`).
-    genReqId: (raw: IncomingMessage) => ((raw as IncomingMessage & { id?: string }).id = requestIdFor(raw)),
+    // The caller's X-Request-Id when it is sane, else a fresh UUID (see request-context.ts).
+    genReqId: (raw: IncomingMessage) => requestIdFor(raw),
   });
   const pino = options.logger === undefined;
-  const logging = await loggerParams(config, { destination: options.logDestination, silent: options.logger === false });
+  const logging = await createLogging(config, { destination: options.logDestination, silent: options.logger === false });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register({
       config,
       clock: options.clock,
       dataSource: options.dataSource ?? (() => openDatabase(config, 'server')),
-      logging,
+      logging: logging.params,
     }),
     adapter,
     { logger: pino ? undefined : options.logger, bufferLogs: pino, abortOnError: false },
@@ -76,7 +76,6 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
-    linkFastifyRequest(request);
     reply.header(REQUEST_ID_HEADER, request.id);
   });
   fastify.addHook('onSend', async (_request, reply, payload) => {
@@ -89,6 +88,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   fastify.addHook('onResponse', async (request, reply) => {
     metrics.observeHttp(request.method, routeOf(request), reply.statusCode, reply.elapsedTime / 1000);
+    logRequest(logging.logger, request, reply);
   });
   setupOpenApi(app, buildOpenApiDocument(app, { metricsToken: Boolean(config.env.METRICS_TOKEN) }));
   app.enableShutdownHooks();

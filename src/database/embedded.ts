@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 
 /**
  * The embedded database is one PGlite instance, owned by one process. While the server runs it
@@ -31,6 +31,8 @@ export async function openEmbedded(dataDir: string): Promise<PGlite> {
   }
   const dir = join(dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
+  // Loaded only for the embedded database: a PostgreSQL deployment never pays for the WASM build.
+  const { PGlite } = await import('@electric-sql/pglite');
   return PGlite.create(dir);
 }
 

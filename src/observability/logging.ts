@@ -1,10 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RequestMethod } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
-import { stdTimeFunctions, type DestinationStream, type LevelWithSilent } from 'pino';
-import type { Options } from 'pino-http';
+import { pino, stdTimeFunctions, type DestinationStream, type LevelWithSilent, type Logger, type LoggerOptions } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
-import { fastifyRequestOf, loggablePath, principalIds, requestIdFor, routeOf } from './request-context.js';
+import { loggablePath, principalIds, routeOf } from './request-context.js';
 
 export interface LoggingOptions {
   /** Where log lines go (tests capture them); default stdout. */
@@ -27,50 +25,54 @@ export const REDACT_PATHS = [
   'apiKeySecret', '*.apiKeySecret', 'API_KEY_SECRET', 'SESSION_JWT_SECRET', 'METRICS_TOKEN', '*.METRICS_TOKEN',
 ];
 
-/** One line per request: ids, route template, status and duration; never headers, query or body. */
-function requestLine(req: IncomingMessage, res: ServerResponse, responseTime: number): Record<string, unknown> {
-  const request = fastifyRequestOf(req);
-  return {
-    method: req.method,
-    route: routeOf(request),
-    path: loggablePath(req),
-    status: res.statusCode,
-    duration_ms: responseTime,
-    ...principalIds(request),
-  };
+/**
+ * One line per request, written from a Fastify onResponse hook with the app's own pino logger:
+ * ids, route template, status and duration; never headers, query or body. (pino-http as a Nest
+ * middleware did the same at twice the cost of the whole API-key path: a child logger, an
+ * AsyncLocalStorage context and a middleware pass per request; see bench/README.md.)
+ */
+export function logRequest(logger: Logger, request: FastifyRequest, reply: FastifyReply): void {
+  const status = reply.statusCode;
+  const route = routeOf(request);
+  const level: LevelWithSilent = status >= 500 ? 'error' : status < 400 && QUIET_ROUTES.has(route) ? 'debug' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  logger[level as 'info'](
+    {
+      request_id: request.id,
+      method: request.method,
+      route,
+      path: loggablePath(request.raw),
+      status,
+      duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+      ...principalIds(request),
+    },
+    status >= 500 ? 'request failed' : 'request completed',
+  );
 }
 
-function level(req: IncomingMessage, res: ServerResponse, error?: Error): LevelWithSilent {
-  if (error || res.statusCode >= 500) return 'error';
-  if (res.statusCode < 400 && QUIET_ROUTES.has(routeOf(fastifyRequestOf(req)))) return 'debug';
-  return 'info';
+export interface Logging {
+  /** nestjs-pino's parameters: the Nest logger writes through `logger`. */
+  params: Params;
+  /** The app's pino logger, for request lines. */
+  logger: Logger;
 }
 
 /**
- * nestjs-pino's parameters: JSON lines in production, pino-pretty in development
- * (LOG_FORMAT overrides), LOG_LEVEL, request ids from X-Request-Id (see request-context.ts).
- * nestjs-pino builds its pino-http instance once per process, so the first app created in a
- * process fixes the logging configuration for any later one (a test concern only).
+ * The app's pino logger (JSON lines in production, pino-pretty in development; LOG_FORMAT
+ * overrides; LOG_LEVEL) and nestjs-pino's parameters so that Nest's own logs go through it.
+ * nestjs-pino's request middleware is not mounted (`forRoutes: []`): request lines come from
+ * `logRequest`. nestjs-pino keeps one root logger per process, so in a process that creates
+ * several apps (tests) Nest's own lines follow the first app's settings; request lines do not.
  */
-export async function loggerParams(config: AppConfig, options: LoggingOptions = {}): Promise<Params> {
+export async function createLogging(config: AppConfig, options: LoggingOptions = {}): Promise<Logging> {
   const format = config.env.LOG_FORMAT ?? (config.env.NODE_ENV === 'development' ? 'pretty' : 'json');
-  const pinoHttp: Options = {
+  const pinoOptions: LoggerOptions = {
     level: options.silent ? 'silent' : config.env.LOG_LEVEL,
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-    genReqId: (req) => requestIdFor(req),
-    customAttributeKeys: { reqId: 'request_id', responseTime: 'duration_ms' },
-    // Logs written while handling a request carry its id only; the request line says the rest.
-    quietReqLogger: true,
-    quietResLogger: true,
-    customLogLevel: level,
-    customSuccessMessage: () => 'request completed',
-    customErrorMessage: () => 'request failed',
-    customSuccessObject: (req, res, value: { duration_ms: number }) => requestLine(req, res, value.duration_ms),
-    customErrorObject: (req, res, _error, value: { duration_ms: number }) => requestLine(req, res, value.duration_ms),
   };
   if (format === 'json') {
-    pinoHttp.timestamp = stdTimeFunctions.isoTime;
-    pinoHttp.formatters = { level: (label) => ({ level: label }) };
+    pinoOptions.timestamp = stdTimeFunctions.isoTime;
+    pinoOptions.formatters = { level: (label) => ({ level: label }) };
   }
   let destination = options.destination;
   if (format === 'pretty' && !options.silent) {
@@ -85,13 +87,9 @@ export async function loggerParams(config: AppConfig, options: LoggingOptions = 
       sync: true,
       // Request lines read as "GET /me 200 3ms {request_id, route, ids}".
       messageFormat: (log, messageKey) =>
-        log.method ? `${String(log.method)} ${String(log.path)} ${String(log.status)} ${String(log.duration_ms)}ms` : String(log[messageKey]),
+        log.method ? `${String(log.method)} ${String(log.path)} ${String(log.status)} ${Math.round(Number(log.duration_ms))}ms` : String(log[messageKey]),
     });
   }
-  return {
-    pinoHttp: destination ? [pinoHttp, destination] : pinoHttp,
-    // nestjs-pino's default route ('{/*splat}', no leading slash) matches nothing once
-    // @fastify/middie 9.3.6 prefixes it with '/'; this form matches every path on both.
-    forRoutes: [{ path: '/{*splat}', method: RequestMethod.ALL }],
-  };
+  const logger = destination ? pino(pinoOptions, destination) : pino(pinoOptions);
+  return { logger, params: { pinoHttp: { logger }, forRoutes: [] } };
 }

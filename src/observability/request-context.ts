@@ -33,20 +33,6 @@ export function scrubCredentials(text: string): string {
   return text.replace(CREDENTIAL, '[REDACTED]');
 }
 
-const FASTIFY_REQUEST = Symbol('fastifyRequest');
-
-/**
- * pino-http sees Node's raw request, while the route and the principal live on Fastify's
- * request object: an onRequest hook links the two so the log line can name both.
- */
-export function linkFastifyRequest(request: FastifyRequest): void {
-  (request.raw as unknown as Record<symbol, FastifyRequest>)[FASTIFY_REQUEST] = request;
-}
-
-export function fastifyRequestOf(raw: IncomingMessage): FastifyRequest | undefined {
-  return (raw as unknown as Record<symbol, FastifyRequest | undefined>)[FASTIFY_REQUEST];
-}
-
 /** The route template (`/api-keys/:keyID`), never the raw URL. */
 export function routeOf(request: FastifyRequest | undefined): string {
   return request?.routeOptions?.url ?? UNMATCHED_ROUTE;
