@@ -11,6 +11,7 @@ import type { Clock } from './common/clock.js';
 import { ConfigError, type AppConfig } from './config/app-config.js';
 import { openDatabase } from './database/open-database.js';
 import { buildOpenApiDocument, setupOpenApi } from './http/openapi.js';
+import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest } from './observability/logging.js';
 import { REQUEST_ID_HEADER, requestIdFor, routeOf } from './observability/request-context.js';
@@ -59,6 +60,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     onConstructorPoisoning: 'error',
     // The caller's X-Request-Id when it is sane, else a fresh UUID (see request-context.ts).
     genReqId: (raw: IncomingMessage) => requestIdFor(raw),
+    // Requests refused below Nest (bad bytes, bad URLs) get the same error shape and headers.
+    frameworkErrors,
+    clientErrorHandler,
   });
   const pino = options.logger === undefined;
   const logging = await createLogging(config, { destination: options.logDestination, silent: options.logger === false });
@@ -70,11 +74,14 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
       logging: logging.params,
     }),
     adapter,
-    { logger: pino ? undefined : options.logger, bufferLogs: pino, abortOnError: false },
+    // bodyParser false: Fastify's own JSON parser only, so a form-encoded body is a 415, not a mint.
+    { logger: pino ? undefined : options.logger, bufferLogs: pino, abortOnError: false, bodyParser: false },
   );
   if (pino) app.useLogger(app.get(PinoNestLogger));
   const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeContentTypeParser('text/plain');
+  answerUnsupportedExpectations(fastify.server);
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
   });

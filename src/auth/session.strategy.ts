@@ -4,11 +4,12 @@ import jwt from 'jsonwebtoken';
 import { JwksClient } from 'jwks-rsa';
 import type { KeyObject } from 'node:crypto';
 import { createPublicKey } from 'node:crypto';
-import { ExtractJwt, Strategy } from 'passport-jwt';
+import { Strategy } from 'passport-jwt';
 import { isUuid } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
 import { looksLikeApiKey } from './api-key-format.js';
 import { SESSION_STRATEGY } from './auth.constants.js';
+import { bearerToken } from './http-utils.js';
 import { NO_GLOBAL_PASSPORT, PassportRegistry } from './passport-registry.js';
 import type { Principal } from './principal.js';
 
@@ -18,8 +19,6 @@ interface SessionClaims {
   exp?: unknown;
   org_id?: unknown;
 }
-
-const fromBearer = ExtractJwt.fromAuthHeaderAsBearerToken();
 
 /**
  * Session JWTs. HS256 with SESSION_JWT_SECRET (held as a KeyObject: ~5x faster than a string),
@@ -32,8 +31,10 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
   constructor(settings: Settings, registry: PassportRegistry) {
     const jwks = settings.jwksUri ? new JwksClient({ jwksUri: settings.jwksUri, cache: true, rateLimit: true }) : null;
     super({
-      jwtFromRequest: (req: Parameters<typeof fromBearer>[0]) => {
-        const token = fromBearer(req);
+      // The same extraction as for API keys (RFC 6750: "Bearer", spaces, one token), so both
+      // credentials accept exactly the same header forms.
+      jwtFromRequest: (req: { headers: Record<string, unknown> }) => {
+        const token = bearerToken(req.headers);
         return token && !looksLikeApiKey(token) ? token : null;
       },
       algorithms: settings.sessionAlgorithms as jwt.Algorithm[],
@@ -43,6 +44,9 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
       // passport-jwt's types predate KeyObject; jsonwebtoken 9 takes one and it is the fast path.
       secretOrKeyProvider: ((_req: unknown, rawToken: string, done: (err: unknown, key?: KeyObject) => void) => {
         const decoded = jwt.decode(rawToken, { complete: true });
+        // jsonwebtoken throws (a 500) on a signed `null` payload: anything but a JSON object is refused here.
+        const payload: unknown = decoded?.payload;
+        if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return done(new Error('malformed token'));
         const alg = decoded?.header.alg;
         if (alg === 'HS256' && settings.sessionSecret) return done(null, settings.sessionSecret);
         if ((alg === 'RS256' || alg === 'ES256') && settings.sessionPublicKey) return done(null, settings.sessionPublicKey);
@@ -64,7 +68,9 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
     return NO_GLOBAL_PASSPORT;
   }
 
-  validate(request: { headers: Record<string, unknown> }, claims: SessionClaims): Principal | null {
+  validate(request: { headers: Record<string, unknown> }, claims: SessionClaims | null): Principal | null {
+    // A correctly signed token may still carry any JSON as its payload (`null`, a number, an array).
+    if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return null;
     if (!isUuid(claims.sub) || typeof claims.email !== 'string' || typeof claims.exp !== 'number') return null;
     if (claims.org_id !== undefined && claims.org_id !== null && !isUuid(claims.org_id)) return null;
     let requested: string | null = (claims.org_id as string | undefined) ?? null;

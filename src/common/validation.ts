@@ -5,7 +5,7 @@ import {
   type ArgumentMetadata,
   type PipeTransform,
 } from '@nestjs/common';
-import { registerDecorator, type ValidationError, type ValidationOptions } from 'class-validator';
+import { getMetadataStorage, registerDecorator, type ValidationError, type ValidationOptions } from 'class-validator';
 import { isUuid } from './roles.js';
 
 function firstMessages(errors: ValidationError[], parent = ''): string[] {
@@ -42,8 +42,27 @@ export class StrictBodyPipe implements PipeTransform {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new BadRequestException('The request body must be a JSON object');
     }
+    // class-validator's whitelist looks names up in a plain object, so keys that Object.prototype
+    // holds (`constructor`, `prototype`, `toString`...) slip through it; check own keys here.
+    if (metadata.metatype) {
+      const known = declaredProperties(metadata.metatype);
+      const unknown = Object.keys(value).filter((k) => !known.has(k));
+      if (unknown.length > 0) throw new BadRequestException(unknown.map((k) => `${k} is not an accepted field`).join('; '));
+    }
     return this.inner.transform(value, metadata);
   }
+}
+
+const declared = new WeakMap<object, Set<string>>();
+
+/** The properties a DTO class declares through class-validator decorators. */
+function declaredProperties(metatype: abstract new (...args: never[]) => unknown): Set<string> {
+  let names = declared.get(metatype);
+  if (!names) {
+    names = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false).map((m) => m.propertyName));
+    declared.set(metatype, names);
+  }
+  return names;
 }
 
 /** Query strings: validated the same way, but unknown parameters are ignored (cache-busters etc.). */

@@ -24,7 +24,11 @@ export class HttpExceptionFilter implements ExceptionFilter {
     const ctx = host.switchToHttp();
     let status: number;
     let message: string;
-    if (exception instanceof HttpException) {
+    if (exception instanceof HttpException && isFastifyClientError(exception.cause)) {
+      // Nest wraps Fastify's own errors (body too large, bad JSON, media type) with the original as cause.
+      status = exception.getStatus();
+      message = clientErrorMessage(exception.cause);
+    } else if (exception instanceof HttpException) {
       status = exception.getStatus();
       const response = exception.getResponse();
       const raw = typeof response === 'string' ? response : (response as { message?: unknown }).message;
@@ -59,8 +63,9 @@ function isFastifyClientError(e: unknown): e is FastifyClientError {
 function clientErrorMessage(e: FastifyClientError): string {
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return 'The request body is not valid JSON, or it holds a forbidden "__proto__" or "constructor.prototype" key';
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return 'The request body is not valid JSON';
+      return 'The request body is empty: send a JSON object';
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'The request body is too large (limit 16 KiB)';
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
