@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isIPv6 } from 'node:net';
 import { Settings } from '../core/settings.js';
 
 const WINDOW_MS = 60_000;
@@ -8,6 +9,8 @@ const MAX_TRACKED = 50_000;
  * Failed authentications per client address in a fixed one-minute window. Once an address
  * reaches the limit, its requests get 429 until the window ends; successes are not counted.
  * Per instance: with N replicas an address gets at most N × limit failures a minute.
+ * An IPv6 client is counted by its /64 network (one host commonly holds a whole /64, so per
+ * address it could rotate forever); an IPv4-mapped IPv6 address counts as its IPv4 address.
  */
 @Injectable()
 export class AuthFailureThrottle {
@@ -19,6 +22,7 @@ export class AuthFailureThrottle {
   retryAfter(address: string): number {
     const limit = this.settings.authFailureLimit;
     if (limit <= 0) return 0;
+    address = throttledUnit(address);
     const w = this.windows.get(address);
     if (!w) return 0;
     const now = this.settings.clock.now().getTime();
@@ -31,6 +35,7 @@ export class AuthFailureThrottle {
 
   recordFailure(address: string): void {
     if (this.settings.authFailureLimit <= 0) return;
+    address = throttledUnit(address);
     const now = this.settings.clock.now().getTime();
     const w = this.windows.get(address);
     if (w && now - w.start < WINDOW_MS) {
@@ -49,4 +54,18 @@ export class AuthFailureThrottle {
       if (first !== undefined) this.windows.delete(first);
     }
   }
+}
+
+/** The unit an address is throttled as: an IPv4 address, or the /64 network of an IPv6 address. */
+export function throttledUnit(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped) return mapped[1];
+  if (!isIPv6(address)) return address;
+  const bare = address.split('%')[0].toLowerCase();
+  const groups = (part: string) => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
+  const [left, right] = bare.includes('::') ? bare.split('::') : [bare, undefined];
+  const head = groups(left);
+  const tail = right === undefined ? [] : groups(right);
+  const full = right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
