@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiResponse } from '../support/http.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+/**
+ * "Missing" and "someone else's" must be indistinguishable, in the answer and in the time it
+ * takes (otherwise timing tells an attacker which org or key ids exist). Both cases run
+ * interleaved in pairs, alternating which goes first, so load on a shared machine hits both
+ * alike; the comparison is coarse: paired wins near one half and medians within a factor.
+ */
+const PAIRS = 150;
+const WARM_UP = 20;
+
+interface Comparison {
+  /** Share of pairs in which case A answered faster than case B (0.5 when indistinguishable). */
+  aFaster: number;
+  medianRatio: number;
+}
+
+async function compare(a: () => Promise<ApiResponse>, b: () => Promise<ApiResponse>, check: (ra: ApiResponse, rb: ApiResponse) => void): Promise<Comparison> {
+  const time = async (call: () => Promise<ApiResponse>) => {
+    const started = performance.now();
+    const res = await call();
+    return { res, ms: performance.now() - started };
+  };
+  for (let i = 0; i < WARM_UP; i++) {
+    await a();
+    await b();
+  }
+  const as: number[] = [];
+  const bs: number[] = [];
+  let wins = 0;
+  for (let i = 0; i < PAIRS; i++) {
+    const first = i % 2 === 0;
+    const x = first ? await time(a) : await time(b);
+    const y = first ? await time(b) : await time(a);
+    const [ta, tb] = first ? [x, y] : [y, x];
+    check(ta.res, tb.res);
+    as.push(ta.ms);
+    bs.push(tb.ms);
+    if (ta.ms < tb.ms) wins++;
+  }
+  const median = (xs: number[]) => [...xs].sort((p, q) => p - q)[Math.floor(xs.length / 2)];
+  return { aFaster: wins / PAIRS, medianRatio: median(as) / median(bs) };
+}
+
+function expectIndistinguishable(c: Comparison): void {
+  // For identical distributions aFaster is 0.5 ± 0.04 (one standard deviation at 150 pairs).
+  expect(c.aFaster, JSON.stringify(c)).toBeGreaterThan(0.3);
+  expect(c.aFaster, JSON.stringify(c)).toBeLessThan(0.7);
+  expect(c.medianRatio, JSON.stringify(c)).toBeGreaterThan(1 / 1.5);
+  expect(c.medianRatio, JSON.stringify(c)).toBeLessThan(1.5);
+}
+
+describe('the two 404 cases of mint and revoke', () => {
+  let t: TestApp;
+  let me: { orgId: string; session: string };
+  let other: { orgId: string; keyId: string };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    me = await t.seed.world('owner');
+    const w = await t.seed.world('owner');
+    const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
+    other = { orgId: w.orgId, keyId: minted.body.id };
+  });
+  afterAll(async () => t?.close());
+
+  const sameAnswer = (message: string) => (ra: ApiResponse, rb: ApiResponse) => {
+    const expected = { statusCode: 404, error: 'Not Found', message };
+    expect(ra.body).toEqual(expected);
+    expect(rb.body).toEqual(expected);
+    expect(ra.status).toBe(404);
+    expect(rb.status).toBe(404);
+    const names = (r: ApiResponse) => [...r.headers.keys()].sort();
+    expect(names(ra)).toEqual(names(rb));
+    expect(ra.headers.get('content-length')).toBe(rb.headers.get('content-length'));
+  };
+
+  it('answers mint for a missing org and for someone else\'s org identically, in the same time', async () => {
+    const c = await compare(
+      () => t.api.post('/api-keys', me.session, { org_id: randomUUID() }),
+      () => t.api.post('/api-keys', me.session, { org_id: other.orgId }),
+      sameAnswer('Organisation not found'),
+    );
+    expectIndistinguishable(c);
+  });
+
+  it('answers revoke of a missing key and of someone else\'s key identically, in the same time', async () => {
+    const c = await compare(
+      () => t.api.delete(`/api-keys/${randomUUID()}`, me.session),
+      () => t.api.delete(`/api-keys/${other.keyId}`, me.session),
+      sameAnswer('API key not found'),
+    );
+    expectIndistinguishable(c);
+    const { rows } = await t.db.pool.query('SELECT revoked_at FROM api_keys WHERE id = $1', [other.keyId]);
+    expect(rows[0].revoked_at).toBeNull();
+  });
+
+  it('would notice a real difference: a 404 against a mint that writes a row', async () => {
+    // The control that shows the comparison can fail: a successful mint does one more statement (an INSERT and its commit).
+    const c = await compare(
+      () => t.api.post('/api-keys', me.session, { org_id: randomUUID() }),
+      () => t.api.post('/api-keys', me.session, { org_id: me.orgId }),
+      (ra, rb) => {
+        expect(ra.status).toBe(404);
+        expect(rb.status).toBe(201);
+      },
+    );
+    expect(() => expectIndistinguishable(c), JSON.stringify(c)).toThrow();
+  });
+});
