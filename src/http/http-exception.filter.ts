@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { isDatabaseUnavailable } from '../auth/http-utils.js';
+import { isDatabaseUnavailable, redactSecrets } from '../auth/http-utils.js';
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
@@ -44,7 +44,8 @@ export class HttpExceptionFilter implements ExceptionFilter {
       message = 'Internal server error';
       this.logger.error(exception instanceof Error ? `${exception.name}: ${exception.message}` : 'non-error thrown', exception instanceof Error ? exception.stack : undefined);
     }
-    const body = { statusCode: status, error: REASONS[status] ?? HttpStatus[status] ?? 'Error', message };
+    // Some messages echo the request (Nest's "Cannot GET /path"): a key or token pasted into a URL stays out.
+    const body = { statusCode: status, error: REASONS[status] ?? HttpStatus[status] ?? 'Error', message: redactSecrets(message) };
     httpAdapter.reply(ctx.getResponse(), body, status);
   }
 }

@@ -251,3 +251,29 @@ describe('session JWT attacks', () => {
     });
   });
 });
+
+describe('two apps with different credential settings in one process', () => {
+  it('each verify with their own settings (passport keeps one process-wide registry of strategy names)', async () => {
+    const db = await createTestDatabase();
+    const pair = rsa();
+    const hs = await startTestApp({ db });
+    const rs = await startTestApp({ db, env: { SESSION_JWT_SECRET: undefined, SESSION_JWT_PUBLIC_KEY: pem(pair.publicKey), API_KEY_SECRET: undefined } });
+    try {
+      const w = await hs.seed.world('owner');
+      const key = (await hs.api.post('/api-keys', w.session, { org_id: w.orgId })).body.key;
+      const rsToken = jwt.sign({ sub: w.userId, email: w.email }, pair.privateKey, { algorithm: 'RS256', expiresIn: 600 });
+
+      expect((await hs.api.get('/me', w.session)).status).toBe(200);
+      expect((await hs.api.get('/me', key)).status).toBe(200);
+      expectInvalidToken(await hs.api.get('/me', rsToken));
+
+      expect((await rs.api.get('/me', rsToken)).status).toBe(200);
+      expectInvalidToken(await rs.api.get('/me', w.session));
+      expectInvalidToken(await rs.api.get('/me', key));
+    } finally {
+      await rs.close();
+      await hs.close();
+      await db.drop();
+    }
+  });
+});
