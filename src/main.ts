@@ -5,7 +5,20 @@ import { buildAppConfig, ConfigError, loadEnvironment } from './config/app-confi
 import { fillDevelopmentSecrets } from './config/dev-secrets.js';
 import { MetricsServer } from './metrics/metrics-server.js';
 
+/** Longest a graceful shutdown may take before the process exits anyway (orchestrators kill at 10 s or later). */
+const SHUTDOWN_DEADLINE_MS = 8_000;
+
 async function main(): Promise<void> {
+  // Nest's shutdown hooks drain requests, last-used writes and the pool; if the database stopped
+  // answering, they could wait forever. The watchdog is unref'd: it never keeps the process alive.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      setTimeout(() => {
+        process.stderr.write(`Shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting\n`);
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS).unref();
+    });
+  }
   const config = buildAppConfig(loadEnvironment());
   const generated = fillDevelopmentSecrets(config);
   const app = await createApp(config);

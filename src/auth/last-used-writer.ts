@@ -52,8 +52,19 @@ export class LastUsedWriter implements OnApplicationShutdown {
     await this.inFlight;
   }
 
+  /**
+   * Until nothing is pending or in flight. `flush()` alone may return while another caller's
+   * write is still running; at shutdown the pool must not close under it.
+   */
+  async drain(): Promise<void> {
+    while (this.inFlight || this.pending.size > 0) {
+      if (this.inFlight) await this.inFlight;
+      else await this.flush();
+    }
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    await this.flush();
+    await this.drain();
   }
 
   private prune(now: number): void {
