@@ -24,11 +24,3 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const m = e.message ?? '';
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|Connection ended unexpectedly|Client has encountered a connection error/i.test(m);
 }
-
-const KEY_IN_TEXT = /svc_live_[A-Za-z0-9_]+/g;
-const JWT_IN_TEXT = /eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*/g;
-
-/** Text with anything shaped like an API key or a JWT masked: for messages that echo request input (paths, URLs). */
-export function redactSecrets(text: string): string {
-  return text.replace(KEY_IN_TEXT, 'svc_live_[REDACTED]').replace(JWT_IN_TEXT, '[REDACTED]');
-}

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { isDatabaseUnavailable, redactSecrets } from '../auth/http-utils.js';
+import { isDatabaseUnavailable } from '../auth/http-utils.js';
+import { scrubCredentials } from '../observability/request-context.js';
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
@@ -45,7 +46,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       this.logger.error(exception instanceof Error ? `${exception.name}: ${exception.message}` : 'non-error thrown', exception instanceof Error ? exception.stack : undefined);
     }
     // Some messages echo the request (Nest's "Cannot GET /path"): a key or token pasted into a URL stays out.
-    const body = { statusCode: status, error: REASONS[status] ?? HttpStatus[status] ?? 'Error', message: redactSecrets(message) };
+    const body = { statusCode: status, error: REASONS[status] ?? HttpStatus[status] ?? 'Error', message: scrubCredentials(message) };
     httpAdapter.reply(ctx.getResponse(), body, status);
   }
 }

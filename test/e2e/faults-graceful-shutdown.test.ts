@@ -1,21 +1,18 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
-import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startServer as startBuiltServer } from '../support/processes.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 /**
- * The built server (`node main.js`, NODE_ENV=production) is sent SIGTERM while requests are in
- * flight. Its database sits behind a TCP proxy that slows every byte down, so "in flight" lasts
- * long enough to observe, and that sees whether each connection was closed cleanly (a pool that
- * ends sends PostgreSQL's Terminate message; a process that just dies does not).
+ * The built server (`node dist/main.js`, NODE_ENV=production; `npm test` builds dist/ first) is
+ * sent SIGTERM while requests are in flight. Its database sits behind a TCP proxy that slows
+ * every byte down, so "in flight" lasts long enough to observe, and that sees whether each
+ * connection was closed cleanly (a pool that ends sends PostgreSQL's Terminate message; a
+ * process that just dies does not).
  */
-const ROOT = resolve(import.meta.dirname, '../..');
-const BUILD = join(ROOT, 'test-artifacts', `shutdown-build-${process.pid}`);
 const LATENCY_MS = 600;
 
 interface Server {
@@ -25,44 +22,20 @@ interface Server {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<Server> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, [join(BUILD, 'main.js')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      DB_MIGRATE: 'false',
-      DB_POOL_MAX: '4',
-      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
-      API_KEY_SECRET: TEST_API_KEY_SECRET,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const server = await startBuiltServer({
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    DB_MIGRATE: 'false',
+    DB_POOL_MAX: '4',
+    SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+    API_KEY_SECRET: TEST_API_KEY_SECRET,
+    ...env,
   });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((r) =>
-    proc.on('exit', (code, signal) => r({ code, signal, at: performance.now() })),
+    server.child.on('exit', (code, signal) => r({ code, signal, at: performance.now() })),
   );
-  const deadline = Date.now() + 30_000;
-  while (!out.includes('Listening on')) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { proc, port, output: () => out, exited };
+  return { proc: server.child, port: Number(new URL(server.url).port), output: server.output, exited };
 }
 
 /** A request on a connection of its own (no keep-alive pool), so a refused connection shows as such. */
@@ -92,8 +65,6 @@ describe('graceful shutdown of the built server on SIGTERM', () => {
   let seed: Seeder;
 
   beforeAll(async () => {
-    const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', BUILD, '--declaration', 'false', '--sourceMap', 'false'], { encoding: 'utf8' });
-    if (build.status !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
     db = await createTestDatabase();
     proxy = await TcpProxy.start(db.url);
     seed = new Seeder(db.pool);
@@ -101,7 +72,6 @@ describe('graceful shutdown of the built server on SIGTERM', () => {
   afterAll(async () => {
     await proxy?.close();
     await db?.drop();
-    rmSync(BUILD, { recursive: true, force: true });
   });
 
   it('stops accepting, finishes the requests in flight, writes their last use, closes the pool and exits', async () => {

@@ -223,15 +223,18 @@ describe('hostile input on every endpoint', () => {
     expect(await countRevoked()).toBe(revokedBefore);
   });
 
-  it('answers a random ?org_id= filter with 400 unless it is a UUID', async () => {
-    const value = fc.oneof(anyText(60).filter(wellFormed), fc.uuid(), fc.constantFrom('', 'null', '[]', owner.orgId.slice(1)));
+  it('answers a random ?org_id= filter with 400 unless it is a UUID, and 404 unless it is the caller\'s org', async () => {
+    const value = fc.oneof(anyText(60).filter(wellFormed), fc.uuid(), fc.constantFrom('', 'null', '[]', owner.orgId.slice(1), owner.orgId, owner.orgId.toUpperCase(), foreign.orgId));
     const extra = fc.array(fc.tuple(fc.oneof(fc.constantFrom('__proto__', 'constructor[prototype][polluted]', 'org_id[]'), fc.string()), fc.string()), { maxLength: 3 });
     await fc.assert(
       fc.asyncProperty(value, extra, async (v, pairs) => {
         const query = [['org_id', v], ...pairs.filter(([k]) => k !== 'org_id')].map(([k, x]) => `${encodeURIComponent(k)}=${encodeURIComponent(x)}`).join('&');
         const res = await send('GET', `/api-keys?${query}`, [['Authorization', `Bearer ${owner.session}`]]);
-        if (isUuid(v)) expect(res.status, query).toBe(200);
-        else expectErrorShape(res, { query });
+        if (isUuid(v) && v.toLowerCase() === owner.orgId) expect(res.status, query).toBe(200);
+        else {
+          expectErrorShape(res, { query });
+          expect(res.status, query).toBe(isUuid(v) ? 404 : 400);
+        }
       }),
       { numRuns: RUNS },
     );
