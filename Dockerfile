@@ -20,6 +20,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The account page's static files, read from disk at start (src/account/account-assets.ts).
+COPY assets ./assets
 # Only the embedded database (DATABASE_URL unset) writes here; a deployment sets DATABASE_URL.
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
@@ -27,4 +29,6 @@ EXPOSE 3000
 # Liveness only: a database outage makes the service unready (/health/ready), not restarted.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/main.js"]
+# The same V8 heap settings as `npm start` (package.json config.serviceNodeFlags): a capped old
+# space keeps RSS near 190 MB under load without costing throughput (see bench/README.md).
+CMD ["node", "--max-old-space-size=160", "--max-semi-space-size=32", "dist/main.js"]

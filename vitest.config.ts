@@ -4,24 +4,38 @@ import { defineConfig } from 'vitest/config';
 // SWC compiles the TypeScript with decorator metadata, which Nest's DI needs (esbuild drops it).
 const plugins = [swc.vite({ module: { type: 'es6' }, jsc: { target: 'es2022' } })];
 
+const BROWSER_TESTS = ['test/e2e/account-page.test.ts'];
+
+const databaseTier = {
+  environment: 'node' as const,
+  globalSetup: ['test/support/global-setup.ts'],
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+};
+
 export default defineConfig({
   plugins,
   test: {
     projects: [
       {
         plugins,
-        test: { name: 'unit', include: ['src/**/*.spec.ts'], environment: 'node' },
+        test: { name: 'unit', include: ['src/**/*.spec.ts'], environment: 'node', sequence: { groupOrder: 0 } },
       },
       {
         plugins,
         test: {
+          ...databaseTier,
           name: 'db',
           include: ['test/db/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/host/**/*.test.ts'],
-          environment: 'node',
-          globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
+          exclude: BROWSER_TESTS,
+          sequence: { groupOrder: 0 },
         },
+      },
+      {
+        plugins,
+        // Chromium on a 2-core machine next to a dozen app instances makes keyboard-driven steps
+        // race; the browser tests run as a later group, on their own.
+        test: { ...databaseTier, name: 'browser', include: BROWSER_TESTS, sequence: { groupOrder: 1 } },
       },
     ],
   },

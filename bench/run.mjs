@@ -22,6 +22,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
 
+const SERVICE_NODE_FLAGS = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).config.serviceNodeFlags;
+
 const root = resolve(import.meta.dirname, '..');
 const ADMIN_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const DURATION = Number(process.env.BENCH_DURATION || 6);
@@ -130,8 +132,10 @@ async function startService(databaseUrl) {
     PORT: String(port),
   };
   const flags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-  // BENCH_NODE_FLAGS: extra V8/Node flags for the service, to try memory/GC settings.
-  if (process.env.BENCH_NODE_FLAGS) flags.push(...process.env.BENCH_NODE_FLAGS.split(/\s+/).filter(Boolean));
+  // The service runs with the V8 flags `npm start` and the Docker image use (package.json
+  // config.serviceNodeFlags); BENCH_NODE_FLAGS replaces them to try other memory/GC settings.
+  const nodeFlags = process.env.BENCH_NODE_FLAGS ?? SERVICE_NODE_FLAGS;
+  flags.push(...nodeFlags.split(/\s+/).filter(Boolean));
   const child = start(0, [process.execPath, ...flags, join(root, 'dist', 'main.js')], env);
   const out = collect(child.stdout);
   const err = collect(child.stderr);

@@ -82,20 +82,23 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
   answerUnsupportedExpectations(fastify.server);
-  fastify.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: they run on every request, and async hooks cost a promise each.
+  fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    done();
   });
-  fastify.addHook('onSend', async (_request, reply, payload) => {
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     // Keys are minted in response bodies: nothing here may be cached by a browser or a proxy.
     // (The /docs assets set their own Cache-Control and keep it.)
     if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
     reply.removeHeader('X-Powered-By');
-    return payload;
+    done(null, payload);
   });
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     metrics.observeHttp(request.method, routeOf(request), reply.statusCode, reply.elapsedTime / 1000);
     logRequest(logging.logger, request, reply);
+    done();
   });
   setupOpenApi(app, buildOpenApiDocument(app, { metricsToken: Boolean(config.env.METRICS_TOKEN) }));
   app.enableShutdownHooks();

@@ -101,9 +101,19 @@ export class MetricsService {
     poolGauge('db_pool_waiting_requests', 'Queries waiting for a free pool connection', (p) => p.waitingCount);
   }
 
+  /** Per request: the labelled child is looked up once per (method, route, status), not hashed each time. */
   observeHttp(method: string, route: string, statusCode: number, seconds: number): void {
-    this.httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
+    const key = `${method} ${statusCode} ${route}`;
+    let child = this.httpChildren.get(key);
+    if (!child) {
+      child = this.httpDuration.labels({ method, route, status_code: String(statusCode) });
+      // Routes are templates and statuses few, so this stays small; the cap is a safety net.
+      if (this.httpChildren.size < 2000) this.httpChildren.set(key, child);
+    }
+    child.observe(seconds);
   }
+
+  private readonly httpChildren = new Map<string, { observe(value: number): void }>();
 
   get contentType(): string {
     return this.registry.contentType;

@@ -127,7 +127,16 @@ describe('Dockerfile', () => {
     expect(runtime).toMatch(/RUN npm ci --omit=dev/);
     expect(runtime).toMatch(/COPY --from=build \/app\/dist \.\/dist/);
     expect(runtime).toMatch(/NODE_ENV=production/);
-    expect(runtime).toMatch(/CMD \["node", "dist\/main\.js"\]/);
+    // The account page's files are read from disk at start: without them the container would not start.
+    expect(runtime).toMatch(/COPY assets \.\/assets/);
+  });
+
+  it('starts the service with the same V8 heap settings as npm start', () => {
+    const pkg = JSON.parse(read('package.json')) as { config: { serviceNodeFlags: string }; scripts: { start: string } };
+    const cmd = /^CMD (\[.*\])$/m.exec(runtime)![1];
+    const argv = JSON.parse(cmd) as string[];
+    expect(argv).toEqual(['node', ...pkg.config.serviceNodeFlags.split(' '), 'dist/main.js']);
+    expect(pkg.scripts.start).toContain('$npm_package_config_serviceNodeFlags');
   });
 
   it('runs as a non-root user with a liveness HEALTHCHECK', () => {
