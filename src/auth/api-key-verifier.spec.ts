@@ -57,8 +57,9 @@ class FakeKeyRows {
       role: 'owner',
       plan: 'free',
       memberCount: 3,
+      usage: { asks: 0, retrieves: 0, imports: 0, captures: 0 },
       ...over,
-    };
+    } as KeyVerificationRow;
     this.rows.set(key.lookup, row);
     return row;
   }

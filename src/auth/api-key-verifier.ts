@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeyRepository, type KeyVerificationRow } from '../api-keys/api-key.repository.js';
 import { effectiveScopes } from '../common/roles.js';
+import { utcDay } from '../common/clock.js';
 import { TurnBatcher } from '../common/turn-batcher.js';
+import { attachUsageSnapshot } from '../usage/usage-snapshot.js';
 import { Settings } from '../core/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
@@ -16,10 +18,15 @@ import type { Principal } from './principal.js';
  * event-loop turn share one `WHERE lookup = ANY($1)` statement; a request that arrives while a
  * batch is in flight waits for the next one, so no answer predates its request.
  */
+type VerifiedRow = KeyVerificationRow & { day: string };
+
 @Injectable()
 export class ApiKeyVerifier {
-  private readonly rows = new TurnBatcher<string, KeyVerificationRow>(
-    async (lookups) => new Map((await this.fetch(lookups)).map((r) => [r.lookup, r])),
+  private readonly rows = new TurnBatcher<string, VerifiedRow>(
+    async (lookups) => {
+      const day = utcDay(this.settings.clock.now());
+      return new Map((await this.fetch(lookups, day)).map((r) => [r.lookup, { ...r, day }]));
+    },
     (lookup) => lookup,
   );
   private readonly ownDirectory: boolean;
@@ -49,7 +56,7 @@ export class ApiKeyVerifier {
     if (!row.role || !row.email || !row.plan) return this.refuse('not_member');
     this.lastUsed.touch(row.id, row.lastUsedAt, now);
     this.metrics.verification('ok');
-    return {
+    const principal: Principal = {
       kind: 'api_key',
       keyId: row.id,
       userId: row.userId,
@@ -60,6 +67,8 @@ export class ApiKeyVerifier {
       plan: row.plan,
       scopes: effectiveScopes(row.scopes, row.role),
     };
+    attachUsageSnapshot(principal, row.day, row.usage);
+    return principal;
   }
 
   private refuse(outcome: Parameters<AuthMetrics['verification']>[0]): null {
@@ -67,9 +76,9 @@ export class ApiKeyVerifier {
     return null;
   }
 
-  private async fetch(lookups: string[]): Promise<KeyVerificationRow[]> {
-    if (this.ownDirectory) return this.keys.findForVerification(lookups, true);
-    const rows = await this.keys.findForVerification(lookups, false);
+  private async fetch(lookups: string[], day: string): Promise<KeyVerificationRow[]> {
+    if (this.ownDirectory) return this.keys.findForVerification(lookups, true, day);
+    const rows = await this.keys.findForVerification(lookups, false, day);
     const live = rows.filter((r) => !r.revokedAt);
     const contexts = await this.directory.memberContexts(live.map((r) => ({ userId: r.userId, orgId: r.orgId })));
     return rows.map((r) => {

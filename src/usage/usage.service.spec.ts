@@ -215,3 +215,26 @@ describe('UsageService', () => {
     });
   });
 });
+
+describe('UsageService.report with an API key verified this turn', () => {
+  it('uses the meters the verification statement read, without a second read', async () => {
+    const { attachUsageSnapshot } = await import('./usage-snapshot.js');
+    const { Settings } = await import('../core/settings.js');
+    const { UsageService } = await import('./usage.service.js');
+    const clock = { now: () => new Date('2026-03-01T10:00:00Z') };
+    const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock });
+    let reads = 0;
+    const repo = { read: async () => (reads++, { asks: 0, retrieves: 0, imports: 0, captures: 0 }) };
+    const service = new UsageService(repo as never, {} as never, settings);
+    const principal = { kind: 'api_key', userId: 'u', email: 'e', orgId: 'o', orgRole: 'owner', orgMemberCount: 1, plan: 'free', scopes: ['decisions:read'] } as const;
+    attachUsageSnapshot(principal as never, '2026-03-01', { asks: 4, retrieves: 1, imports: 2, captures: 3 });
+    const report = await service.report(principal as never);
+    expect(report).toMatchObject({ mcp_queries: { used: 5 }, imports: { used: 2 }, captures: { used: 3 } });
+    expect(reads).toBe(0);
+
+    // A snapshot from another day (the request straddled midnight) is not used.
+    attachUsageSnapshot(principal as never, '2026-02-28', { asks: 9, retrieves: 9, imports: 9, captures: 9 });
+    expect((await service.report(principal as never)).mcp_queries.used).toBe(0);
+    expect(reads).toBe(1);
+  });
+});

@@ -8,6 +8,7 @@ import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { limitKeyOf, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './meters.js';
 import { UsageRepository } from './usage.repository.js';
+import { usageSnapshotOf } from './usage-snapshot.js';
 
 export interface MeterReport {
   used: number;
@@ -51,7 +52,9 @@ export class UsageService {
       throw new BadRequestException('No organisation selected for this session: send the X-Org-Id header naming one of your organisations');
     }
     const now = this.settings.clock.now();
-    const c = await this.usage.read(principal.orgId, utcDay(now));
+    const day = utcDay(now);
+    // An API key's verification already read today's meters in the same statement.
+    const c = usageSnapshotOf(principal, day) ?? (await this.usage.read(principal.orgId, day));
     const limits = this.settings.planLimits[principal.plan];
     return {
       plan: principal.plan,
