@@ -1,11 +1,5 @@
 import { Writable } from 'node:stream';
-import { DataSource } from 'typeorm';
-import { createApp } from '../../src/bootstrap.js';
-import { postgresOptions } from '../../src/database/data-source-options.js';
-import { createTestDatabase } from './database.js';
-import { ApiClient } from './http.js';
-import { Seeder } from './seed.js';
-import { testConfig, type TestApp } from './test-app.js';
+import { startTestApp, type TestApp } from './test-app.js';
 
 /** Everything the app's logger wrote, line by line. */
 export class LogCapture extends Writable {
@@ -35,26 +29,6 @@ export class LogCapture extends Writable {
  * nestjs-pino fixes its logging configuration once per process: use one configuration per test file.
  */
 export async function startLoggedApp(env: Record<string, string> = {}): Promise<TestApp & { logs: LogCapture }> {
-  const db = await createTestDatabase();
-  const config = testConfig(db.url, env);
   const logs = new LogCapture();
-  const app = await createApp(config, {
-    logDestination: logs,
-    dataSource: () => new DataSource(postgresOptions(config, db.url)).initialize(),
-  });
-  await app.listen(0, '127.0.0.1');
-  const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
-  return {
-    app,
-    url,
-    api: new ApiClient(url),
-    db,
-    seed: new Seeder(db.pool),
-    config,
-    logs,
-    close: async () => {
-      await app.close();
-      await db.drop();
-    },
-  };
+  return { ...(await startTestApp({ env, logDestination: logs })), logs };
 }

@@ -1,5 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService } from '@nestjs/common';
+import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/bootstrap.js';
 import type { Clock } from '../../src/common/clock.js';
@@ -25,6 +26,8 @@ export interface TestAppOptions {
   /** Share a database with another app (two instances); by default each app gets a fresh one. */
   db?: TestDatabase;
   logger?: LoggerService | false;
+  /** Send the app's own pino logger (not a silent one) into this stream, e.g. a LogCapture. */
+  logDestination?: DestinationStream;
 }
 
 export function testConfig(dbUrl: string, env: Record<string, string | undefined> = {}): AppConfig {
@@ -48,7 +51,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = testConfig(db.url, options.env);
   const app = await createApp(config, {
     clock: options.clock,
-    logger: options.logger ?? false,
+    // With a log destination the app's own logger writes there; otherwise tests run silent.
+    logger: options.logDestination ? options.logger : (options.logger ?? false),
+    logDestination: options.logDestination,
     dataSource: () => new DataSource(postgresOptions(config, db.url)).initialize(),
   });
   await app.listen(0, '127.0.0.1');
