@@ -11,6 +11,7 @@ import type { Clock } from './common/clock.js';
 import { ConfigError, type AppConfig } from './config/app-config.js';
 import { openDatabase } from './database/open-database.js';
 import { buildOpenApiDocument, setupOpenApi } from './http/openapi.js';
+import { deferJsonErrors } from './http/deferred-body.js';
 import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest } from './observability/logging.js';
@@ -81,6 +82,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
+  deferJsonErrors(fastify);
   answerUnsupportedExpectations(fastify.server);
   // Callback-style hooks: they run on every request, and async hooks cost a promise each.
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -18,6 +18,11 @@ function firstMessages(errors: ValidationError[], parent = ''): string[] {
   });
 }
 
+/** A request body that failed to parse, raised only when a route reads its body. */
+export class DeferredBodyError {
+  constructor(readonly error: unknown) {}
+}
+
 /**
  * Strict body validation: the body must be a JSON object, unknown fields are refused, types are
  * never coerced ("5" is not 5), and the 400 names each bad field with its rule in one message.
@@ -37,6 +42,8 @@ export class StrictBodyPipe implements PipeTransform {
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type !== 'body') return this.inner.transform(value, metadata);
+    // A body the parser could not read is refused here, after the guards (see DeferredBodyError).
+    if (value instanceof DeferredBodyError) throw value.error;
     // No body at all reads as {} (so the 400 names the missing fields); a JSON null is a wrong type.
     if (value === undefined) value = {};
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
