@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { IncomingMessage } from 'node:http';
-import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
+import type { LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger as PinoNestLogger } from 'nestjs-pino';

@@ -1,4 +1,4 @@
-import { applyDecorators, createParamDecorator, SetMetadata, UseGuards, type ExecutionContext } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, UseGuards, type ExecutionContext } from '@nestjs/common';
 import type { Scope } from '../common/roles.js';
 import { CredentialGuard } from './credential.guard.js';
 import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
