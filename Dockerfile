@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Multi-stage: compile with the dev dependencies, run with the production ones only, as a non-root user.
-ARG NODE_VERSION=20.20
+ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
