@@ -64,3 +64,13 @@ export { AUDIT_ACTIONS, isAuditAction, type AuditAction } from './audit/audit-ac
 export { AuditEventEntity } from './audit/audit-event.entity.js';
 export { RequestOriginInterceptor } from './audit/request-origin.interceptor.js';
 export { Transactions } from './database/transactions.js';
+
+// The caller's orgs and an org's members (issue 15).
+export { OrgsModule } from './orgs/orgs.module.js';
+export { OrgsService, type MemberRecord, type OrgRecord } from './orgs/orgs.service.js';
+export {
+  DirectoryListingUnsupportedError,
+  type DirectoryPage,
+  type OrgMemberSummary,
+  type UserOrgSummary,
+} from './directory/org-directory.js';
