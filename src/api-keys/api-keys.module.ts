@@ -1,17 +1,19 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { OrgApiKeysController } from './org-api-keys.controller.js';
 
 @Module({
-  imports: [AuthModule],
+  imports: [AuthModule, AuditModule],
   providers: [ApiKeysService, ApiKeysEnabledGuard],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {
   /** The same module with its HTTP routes mounted. */
   static withHttp(): DynamicModule {
-    return { module: ApiKeysModule, controllers: [ApiKeysController] };
+    return { module: ApiKeysModule, controllers: [ApiKeysController, OrgApiKeysController] };
   }
 }

@@ -50,6 +50,7 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
       API_KEY_SCHEME,
     )
     .addTag('api-keys', 'Key lifecycle (browser session only)')
+    .addTag('orgs', "The caller's orgs and, for owners and admins, their members, keys and audit log (browser session only)")
     .addTag('usage', 'Plan and daily meters')
     .addTag('identity', 'Who the caller is')
     .addTag('operations', 'Health probes and metrics (unauthenticated by default)')
@@ -63,6 +64,8 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   // decisions.md: unknown body fields are a 400, so the request schema admits no others.
   const mint = document.components?.schemas?.MintApiKeyRequest;
   if (mint && !('$ref' in mint)) mint.additionalProperties = false;
+  const rotate = document.components?.schemas?.RotateApiKeyRequest;
+  if (rotate && !('$ref' in rotate)) rotate.additionalProperties = false;
   return document;
 }
 
