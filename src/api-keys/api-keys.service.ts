@@ -1,6 +1,7 @@
 import { ConflictException, ForbiddenException, Injectable, NotFoundException, Optional } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
+import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
 import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { ActivityEvents } from '../core/activity-events.js';
@@ -19,6 +20,7 @@ export class ApiKeysService {
     private readonly keys: ApiKeyRepository,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
+    private readonly invalidation: VerificationInvalidation,
     @Optional() private readonly activity?: ActivityEvents,
   ) {}
 
@@ -81,6 +83,8 @@ export class ApiKeysService {
   async revoke(principal: Principal, keyId: string): Promise<void> {
     const found = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now());
     if (!found) throw new NotFoundException(KEY_NOT_FOUND);
+    // The 204 means "refused everywhere": every instance answering from its cache has applied it.
+    await this.invalidation.awaitAcknowledged();
     this.activity?.emit({ type: 'api_key.revoked' });
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { signSessionToken } from '../auth/session-token.js';
+import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import type { Plan, Role } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
@@ -16,6 +17,7 @@ export class DirectoryAdminService {
     private readonly repo: DirectoryAdminRepository,
     private readonly usage: UsageService,
     private readonly settings: Settings,
+    private readonly invalidation: VerificationInvalidation,
   ) {}
 
   async createOrg(name: string, plan: Plan) {
@@ -25,6 +27,7 @@ export class DirectoryAdminService {
   async setPlan(orgId: string, plan: Plan) {
     const org = await this.repo.setPlan(orgId, plan);
     if (!org) throw new AdminError(`no org with id ${orgId}`);
+    await this.invalidation.awaitAcknowledged();
     return org;
   }
 
@@ -36,12 +39,16 @@ export class DirectoryAdminService {
 
   async addMember(orgId: string, userId: string, role: Role) {
     await this.requireOrgAndUser(orgId, userId);
-    return (await this.repo.upsertMember(orgId, userId, role))!;
+    const member = (await this.repo.upsertMember(orgId, userId, role))!;
+    // A role change (and the org's member count) is applied by every serving instance first.
+    await this.invalidation.awaitAcknowledged();
+    return member;
   }
 
   async removeMember(orgId: string, userId: string) {
     const removed = await this.repo.removeMember(orgId, userId);
     if (!removed) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
+    await this.invalidation.awaitAcknowledged();
     return { ...removed, removed: true };
   }
 

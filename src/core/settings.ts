@@ -1,7 +1,7 @@
 import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { SystemClock, type Clock } from '../common/clock.js';
 import { DEFAULT_PLAN_LIMITS, type PlanLimits } from '../common/plan-limits.js';
-import type { KeysUsageIdentityOptions } from './keys-usage-identity.options.js';
+import type { KeysUsageIdentityOptions, VerificationCacheOptions } from './keys-usage-identity.options.js';
 
 /**
  * The module's options turned into what the hot paths need: KeyObjects built once
@@ -17,6 +17,7 @@ export class Settings {
   readonly planLimits: PlanLimits;
   readonly authFailureLimit: number;
   readonly clock: Clock;
+  readonly verificationCache: Required<VerificationCacheOptions>;
 
   constructor(options: KeysUsageIdentityOptions) {
     this.apiKeySecret = options.apiKeySecret ? createSecretKey(Buffer.from(options.apiKeySecret, 'utf8')) : null;
@@ -32,6 +33,18 @@ export class Settings {
     this.planLimits = options.planLimits ?? DEFAULT_PLAN_LIMITS;
     this.authFailureLimit = options.authFailureLimit ?? 30;
     this.clock = options.clock ?? new SystemClock();
+    const cache = options.verificationCache ?? {};
+    this.verificationCache = {
+      enabled: cache.enabled ?? true,
+      leaseMs: cache.leaseMs ?? 3000,
+      maxEntries: cache.maxEntries ?? 10_000,
+    };
+    if (!Number.isInteger(this.verificationCache.leaseMs) || this.verificationCache.leaseMs < 300) {
+      throw new Error('verificationCache.leaseMs must be an integer of at least 300');
+    }
+    if (!Number.isInteger(this.verificationCache.maxEntries) || this.verificationCache.maxEntries < 1) {
+      throw new Error('verificationCache.maxEntries must be a positive integer');
+    }
   }
 
   get keysConfigured(): boolean {
