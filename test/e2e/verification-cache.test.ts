@@ -82,15 +82,21 @@ describe('three instances answering from their caches', () => {
   let a: TestApp;
   let b: TestApp;
   let c: TestApp;
+  let far: TcpProxy;
   beforeAll(async () => {
     a = await startTestApp({ env });
     b = await startTestApp({ db: a.db, env });
-    c = await startTestApp({ db: a.db, env });
+    // C sits tens of milliseconds away from the database, as across a network: a notification
+    // reaches it well after the writer's commit, so a revoke that did not wait would be caught.
+    far = await TcpProxy.start(a.db.url);
+    far.latencyMs = 30;
+    c = await startTestApp({ db: { ...a.db, url: far.urlFor(a.db.url) }, env });
   });
   afterAll(async () => {
     await c?.close();
     await b?.close();
     await a?.close();
+    await far?.close();
   });
 
   it('each hold a lease and answer a verified key from memory', async () => {
