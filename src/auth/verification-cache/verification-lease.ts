@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { Settings } from '../../core/settings.js';
@@ -42,6 +43,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   readonly enabled: boolean;
   private readonly leaseMs: number;
   private client: pg.Client | null = null;
+  private connecting: pg.Client | null = null;
   private validUntil = 0;
   private epoch = 0;
   private renewing = false;
@@ -101,10 +103,13 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     const client = this.client;
     this.client = null;
     this.lapse();
+    // A connection still being opened is closed as it is; it holds no lease yet.
+    await this.connecting?.end().catch(() => undefined);
     if (!client) return;
-    // Writers stop waiting for this instance at once instead of at its lease's end.
-    await client.query(LEASE_SQL.release, [this.instanceId]).catch(() => undefined);
-    await client.end().catch(() => undefined);
+    // Writers stop waiting for this instance at once instead of at its lease's end. Bounded:
+    // against a database that stopped answering, shutdown must not wait on either.
+    await Promise.race([client.query(LEASE_SQL.release, [this.instanceId]).catch(() => undefined), sleep(500)]);
+    await Promise.race([client.end().catch(() => undefined), sleep(500)]);
   }
 
   private async connect(): Promise<void> {
@@ -112,22 +117,27 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     const client = new pg.Client({
       ...this.poolOptions,
       application_name: `kui-verification-lease ${this.instanceId}`,
-      // A renewal that cannot finish within a third of the lease is a lost connection.
-      query_timeout: Math.max(100, Math.floor(this.leaseMs / 3)),
+      // A renewal that cannot finish within a lease length is a lost connection. (The lease
+      // itself lapses by the clock whatever the connection does: this only frees a dead one.)
+      query_timeout: this.leaseMs,
       keepAlive: true,
     });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => this.received(message.payload));
+    this.connecting = client;
     try {
       await client.connect();
       await client.query(`LISTEN ${INVALIDATION_CHANNEL}`);
+      if (this.stopped) throw new Error('shutting down');
       this.client = client;
       await this.renew();
       if (!this.timer) this.timer = setInterval(() => void this.renew(), Math.floor(this.leaseMs / 3)).unref();
     } catch (error) {
-      this.logger.warn(`verification cache lease unavailable, using the database: ${(error as Error).message}`);
+      if (!this.stopped) this.logger.warn(`verification cache lease unavailable, using the database: ${(error as Error).message}`);
       this.lost(client);
+    } finally {
+      if (this.connecting === client) this.connecting = null;
     }
   }
 
