@@ -142,10 +142,12 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   }
 
   private lost(client: pg.Client): void {
-    if (this.client === client) this.client = null;
-    this.lapse();
     client.removeAllListeners('notification');
     client.end().catch(() => undefined);
+    // A late event of a connection already replaced says nothing about the current lease.
+    if (this.client !== null && this.client !== client) return;
+    this.client = null;
+    this.lapse();
     if (!this.stopped && !this.client && !this.reconnectTimer) {
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = null;
