@@ -167,6 +167,16 @@ describe('three instances answering from their caches', () => {
     }
   });
 
+  it('release their lease when they shut down, so no writer waits for a stopped instance', async () => {
+    const d = await startTestApp({ db: a.db, env });
+    const id = leaseOf(d).instanceId;
+    const held = await a.db.pool.query(`SELECT 1 FROM cache_leases WHERE instance_id = $1`, [id]);
+    expect(held.rowCount).toBe(1);
+    await d.close();
+    const after = await a.db.pool.query(`SELECT 1 FROM cache_leases WHERE instance_id = $1`, [id]);
+    expect(after.rowCount).toBe(0);
+  });
+
   it('never answer GET /usage from a cached meter', async () => {
     const w = await mint(a);
     await warm([b], w.key);
