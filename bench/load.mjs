@@ -2,7 +2,16 @@
 // Input: one JSON argument (autocannon options). Output: one JSON line with the figures we use.
 import autocannon from 'autocannon';
 
-const { headersPerClient, ...options } = JSON.parse(process.argv[2]);
+const { headersPerClient, headersPerRequest, ...options } = JSON.parse(process.argv[2]);
+// Many credentials (e.g. 1,000 keys): each request takes the next set of headers, across connections.
+let turn = 0;
+if (headersPerRequest?.length) {
+  options.requests = [
+    {
+      setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...headersPerRequest[turn++ % headersPerRequest.length] } }),
+    },
+  ];
+}
 // Several credentials: connection i sends the i-th set of headers (round robin).
 let next = 0;
 const setupClient = headersPerClient?.length

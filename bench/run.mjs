@@ -10,6 +10,7 @@
 //   BENCH_ROUNDS        how many times each case runs, alternating with the baseline (default 2)
 //   BENCH_USERS         members of the bench org, each with a session and a key; the connections
 //                       share them round robin (default 1: one user, one key, one session)
+//   BENCH_VERIFICATION_CACHE  false: run the service with its verification cache off (default true)
 //   BENCH_PROFILE       a directory: the service runs with --cpu-prof and writes its profile there
 //   BENCH_VERBOSE=1     pass the service's stderr through
 //   BENCH_NO_FAIL=1     or the flag --no-fail: print FAIL rows but exit 0
@@ -44,7 +45,15 @@ const TARGETS = {
   'me-session': { ratio: 0.25 },
   'usage-key': { ratio: 0.25 },
   'mint-session': {},
+  // Issue 20 (verification cache): 1,000 distinct keys over 50 connections, session /me with 50
+  // users, and revocations during the 1,000-key load (every revoked key probed right after its 204).
+  'me-key-1000': { ratio: 0.45, p99: 10 },
+  'me-session-50': { ratio: 0.4 },
+  'revoke-under-load': { revokeP99: 50 },
 };
+const MANY_USERS = 50;
+const KEYS_PER_USER = 20; // 50 × 20 = 1,000 distinct keys
+const REVOKES_PER_RUN = 40;
 
 // With two or more cores, the server gets core 0 and the load generator core 1, so they do not
 // steal each other's time. (PostgreSQL is left to the scheduler.)
@@ -128,6 +137,8 @@ async function startService(databaseUrl) {
     API_KEY_SECRET,
     AUTH_FAILURE_LIMIT: '0',
     LOG_LEVEL: 'warn',
+    // BENCH_VERIFICATION_CACHE=false measures the database read per request (issue 20's "off").
+    VERIFICATION_CACHE: process.env.BENCH_VERIFICATION_CACHE ?? 'true',
     HOST: '127.0.0.1',
     PORT: String(port),
   };
@@ -182,10 +193,73 @@ async function seed(databaseUrl, serviceUrl) {
       sessions.push(session);
       keys.push(body.key);
     }
-    return { orgId, sessions, keys };
+    const many = await seedMany(client, orgId, serviceUrl);
+    return { orgId, sessions, keys, ...many };
   } finally {
     await client.end();
   }
+}
+
+async function mintKey(serviceUrl, session, orgId) {
+  const res = await fetch(`${serviceUrl}/api-keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ org_id: orgId, name: 'bench', scopes: ['decisions:read'] }),
+  });
+  const body = await res.json();
+  if (res.status !== 201) throw new Error(`minting a bench key failed: ${res.status} ${JSON.stringify(body)}`);
+  return { key: body.key, id: body.id };
+}
+
+/** Issue 20's population: 50 users with a session and 20 keys each, and keys set aside to revoke. */
+async function seedMany(client, orgId, serviceUrl) {
+  const manySessions = [];
+  const manyKeys = [];
+  const revocable = [];
+  for (let i = 0; i < MANY_USERS; i++) {
+    const email = `bench-many-${i}@example.com`;
+    const userId = (await client.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [email])).rows[0].id;
+    await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'owner')`, [orgId, userId]);
+    await client.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2)`, [orgId, userId]);
+    const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), { algorithm: 'HS256', subject: userId, expiresIn: 3600 });
+    manySessions.push(session);
+    for (let k = 0; k < KEYS_PER_USER; k++) manyKeys.push((await mintKey(serviceUrl, session, orgId)).key);
+    // Enough for the warm-up and every round of the revoke case.
+    for (let k = 0; k < Math.ceil(((ROUNDS + 1) * REVOKES_PER_RUN) / MANY_USERS) + 1; k++) {
+      revocable.push({ session, ...(await mintKey(serviceUrl, session, orgId)) });
+    }
+  }
+  return { manySessions, manyKeys, revocable };
+}
+
+/**
+ * Beside a running load: revokes keys one after another, each verified (so cached) just before,
+ * and probes each with a request right after its 204. Returns the revoke latencies and how many
+ * probes were wrongly accepted.
+ */
+async function revokeDuring(ctx, seconds) {
+  await sleep(1000);
+  const latencies = [];
+  let acceptedAfter = 0;
+  const gap = Math.max(0, ((seconds - 2) * 1000) / REVOKES_PER_RUN);
+  for (let i = 0; i < REVOKES_PER_RUN; i++) {
+    const k = ctx.seed.revocable.shift();
+    if (!k) break;
+    const auth = { authorization: `Bearer ${k.key}` };
+    await fetch(`${ctx.service.url}/me`, { headers: auth }).then((r) => r.arrayBuffer());
+    const t0 = performance.now();
+    const res = await fetch(`${ctx.service.url}/api-keys/${k.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${k.session}` } });
+    await res.arrayBuffer();
+    latencies.push(performance.now() - t0);
+    if (res.status !== 204) throw new Error(`revoke answered ${res.status}`);
+    const probe = await fetch(`${ctx.service.url}/me`, { headers: auth });
+    await probe.arrayBuffer();
+    if (probe.status === 200) acceptedAfter++;
+    await sleep(gap);
+  }
+  latencies.sort((a, b) => a - b);
+  const p99 = latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * 0.99) - 1)] : null;
+  return { revokeP99: p99, acceptedAfter, revokes: latencies.length };
 }
 
 function rssMb(pid) {
@@ -248,6 +322,13 @@ async function load(options, target = null) {
   return result;
 }
 
+/** A case's load run; the revoke case also revokes (and probes) keys while it runs. */
+async function runCase(name, options, target, ctx) {
+  if (name !== 'revoke-under-load') return load(options, target);
+  const [r, revoked] = await Promise.all([load(options, target), revokeDuring(ctx, options.duration)]);
+  return { ...r, ...revoked };
+}
+
 const bearer = (tokens) => tokens.map((t) => ({ authorization: `Bearer ${t}` }));
 
 function caseRequest(name, ctx) {
@@ -259,6 +340,11 @@ function caseRequest(name, ctx) {
       return { url: `${ctx.service.url}/me`, headersPerClient: bearer(sessions) };
     case 'usage-key':
       return { url: `${ctx.service.url}/usage`, headersPerClient: bearer(keys) };
+    case 'me-key-1000':
+    case 'revoke-under-load':
+      return { url: `${ctx.service.url}/me`, headersPerRequest: bearer(ctx.seed.manyKeys) };
+    case 'me-session-50':
+      return { url: `${ctx.service.url}/me`, headersPerRequest: bearer(ctx.seed.manySessions) };
     case 'mint-session':
       return {
         url: `${ctx.service.url}/api-keys`,
@@ -316,7 +402,7 @@ async function main() {
     }
     // Warm both servers (JIT, pool connections, prepared statements) before measuring.
     await load({ ...base, url: ctx.bare.url, duration: WARMUP_SECONDS });
-    for (const c of cases) await load({ ...base, ...caseRequest(c, ctx), duration: WARMUP_SECONDS }, target);
+    for (const c of cases) await runCase(c, { ...base, ...caseRequest(c, ctx), duration: WARMUP_SECONDS }, target, ctx);
 
     const runs = { baseline: [] };
     for (const c of cases) runs[c] = [];
@@ -325,9 +411,9 @@ async function main() {
       runs.baseline.push(b);
       process.stderr.write(`  round ${round} baseline      ${fmt(b.rps)} req/s  p99 ${b.p99} ms  CPU ${fmt(b.cpuPerReq)} µs/req\n`);
       for (const c of cases) {
-        const r = await load({ ...base, ...caseRequest(c, ctx), duration: DURATION }, target);
+        const r = await runCase(c, { ...base, ...caseRequest(c, ctx), duration: DURATION }, target, ctx);
         runs[c].push(r);
-        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req\n`);
+        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req${r.revokes ? `  revoke p99 ${fmt(r.revokeP99, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
       }
     }
 
@@ -364,6 +450,12 @@ async function main() {
       if (t.p99 !== undefined) {
         wanted.push(`p99 ≤ ${t.p99}`);
         checks.push(p99 <= t.p99);
+      }
+      if (t.revokeP99 !== undefined) {
+        const revokeP99 = Math.max(...rs.map((r) => r.revokeP99 ?? Infinity));
+        const accepted = rs.reduce((a, r) => a + r.acceptedAfter, 0);
+        wanted.push(`revoke p99 ≤ ${t.revokeP99} (${fmt(revokeP99, 1)})`, `0 accepted after 204 (${accepted})`);
+        checks.push(revokeP99 <= t.revokeP99, accepted === 0);
       }
       wanted.push(`RSS ≤ ${RSS_LIMIT_MB}`, 'all 2xx');
       checks.push(rss <= RSS_LIMIT_MB, bad === 0);

@@ -11,7 +11,7 @@ export {
   type KeysUsageIdentityExtras,
   type KeysUsageIdentityModuleOptions,
 } from './core/keys-usage-identity.module-definition.js';
-export type { KeysUsageIdentityOptions, SessionVerificationOptions } from './core/keys-usage-identity.options.js';
+export type { KeysUsageIdentityOptions, SessionVerificationOptions, VerificationCacheOptions } from './core/keys-usage-identity.options.js';
 
 // Protecting and charging the host's own routes.
 export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
@@ -19,6 +19,9 @@ export { ScopesGuard, SessionOnlyGuard } from './auth/access.guards.js';
 export { CredentialGuard } from './auth/credential.guard.js';
 export type { Principal } from './auth/principal.js';
 export { AuthMetrics, type VerificationOutcome } from './auth/auth-metrics.js';
+// A change made outside this module's services (rotation, a host's own SQL on our tables) is
+// notified by the database; awaitAcknowledged() after its commit waits until every cache applied it.
+export { VerificationInvalidation } from './auth/verification-cache/verification-invalidation.js';
 export { ChargeInterceptor, Charges } from './usage/charges.decorator.js';
 
 // Metering from code.

@@ -1,7 +1,8 @@
 import { ConflictException, ForbiddenException, NotFoundException } from '@nestjs/common';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { hashApiKey, parseApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
+import type { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
 import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
@@ -116,6 +117,7 @@ describe('ApiKeysService', () => {
   let settings: Settings;
   let sut: ApiKeysService;
   let audit: FakeAudit;
+  const invalidation = { awaitAcknowledged: vi.fn(async () => undefined) };
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });
 
@@ -125,7 +127,7 @@ describe('ApiKeysService', () => {
     clock = new FixedClock(new Date('2030-01-02T03:04:05.678Z'));
     settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
     audit = new FakeAudit();
-    sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settings, fakeTransactions, audit as unknown as AuditService);
+    sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settings, fakeTransactions, audit as unknown as AuditService, invalidation as unknown as VerificationInvalidation);
   });
 
   describe('mint', () => {
@@ -294,7 +296,10 @@ describe('ApiKeysService', () => {
       member('owner');
       const { id } = await sut.mint(session(), { org_id: ORG });
       clock.at = new Date('2030-02-01T00:00:00.000Z');
+      invalidation.awaitAcknowledged.mockClear();
       await sut.revoke(session(), id);
+      // The 204 waits until every instance with a cache has applied the revocation.
+      expect(invalidation.awaitAcknowledged).toHaveBeenCalledTimes(1);
       expect(repo.revokeCalls).toEqual([{ userId: USER, keyId: id, at: new Date('2030-02-01T00:00:00.000Z') }]);
       expect((await sut.list(session(), null)).keys[0].revoked_at).toBe('2030-02-01T00:00:00.000Z');
     });

@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf } from '../common/pagination.js';
+import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
 import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { ActivityEvents } from '../core/activity-events.js';
@@ -27,6 +28,7 @@ export class ApiKeysService {
     private readonly settings: Settings,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly invalidation: VerificationInvalidation,
     @Optional() private readonly activity?: ActivityEvents,
   ) {}
 
@@ -124,6 +126,8 @@ export class ApiKeysService {
           });
           return toApiKeyRecord(rotated, now);
         });
+        // The grace period a rotation ends (a second rotation) ends on every instance first.
+        await this.invalidation.awaitAcknowledged();
         this.activity?.emit({ type: 'api_key.rotated' });
         return { key: generated.key, ...record };
       } catch (error) {
@@ -177,6 +181,7 @@ export class ApiKeysService {
       return key;
     });
     if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
+    await this.invalidation.awaitAcknowledged();
     this.activity?.emit({ type: 'api_key.revoked' });
   }
 
@@ -206,6 +211,8 @@ export class ApiKeysService {
       return key;
     });
     if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
+    // The 204 means "refused everywhere": every instance answering from its cache has applied it.
+    await this.invalidation.awaitAcknowledged();
     this.activity?.emit({ type: 'api_key.revoked' });
   }
 }

@@ -1,6 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
+import { noCache } from './verification-cache/no-cache.js';
 import type { ApiKeyRepository, KeyVerificationRow } from '../api-keys/api-key.repository.js';
 import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
@@ -91,6 +92,7 @@ function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOr
     settings,
     lastUsed as unknown as LastUsedWriter,
     metrics,
+    noCache(),
   );
   return { verifier, lastUsed, metrics };
 }

@@ -11,12 +11,14 @@ import { hashApiKey, hashesEqual, parseApiKey } from './api-key-format.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
+import { VerificationCache, type CachedKeyRow } from './verification-cache/verification-cache.js';
 
 /**
- * Verifies API keys against the database on every request (no cache of positive answers, so a
- * revoke is seen by every instance on its next request). Verifications that arrive in the same
- * event-loop turn share one `WHERE lookup = ANY($1)` statement; a request that arrives while a
- * batch is in flight waits for the next one, so no answer predates its request.
+ * Verifies API keys: from the verification cache while this instance holds its lease (a change
+ * anywhere is applied here before the writer's request answers), else against the database.
+ * Database verifications that arrive in the same event-loop turn share one `WHERE lookup =
+ * ANY($1)` statement; a request that arrives while a batch is in flight waits for the next one,
+ * so no answer predates its request.
  */
 type VerifiedRow = KeyVerificationRow & { day: string };
 
@@ -37,6 +39,8 @@ export class ApiKeyVerifier {
     (lookup) => lookup,
   );
   private readonly ownDirectory: boolean;
+  /** Only with the built-in directory: a host's directory changes where no trigger sees them. */
+  private readonly cached: boolean;
 
   constructor(
     private readonly keys: ApiKeyRepository,
@@ -44,9 +48,11 @@ export class ApiKeyVerifier {
     private readonly settings: Settings,
     private readonly lastUsed: LastUsedWriter,
     private readonly metrics: AuthMetrics,
+    private readonly cache: VerificationCache,
   ) {
     // With the built-in directory, owner and membership come in the same statement as the key.
     this.ownDirectory = directory instanceof TypeOrmOrgDirectory;
+    this.cached = this.ownDirectory && cache.enabled;
   }
 
   /** The principal for a key, or null for any kind of invalid key. Rejects only when the database fails. */
@@ -55,7 +61,13 @@ export class ApiKeyVerifier {
     const lookup = parseApiKey(token);
     if (!lookup) return this.refuse('malformed');
     if (!secret) return this.refuse('not_configured');
-    const row = await this.rows.load(lookup);
+    let row: CachedKeyRow | VerifiedRow | undefined = this.cached ? this.cache.key(lookup) : undefined;
+    if (!row) {
+      const stamp = this.cached ? this.cache.stamp() : null;
+      const loaded = await this.rows.load(lookup);
+      if (loaded && this.cached) this.cache.putKey(lookup, loaded, stamp, this.settings.clock.now().getTime());
+      row = loaded;
+    }
     if (!row) return this.refuse('unknown');
     const hash = hashApiKey(secret, token);
     const now = this.settings.clock.now();
@@ -82,7 +94,8 @@ export class ApiKeyVerifier {
       plan: row.plan,
       scopes: effectiveScopes(row.scopes, row.role),
     };
-    attachUsageSnapshot(principal, row.day, row.usage);
+    // Meters are never cached: a cached answer leaves GET /usage to read them.
+    if ('usage' in row) attachUsageSnapshot(principal, row.day, row.usage);
     return principal;
   }
 

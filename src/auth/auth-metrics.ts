@@ -4,6 +4,16 @@ export type VerificationOutcome = 'ok' | 'malformed' | 'unknown' | 'revoked' | '
 
 type Listener = (outcome: VerificationOutcome) => void;
 
+/** Which verification cache answered or missed: API keys, or a session's org standing. */
+export type CacheKind = 'key' | 'session';
+
+/** What the verification cache reports (see src/auth/verification-cache/). */
+export interface CacheListener {
+  lookup?(kind: CacheKind, hit: boolean): void;
+  /** Seconds a change waited until every leased instance had applied it. */
+  acknowledged?(seconds: number): void;
+}
+
 /**
  * Counts key verifications by outcome. Kept free of any metrics library so the module does
  * not impose one on a host; the standalone app subscribes and exports them to Prometheus.
@@ -22,5 +32,23 @@ export class AuthMetrics {
 
   onVerification(listener: Listener): void {
     this.listeners.push(listener);
+  }
+
+  private readonly cacheListeners: CacheListener[] = [];
+  readonly cacheCounts = { key: { hit: 0, miss: 0 }, session: { hit: 0, miss: 0 } };
+  /** Whether this instance holds a valid cache lease right now; set by the lease. */
+  leaseValid: () => boolean = () => false;
+
+  cacheLookup(kind: CacheKind, hit: boolean): void {
+    this.cacheCounts[kind][hit ? 'hit' : 'miss']++;
+    for (const l of this.cacheListeners) l.lookup?.(kind, hit);
+  }
+
+  invalidationAcknowledged(seconds: number): void {
+    for (const l of this.cacheListeners) l.acknowledged?.(seconds);
+  }
+
+  onCache(listener: CacheListener): void {
+    this.cacheListeners.push(listener);
   }
 }

@@ -9,6 +9,9 @@ import { LastUsedWriter } from './last-used-writer.js';
 import { PassportRegistry } from './passport-registry.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
+import { VerificationCache } from './verification-cache/verification-cache.js';
+import { VerificationInvalidation } from './verification-cache/verification-invalidation.js';
+import { VerificationLease } from './verification-cache/verification-lease.js';
 
 const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
 
@@ -17,7 +20,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
  * `@Authenticated()`, `@SessionOnly()` and `@RequireScopes()`. Registers no global guard.
  */
 @Module({
-  providers: [PassportRegistry, ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ...GUARDS],
-  exports: [...GUARDS, PassportRegistry, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter],
+  providers: [PassportRegistry, ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
+  exports: [...GUARDS, PassportRegistry, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation],
 })
 export class AuthModule {}

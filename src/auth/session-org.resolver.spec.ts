@@ -1,5 +1,6 @@
 import { NotFoundException } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
+import { noCache } from './verification-cache/no-cache.js';
 import type { Role } from '../common/roles.js';
 import { memberKey, OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
 import type { Principal } from './principal.js';
@@ -60,7 +61,7 @@ describe('SessionOrgResolver', () => {
     directory.join(U2, ORG_A, 'viewer');
     directory.join(U2, ORG_B, 'member');
     directory.join(U3, ORG_B, 'admin');
-    const resolver = new SessionOrgResolver(directory);
+    const resolver = new SessionOrgResolver(directory, noCache());
 
     const onlyOrg = [session(U1), session(U1), session(U1)];
     const severalOrgs = session(U2);
@@ -85,7 +86,7 @@ describe('SessionOrgResolver', () => {
   it('asks again on the next request, so a lowered role or a removal shows at once', async () => {
     const directory = new FakeDirectory();
     directory.join(U1, ORG_A, 'owner');
-    const resolver = new SessionOrgResolver(directory);
+    const resolver = new SessionOrgResolver(directory, noCache());
 
     const before = session(U1, ORG_A);
     await resolver.resolve(before);
@@ -110,7 +111,7 @@ describe('SessionOrgResolver', () => {
     directory.join(U3, ORG_B, 'member');
     directory.failUserOrgsFor = U2;
     directory.failMemberContexts = true;
-    const resolver = new SessionOrgResolver(directory);
+    const resolver = new SessionOrgResolver(directory, noCache());
 
     const ok = session(U1);
     const [r1, r2, r3] = await Promise.allSettled([resolver.resolve(ok), resolver.resolve(session(U2)), resolver.resolve(session(U3, ORG_B))]);

@@ -1,7 +1,9 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { roleCeiling } from '../common/roles.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
+import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import type { Principal } from './principal.js';
+import { VerificationCache } from './verification-cache/verification-cache.js';
 
 export const ORG_NOT_FOUND = 'Organisation not found';
 
@@ -26,17 +28,26 @@ interface Pending {
  * The org a session operates in: the `org_id` claim, else `X-Org-Id`, else the user's only org.
  * A named org the user is not in looks exactly like a missing one (404).
  *
- * Like key verification, lookups that arrive in the same event-loop turn share the directory's
- * statements: every named (user, org) pair in one `memberContexts` call, and one `userOrgs` call
- * per distinct user. Nothing is remembered between turns, so a role change or a removal is seen
- * by the next request; a failed call fails only the requests that depended on it.
+ * Like key verification, answers come from the verification cache under the instance's lease
+ * (built-in directory only), else lookups that arrive in the same event-loop turn share the
+ * directory's statements: every named (user, org) pair in one `memberContexts` call, and one
+ * `userOrgs` call per distinct user. A role change or a removal is applied on every leased
+ * instance before the change's request answers; a failed call fails only the requests that
+ * depended on it.
  */
 @Injectable()
 export class SessionOrgResolver {
   private queue: Pending[] = [];
   private scheduled = false;
 
-  constructor(private readonly directory: OrgDirectory) {}
+  private readonly cached: boolean;
+
+  constructor(
+    private readonly directory: OrgDirectory,
+    private readonly cache: VerificationCache,
+  ) {
+    this.cached = directory instanceof TypeOrmOrgDirectory && cache.enabled;
+  }
 
   async resolve(principal: Principal): Promise<void> {
     const requested = principal.requestedOrgId ?? null;
@@ -52,7 +63,17 @@ export class SessionOrgResolver {
   }
 
   /** The user's standing in the named org (zero or one entry), or up to two of the user's orgs. */
-  private lookup(userId: string, requested: string | null): Promise<MemberContext[]> {
+  private async lookup(userId: string, requested: string | null): Promise<MemberContext[]> {
+    if (!this.cached) return this.load(userId, requested);
+    const hit = this.cache.session(userId, requested);
+    if (hit) return hit;
+    const stamp = this.cache.stamp();
+    const orgs = await this.load(userId, requested);
+    this.cache.putSession(userId, requested, orgs, stamp);
+    return orgs;
+  }
+
+  private load(userId: string, requested: string | null): Promise<MemberContext[]> {
     return new Promise((resolve, reject) => {
       this.queue.push({ userId, requested, resolve, reject });
       if (!this.scheduled) {

@@ -29,6 +29,17 @@ interface SessionClaims {
 export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) {
   constructor(settings: Settings, registry: PassportRegistry) {
     const jwks = settings.jwksUri ? new JwksClient({ jwksUri: settings.jwksUri, cache: true, rateLimit: true }) : null;
+    // JWKS keys as KeyObjects, each built once (jwks-rsa caches the PEM; parsing it per request is not free).
+    const keyObjects = new Map<string, KeyObject>();
+    const prepared = (pem: string): KeyObject => {
+      let key = keyObjects.get(pem);
+      if (!key) {
+        if (keyObjects.size >= 64) keyObjects.clear();
+        key = createPublicKey(pem);
+        keyObjects.set(pem, key);
+      }
+      return key;
+    };
     super({
       // The same extraction as for API keys (RFC 6750: "Bearer", spaces, one token), so both
       // credentials accept exactly the same header forms.
@@ -52,7 +63,7 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
         if ((alg === 'RS256' || alg === 'ES256') && jwks && decoded?.header.kid) {
           jwks
             .getSigningKey(decoded.header.kid)
-            .then((k) => done(null, createPublicKey(k.getPublicKey())))
+            .then((k) => done(null, prepared(k.getPublicKey())))
             .catch((e: unknown) => done(e));
           return;
         }

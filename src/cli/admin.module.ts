@@ -14,7 +14,8 @@ export class AdminModule {
       module: AdminModule,
       imports: [
         TypeOrmModule.forRootAsync({ useFactory: () => ({}) as DataSourceOptions, dataSourceFactory: () => dataSource() }),
-        KeysUsageIdentityModule.forRoot({ ...moduleOptionsFrom(config), mountControllers: false }),
+        // A CLI command serves no verification: it holds no lease (it still waits for the servers' acknowledgements).
+        KeysUsageIdentityModule.forRoot({ ...moduleOptionsFrom(config), verificationCache: { enabled: false }, mountControllers: false }),
       ],
       providers: [DirectoryAdminRepository, DirectoryAdminService],
     };

@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { AuditService, OPERATOR, type AuditEntry, type AuditEventRecord } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { signSessionToken } from '../auth/session-token.js';
+import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import type { Plan, Role } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
@@ -25,6 +26,7 @@ export class DirectoryAdminService {
     private readonly settings: Settings,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly invalidation: VerificationInvalidation,
   ) {}
 
   private record(manager: EntityManager, entry: Omit<AuditEntry, 'actor' | 'credential'>): Promise<void> {
@@ -40,7 +42,7 @@ export class DirectoryAdminService {
   }
 
   async setPlan(orgId: string, plan: Plan) {
-    return this.transactions.run(async (m) => {
+    const result = await this.transactions.run(async (m) => {
       const org = await this.repo.setPlan(orgId, plan, m);
       if (!org) throw new AdminError(`no org with id ${orgId}`);
       const { previous_plan: previous, ...result } = org;
@@ -49,6 +51,8 @@ export class DirectoryAdminService {
       }
       return result;
     });
+    await this.invalidation.awaitAcknowledged();
+    return result;
   }
 
   async createUser(email: string, id: string | null) {
@@ -59,22 +63,27 @@ export class DirectoryAdminService {
 
   async addMember(orgId: string, userId: string, role: Role) {
     await this.requireOrgAndUser(orgId, userId);
-    return this.transactions.run(async (m) => {
+    const member = await this.transactions.run(async (m) => {
       const { previous_role: previous, ...member } = (await this.repo.upsertMember(orgId, userId, role, m))!;
       const target = { type: 'user', id: userId };
       if (previous === null) await this.record(m, { orgId, action: 'member.added', target, details: { role } });
       else if (previous !== role) await this.record(m, { orgId, action: 'member.role_changed', target, details: { from: previous, to: role } });
       return member;
     });
+    // A role change (and the org's member count) is applied by every serving instance first.
+    await this.invalidation.awaitAcknowledged();
+    return member;
   }
 
   async removeMember(orgId: string, userId: string) {
-    return this.transactions.run(async (m) => {
+    const removed = await this.transactions.run(async (m) => {
       const removed = await this.repo.removeMember(orgId, userId, m);
       if (!removed) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
       await this.record(m, { orgId, action: 'member.removed', target: { type: 'user', id: userId }, details: { role: removed.role } });
       return { ...removed, removed: true };
     });
+    await this.invalidation.awaitAcknowledged();
+    return removed;
   }
 
   async createWorkspace(orgId: string, userId: string) {

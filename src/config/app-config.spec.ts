@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildAppConfig, ConfigError, loadEnvironment } from './app-config.js';
+import { buildAppConfig, ConfigError, loadEnvironment, moduleOptionsFrom } from './app-config.js';
 
 describe('configuration', () => {
   it('applies the documented defaults to an empty environment', () => {
@@ -31,6 +31,9 @@ describe('configuration', () => {
     ['AUTH_FAILURE_LIMIT', '-1'],
     ['LOG_LEVEL', 'loud'],
     ['SESSION_JWT_PUBLIC_KEY', 'not a pem'],
+    ['VERIFICATION_CACHE', 'sometimes'],
+    ['VERIFICATION_CACHE_LEASE_MS', '100'],
+    ['VERIFICATION_CACHE_MAX_ENTRIES', '0'],
   ])('refuses %s=%s with a message that names the variable and not its value', (name, value) => {
     let error: unknown;
     try {
@@ -57,5 +60,13 @@ describe('configuration', () => {
     ['[1]', /PLAN_LIMITS must be a JSON object/],
   ])('refuses PLAN_LIMITS=%s', (value, message) => {
     expect(() => buildAppConfig(loadEnvironment({ PLAN_LIMITS: value }))).toThrow(message);
+  });
+
+  it('turns the verification cache on with PostgreSQL, off on request and always off with the embedded database', () => {
+    const pg = { DATABASE_URL: 'postgres://x@127.0.0.1/db' };
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment(pg))).verificationCache).toEqual({ enabled: true, leaseMs: 3000, maxEntries: 10_000 });
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ ...pg, VERIFICATION_CACHE: 'false' }))).verificationCache?.enabled).toBe(false);
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ VERIFICATION_CACHE: 'true' }))).verificationCache?.enabled).toBe(false);
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ ...pg, VERIFICATION_CACHE_LEASE_MS: '1500' }))).verificationCache?.leaseMs).toBe(1500);
   });
 });

@@ -98,6 +98,17 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @IsIn(['json', 'pretty'])
   LOG_FORMAT?: 'json' | 'pretty';
 
+  /** Verification cache under leases (README, "Verification cache"); false: a database read per request. Off with the embedded database. */
+  @Transform(toBool) @IsBoolean()
+  VERIFICATION_CACHE = true;
+
+  /** How long an instance's cache lease lasts: the longest a revoke waits for an instance that stopped answering. */
+  @Transform(toInt) @IsInt() @Min(300) @Max(60000)
+  VERIFICATION_CACHE_LEASE_MS = 3000;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  VERIFICATION_CACHE_MAX_ENTRIES = 10_000;
+
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
@@ -188,5 +199,11 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     planLimits: config.planLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
+    // The embedded database is one in-process connection: no LISTEN connection to lease on.
+    verificationCache: {
+      enabled: env.VERIFICATION_CACHE && !config.embedded,
+      leaseMs: env.VERIFICATION_CACHE_LEASE_MS,
+      maxEntries: env.VERIFICATION_CACHE_MAX_ENTRIES,
+    },
   };
 }

@@ -14,6 +14,19 @@ export interface SessionVerificationOptions {
   audience?: string;
 }
 
+export interface VerificationCacheOptions {
+  /**
+   * Answer verifications (API keys, a session's org standing) from an in-process cache while this
+   * instance holds a lease (default true). Needs the built-in directory and a PostgreSQL `pg`
+   * pool; otherwise every request reads the database, as with false.
+   */
+  enabled?: boolean;
+  /** Lease length in ms (default 3000): the longest a change waits for an unresponsive instance. */
+  leaseMs?: number;
+  /** Entries per cache (default 10000): keys, and sessions' org standings. */
+  maxEntries?: number;
+}
+
 export interface KeysUsageIdentityOptions {
   /**
    * HMAC key for API key hashes. Unset means "API keys are not configured on this deployment":
@@ -27,6 +40,8 @@ export interface KeysUsageIdentityOptions {
   authFailureLimit?: number;
   /** Audit events older than this many days are pruned by the retention job (default 400; 0 = keep forever). */
   auditRetentionDays?: number;
+  /** The verification cache and its leases (README, "Verification cache"). */
+  verificationCache?: VerificationCacheOptions;
   /** Time source; tests inject a fixed clock. */
   clock?: Clock;
 }

@@ -1,7 +1,7 @@
 import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { SystemClock, type Clock } from '../common/clock.js';
 import { DEFAULT_PLAN_LIMITS, type PlanLimits } from '../common/plan-limits.js';
-import type { KeysUsageIdentityOptions } from './keys-usage-identity.options.js';
+import type { KeysUsageIdentityOptions, VerificationCacheOptions } from './keys-usage-identity.options.js';
 
 /**
  * The module's options turned into what the hot paths need: KeyObjects built once
@@ -19,6 +19,7 @@ export class Settings {
   readonly clock: Clock;
   /** Audit events older than this many days are pruned; 0 keeps them forever. */
   readonly auditRetentionDays: number;
+  readonly verificationCache: Required<VerificationCacheOptions>;
 
   constructor(options: KeysUsageIdentityOptions) {
     this.apiKeySecret = options.apiKeySecret ? createSecretKey(Buffer.from(options.apiKeySecret, 'utf8')) : null;
@@ -35,6 +36,18 @@ export class Settings {
     this.authFailureLimit = options.authFailureLimit ?? 30;
     this.clock = options.clock ?? new SystemClock();
     this.auditRetentionDays = options.auditRetentionDays ?? 400;
+    const cache = options.verificationCache ?? {};
+    this.verificationCache = {
+      enabled: cache.enabled ?? true,
+      leaseMs: cache.leaseMs ?? 3000,
+      maxEntries: cache.maxEntries ?? 10_000,
+    };
+    if (!Number.isInteger(this.verificationCache.leaseMs) || this.verificationCache.leaseMs < 300) {
+      throw new Error('verificationCache.leaseMs must be an integer of at least 300');
+    }
+    if (!Number.isInteger(this.verificationCache.maxEntries) || this.verificationCache.maxEntries < 1) {
+      throw new Error('verificationCache.maxEntries must be a positive integer');
+    }
   }
 
   get keysConfigured(): boolean {

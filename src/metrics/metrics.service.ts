@@ -84,6 +84,39 @@ export class MetricsService {
       }
     });
 
+    // The verification cache: counted in AuthMetrics on the hot path, exported at scrape time.
+    const exported = { key: { hit: 0, miss: 0 }, session: { hit: 0, miss: 0 } };
+    new Counter({
+      name: 'verification_cache_lookups_total',
+      help: 'Verification cache lookups under a valid lease, by cache (key, session) and result (hit, miss); hit ratio = hit / (hit + miss)',
+      labelNames: ['cache', 'result'],
+      registers,
+      collect() {
+        for (const cache of ['key', 'session'] as const) {
+          for (const result of ['hit', 'miss'] as const) {
+            const now = authMetrics.cacheCounts[cache][result];
+            this.inc({ cache, result }, now - exported[cache][result]);
+            exported[cache][result] = now;
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: 'verification_cache_lease_valid',
+      help: '1 while this instance holds its cache lease and may answer from its cache; 0 while it reads the database',
+      registers,
+      collect() {
+        this.set(authMetrics.leaseValid() ? 1 : 0);
+      },
+    });
+    const acks = new Histogram({
+      name: 'verification_invalidation_ack_seconds',
+      help: 'How long a change (revoke, directory change) waited until every leased instance had applied it',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    authMetrics.onCache({ acknowledged: (seconds) => acks.observe(seconds) });
+
     // TypeORM's PostgresDriver keeps its node-postgres pool as `master`.
     const pool = () => (dataSource.driver as unknown as { master?: PoolStats }).master;
     const poolGauge = (name: string, help: string, read: (p: PoolStats) => number) =>

@@ -1,6 +1,7 @@
 import { createSecretKey, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type pg from 'pg';
+import { awaitInvalidationsAcknowledged } from '../../src/auth/verification-cache/verification-invalidation.js';
 import type { Plan, Role } from '../../src/common/roles.js';
 
 export const TEST_SESSION_SECRET = 'test-session-secret-0123456789abcdef-0123456789';
@@ -35,10 +36,20 @@ export class Seeder {
        ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
       [orgId, userId, role, joinedAt ?? null],
     );
+    await this.acknowledged();
   }
 
   async removeMember(orgId: string, userId: string): Promise<void> {
     await this.pool.query(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2`, [orgId, userId]);
+    await this.acknowledged();
+  }
+
+  /**
+   * Returns once every instance with a verification cache has applied the changes committed so
+   * far, as the service's own writes do (the triggers notified them at commit).
+   */
+  async acknowledged(): Promise<void> {
+    await awaitInvalidationsAcknowledged((sql, params) => this.pool.query(sql, params).then((r) => r.rows), 30_000);
   }
 
   async workspace(orgId: string, userId: string): Promise<void> {

@@ -1,0 +1,223 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { Settings } from '../../core/settings.js';
+import { AuthMetrics } from '../auth-metrics.js';
+import { INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
+
+/** What one committed change may have made stale; null fields match nothing. */
+export interface InvalidationTargets {
+  keyId: string | null;
+  userId: string | null;
+  orgId: string | null;
+}
+
+/** Called with what changed, or with null: "drop everything" (the lease lapsed). */
+export type InvalidationListener = (targets: InvalidationTargets | null) => void;
+
+/** An opaque mark taken before a database read; the read's answer may be cached only if it still holds. */
+export type CacheStamp = number;
+
+const RECONNECT_MS = 500;
+
+/**
+ * This instance's right to answer verifications from memory. It holds while (1) a dedicated
+ * LISTEN connection (a `pg.Client` of its own, never one of the pool) is alive and (2) the lease
+ * row was renewed on that connection less than a lease length ago. The local deadline is
+ * counted from when the renewal was *sent*, so it always ends before the row's `expires_at`
+ * (database time): when a waiting writer sees the row expired, this instance has already
+ * stopped using its cache. Losing either condition drops the whole cache; the lease is then
+ * acquired afresh (its acknowledged sequence jumps to the current one) with an empty cache.
+ *
+ * Every notification received bumps the epoch: a database read that started before it is not
+ * cached (it may predate the change), and the invalidation is applied before it is acknowledged.
+ */
+@Injectable()
+export class VerificationLease implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('VerificationLease');
+  readonly instanceId = randomUUID();
+  readonly enabled: boolean;
+  private readonly leaseMs: number;
+  private client: pg.Client | null = null;
+  private connecting: pg.Client | null = null;
+  private validUntil = 0;
+  private epoch = 0;
+  private renewing = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly listeners: InvalidationListener[] = [];
+  private ackSeq = 0;
+  private ackScheduled = false;
+  private readonly poolOptions: pg.PoolConfig | null;
+
+  constructor(
+    settings: Settings,
+    @InjectDataSource() dataSource: DataSource,
+    private readonly metrics: AuthMetrics,
+  ) {
+    this.leaseMs = settings.verificationCache.leaseMs;
+    // Only a real PostgreSQL pool can lend its settings to a second connection. The embedded
+    // PGlite adapter (a `connection` object, a pool of one) cannot: no cache there.
+    const master = (dataSource.driver as unknown as { master?: { options?: pg.PoolConfig & { connection?: unknown } } } | undefined)?.master;
+    const options = master?.options ?? null;
+    this.poolOptions = options && !options.connection ? options : null;
+    this.enabled = settings.verificationCache.enabled && this.poolOptions !== null;
+    metrics.leaseValid = () => this.usable();
+  }
+
+  /** True while cached answers may be used. Cheap: called on every request. */
+  usable(): boolean {
+    return this.validUntil > performance.now();
+  }
+
+  /** A stamp to take before a database read, or null when the answer must not be cached. */
+  stamp(): CacheStamp | null {
+    return this.usable() ? this.epoch : null;
+  }
+
+  /** Whether an answer read under `stamp` may be cached now. */
+  holds(stamp: CacheStamp | null): boolean {
+    return stamp !== null && stamp === this.epoch && this.usable();
+  }
+
+  onInvalidate(listener: InvalidationListener): void {
+    this.listeners.push(listener);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.enabled) return;
+    // The first lease is awaited so a fresh instance serves from its cache at once; failing to
+    // get it only means database reads until the reconnect loop succeeds.
+    await this.connect();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = null;
+    this.lapse();
+    // A connection still being opened is closed as it is; it holds no lease yet.
+    await this.connecting?.end().catch(() => undefined);
+    if (!client) return;
+    // Writers stop waiting for this instance at once instead of at its lease's end. Bounded:
+    // against a database that stopped answering, shutdown must not wait on either.
+    await Promise.race([client.query(LEASE_SQL.release, [this.instanceId]).catch(() => undefined), sleep(500)]);
+    await Promise.race([client.end().catch(() => undefined), sleep(500)]);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({
+      ...this.poolOptions,
+      application_name: `kui-verification-lease ${this.instanceId}`,
+      // A renewal that cannot finish within a lease length is a lost connection. (The lease
+      // itself lapses by the clock whatever the connection does: this only frees a dead one.)
+      query_timeout: this.leaseMs,
+      keepAlive: true,
+    });
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    client.on('notification', (message) => this.received(message.payload));
+    this.connecting = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${INVALIDATION_CHANNEL}`);
+      if (this.stopped) throw new Error('shutting down');
+      this.client = client;
+      await this.renew();
+      if (!this.timer) this.timer = setInterval(() => void this.renew(), Math.floor(this.leaseMs / 3)).unref();
+    } catch (error) {
+      if (!this.stopped) this.logger.warn(`verification cache lease unavailable, using the database: ${(error as Error).message}`);
+      this.lost(client);
+    } finally {
+      if (this.connecting === client) this.connecting = null;
+    }
+  }
+
+  private lost(client: pg.Client): void {
+    client.removeAllListeners('notification');
+    client.end().catch(() => undefined);
+    // A late event of a connection already replaced says nothing about the current lease.
+    if (this.client !== null && this.client !== client) return;
+    this.client = null;
+    this.lapse();
+    if (!this.stopped && !this.client && !this.reconnectTimer) {
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = null;
+        void this.connect();
+      }, RECONNECT_MS).unref();
+    }
+  }
+
+  /** Stop using the cache at once and forget it. */
+  private lapse(): void {
+    this.validUntil = 0;
+    this.epoch++;
+    for (const l of this.listeners) l(null);
+  }
+
+  private async renew(): Promise<void> {
+    const client = this.client;
+    if (!client || this.renewing) return;
+    this.renewing = true;
+    try {
+      const sent = performance.now();
+      let renewed = false;
+      if (this.usable()) {
+        const result = await client.query(LEASE_SQL.renew, [this.instanceId, this.leaseMs]);
+        renewed = result.rowCount === 1;
+      }
+      if (!renewed) {
+        // The lease ran out (a pause, a slow renewal): writers may have stopped waiting for us.
+        this.lapse();
+        await client.query(LEASE_SQL.acquire, [this.instanceId, this.leaseMs]);
+      }
+      if (this.client !== client) return;
+      // Counted from the send, and a little short of it: always before the row's expires_at.
+      this.validUntil = sent + this.leaseMs - Math.min(250, this.leaseMs / 10);
+    } catch (error) {
+      this.logger.warn(`verification cache lease lost, using the database: ${(error as Error).message}`);
+      this.lost(client);
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private received(payload: string | undefined): void {
+    this.epoch++;
+    let seq = 0;
+    let targets: InvalidationTargets | null = null;
+    try {
+      const m = JSON.parse(payload ?? '') as { s: number; k: string | null; u: string | null; o: string | null };
+      seq = Number(m.s);
+      targets = { keyId: m.k ?? null, userId: m.u ?? null, orgId: m.o ?? null };
+    } catch {
+      targets = null; // unreadable: drop everything rather than guess
+    }
+    for (const l of this.listeners) l(targets);
+    if (seq > this.ackSeq) this.ackSeq = seq;
+    if (!this.ackScheduled) {
+      this.ackScheduled = true;
+      // Notifications that arrive together are acknowledged together, once all are applied.
+      setImmediate(() => void this.acknowledge());
+    }
+  }
+
+  private async acknowledge(): Promise<void> {
+    this.ackScheduled = false;
+    const client = this.client;
+    if (!client) return;
+    try {
+      await client.query(LEASE_SQL.acknowledge, [this.instanceId, this.ackSeq]);
+    } catch {
+      this.lost(client);
+    }
+  }
+}
