@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import type { DataSource, Repository } from 'typeorm';
+import type { KeysetPosition } from '../common/pagination.js';
 import type { Plan, Role } from '../common/roles.js';
 import type { Counters } from '../usage/meters.js';
 import { ApiKeyEntity } from './api-key.entity.js';
@@ -16,6 +17,19 @@ export interface NewApiKey {
   scopes: string[];
   expiresAt: Date | null;
   createdAt: Date;
+}
+
+/** A key's lifecycle state as the list filter names it; revoked wins over expired. */
+export type KeyState = 'active' | 'revoked' | 'expired';
+
+export interface KeyListFilter {
+  orgId: string | null;
+  state: KeyState | null;
+  /** Keys strictly after this position in (created_at DESC, id DESC) order. */
+  after: KeysetPosition | null;
+  /** Rows to read: the page size plus one look-ahead row. */
+  take: number;
+  now: Date;
 }
 
 /** A key row as verification needs it, with its owner's standing in the key's org. */
@@ -105,17 +119,43 @@ export class ApiKeyRepository {
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  async insert(key: NewApiKey): Promise<ApiKeyEntity> {
-    const entity = this.keys.create({ ...key, lastUsedAt: null, revokedAt: null });
-    return this.keys.save(entity);
+  /**
+   * Inserts a key unless the owner already holds `cap` active keys in its org; null when full.
+   * A transaction-scoped advisory lock per (user, org) serialises concurrent mints of the same
+   * pair on every instance, so the count and the insert cannot interleave (no over-minting).
+   */
+  async insertWithinCap(key: NewApiKey, cap: number): Promise<ApiKeyEntity | null> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 14))`, [`api_keys:${key.userId}:${key.orgId}`]);
+      // Counts at most `cap` rows: the work is bounded whatever the caller holds.
+      const [{ active }]: Array<{ active: number }> = await tx.query(
+        `SELECT count(*)::int AS active FROM (
+           SELECT 1 FROM api_keys
+            WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+            LIMIT $4) capped`,
+        [key.userId, key.orgId, key.createdAt, cap],
+      );
+      if (active >= cap) return null;
+      const repo = tx.getRepository(ApiKeyEntity);
+      return repo.save(repo.create({ ...key, lastUsedAt: null, revokedAt: null }));
+    });
   }
 
-  /** The caller's keys, newest first; revoked and expired ones included. */
-  listOwned(userId: string, orgId: string | null): Promise<ApiKeyEntity[]> {
-    return this.keys.find({
-      where: orgId ? { userId, orgId } : { userId },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+  /**
+   * One page of the caller's keys, newest first (keyset on created_at, id); revoked and expired
+   * included unless filtered. Cursors hold milliseconds: created_at is always written from the
+   * service's clock (a JS Date), never from now(), so no row hides between two cursors.
+   */
+  listOwned(userId: string, filter: KeyListFilter): Promise<ApiKeyEntity[]> {
+    const q = this.keys.createQueryBuilder('k').where('k.user_id = :userId', { userId });
+    if (filter.orgId) q.andWhere('k.org_id = :orgId', { orgId: filter.orgId });
+    if (filter.state === 'revoked') q.andWhere('k.revoked_at IS NOT NULL');
+    if (filter.state === 'active') q.andWhere('k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > :now)', { now: filter.now });
+    if (filter.state === 'expired') q.andWhere('k.revoked_at IS NULL AND k.expires_at <= :now', { now: filter.now });
+    if (filter.after) {
+      q.andWhere('(k.created_at, k.id) < (:afterAt, :afterId)', { afterAt: filter.after.createdAt, afterId: filter.after.id });
+    }
+    return q.orderBy('k.created_at', 'DESC').addOrderBy('k.id', 'DESC').take(filter.take).getMany();
   }
 
   /**

@@ -3,10 +3,11 @@ import { AuthModule } from '../auth/auth.module.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { MintRateGuard } from './mint-rate.guard.js';
 
 @Module({
   imports: [AuthModule],
-  providers: [ApiKeysService, ApiKeysEnabledGuard],
+  providers: [ApiKeysService, ApiKeysEnabledGuard, MintRateGuard],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {

@@ -78,6 +78,18 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
   AUTH_FAILURE_LIMIT = 30;
 
+  /** Active keys a user may hold per org (mint beyond: 409). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
+  MAX_ACTIVE_KEYS_PER_USER_ORG = 100;
+
+  /** Mints per user per minute, per instance (beyond: 429 with Retry-After); 0 turns it off. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
+  MINT_RATE_LIMIT = 30;
+
+  /** Longest lifetime of a session JWT in seconds, counted from its `iat`. */
+  @Transform(toInt) @IsInt() @Min(60) @Max(31_536_000)
+  SESSION_MAX_AGE = 86_400;
+
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   PLAN_LIMITS?: string;
 
@@ -183,5 +195,8 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     },
     planLimits: config.planLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
+    maxActiveKeysPerUserOrg: env.MAX_ACTIVE_KEYS_PER_USER_ORG,
+    mintRatePerMinute: env.MINT_RATE_LIMIT,
+    sessionMaxAgeSeconds: env.SESSION_MAX_AGE,
   };
 }

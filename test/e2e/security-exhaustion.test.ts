@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+/*
+ * A hostile tenant with the lowest role tries to exhaust the service (issue 14): floods of mints,
+ * unbounded lists, sockets that never read, bursts of bad tokens, proxy headers, hostile bodies,
+ * refunds across an outage, session tokens without bounds. Every limit here answers a clear 4xx.
+ */
+
+/**
+ * Seeds `count` key rows (many sharing a created_at, to exercise the id tie-break; at millisecond
+ * precision, as the service's clock writes them) for a user in one statement (what 1,000 mints would leave behind, without the mints). */
+async function seedKeys(t: TestApp, userId: string, orgId: string, count: number): Promise<void> {
+  await t.db.pool.query(
+    `INSERT INTO api_keys (user_id, org_id, name, lookup, last4, key_hash, scopes, created_at)
+     SELECT $1, $2, 'seeded ' || i, substr(md5(random()::text || i), 1, 12), 'abcd', decode(md5(i::text), 'hex'),
+            ARRAY['decisions:read'], date_trunc('milliseconds', now()) - (i % 250) * interval '1 second'
+       FROM generate_series(1, $3) AS i`,
+    [userId, orgId, count],
+  );
+}
+
+describe('bounded work per caller', () => {
+  let t: TestApp;
+  let replica: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { MAX_ACTIVE_KEYS_PER_USER_ORG: '5' } });
+    replica = await startTestApp({ db: t.db, env: { MAX_ACTIVE_KEYS_PER_USER_ORG: '5' } });
+  });
+  afterAll(async () => {
+    await replica?.close();
+    await t?.close();
+  });
+
+  it('lets a flood of concurrent mints on two instances create exactly the cap of active keys, the rest 409 saying to revoke one', async () => {
+    const w = await t.seed.world('viewer');
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? replica : t).api.post('/api-keys', w.session, { org_id: w.orgId, name: `flood ${i}` })),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(5);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused.every((a) => a.status === 409)).toBe(true);
+    expect(refused[0].body.message).toMatch(/revoke one/);
+    expect(refused[0].body.message).toMatch(/MAX_ACTIVE_KEYS_PER_USER_ORG/);
+    const { rows } = await t.db.pool.query(`SELECT count(*)::int AS n FROM api_keys WHERE user_id = $1`, [w.userId]);
+    expect(rows[0].n).toBe(5);
+  });
+
+  it('frees a place when a key is revoked or expires, and counts per org', async () => {
+    const w = await t.seed.world('member');
+    const minted = [];
+    for (let i = 0; i < 5; i++) minted.push((await t.api.post('/api-keys', w.session, { org_id: w.orgId })).body);
+    expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId })).status).toBe(409);
+    await t.api.delete(`/api-keys/${minted[0].id}`, w.session);
+    expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId })).status).toBe(201);
+    await t.db.pool.query(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [minted[1].id]);
+    expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId })).status).toBe(201);
+    const other = await t.seed.org();
+    await t.seed.member(other, w.userId, 'member');
+    await t.seed.workspace(other, w.userId);
+    expect((await t.api.post('/api-keys', w.session, { org_id: other })).status).toBe(201);
+  });
+
+  it('answers 429 with Retry-After once a user mints faster than MINT_RATE_LIMIT, and other users are unaffected', async () => {
+    const limited = await startTestApp({ db: t.db, env: { MINT_RATE_LIMIT: '3' } });
+    try {
+      const w = await limited.seed.world('owner');
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push(await limited.api.post('/api-keys', w.session, { org_id: w.orgId }));
+      expect(statuses.map((s) => s.status)).toEqual([201, 201, 201, 429]);
+      expect(Number(statuses[3].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(statuses[3].body.message).toMatch(/MINT_RATE_LIMIT/);
+      const other = await limited.seed.world('owner');
+      expect((await limited.api.post('/api-keys', other.session, { org_id: other.orgId })).status).toBe(201);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('pages through 1,000 keys with no duplicates and none missing while keys are minted and revoked concurrently', async () => {
+    const w = await t.seed.world('owner');
+    await seedKeys(t, w.userId, w.orgId, 1000);
+    const { rows } = await t.db.pool.query<{ id: string }>(`SELECT id FROM api_keys WHERE user_id = $1`, [w.userId]);
+    const seeded = new Set(rows.map((r) => r.id));
+    // Mints go to a second org (the first is far over the cap of 5); revokes hit seeded keys.
+    const other = await t.seed.org();
+    await t.seed.member(other, w.userId, 'owner');
+    await t.seed.workspace(other, w.userId);
+
+    let walking = true;
+    const minted: string[] = [];
+    const churn = (async () => {
+      const victims = [...seeded].slice(0, 200);
+      for (let i = 0; walking && i < victims.length; i++) {
+        await replica.api.delete(`/api-keys/${victims[i]}`, w.session);
+        if (minted.length < 4) {
+          const m = await replica.api.post('/api-keys', w.session, { org_id: other });
+          if (m.status === 201) minted.push(m.body.id);
+        }
+      }
+    })();
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await t.api.get(`/api-keys?limit=37${cursor ? `&cursor=${cursor}` : ''}`, w.session);
+      expect(res.status).toBe(200);
+      expect(res.body.keys.length).toBeLessThanOrEqual(37);
+      seen.push(...res.body.keys.map((k: { id: string }) => k.id));
+      cursor = res.body.next_cursor;
+      pages++;
+    } while (cursor && pages < 100);
+    walking = false;
+    await churn;
+
+    expect(new Set(seen).size, 'duplicates across pages').toBe(seen.length);
+    expect([...seeded].filter((id) => !seen.includes(id)), 'seeded keys missing from the walk').toEqual([]);
+    expect(seen.filter((id) => !seeded.has(id) && !minted.includes(id))).toEqual([]);
+  });
+
+  it('returns at most 100 keys with next_cursor when more exist, and no next_cursor on the last page', async () => {
+    const w = await t.seed.world('viewer');
+    await seedKeys(t, w.userId, w.orgId, 150);
+    const first = await t.api.get('/api-keys', w.session);
+    expect(first.body.keys).toHaveLength(100);
+    expect(typeof first.body.next_cursor).toBe('string');
+    const second = await t.api.get(`/api-keys?cursor=${first.body.next_cursor}`, w.session);
+    expect(second.body.keys).toHaveLength(50);
+    expect(second.body).not.toHaveProperty('next_cursor');
+    const few = await t.seed.world('viewer');
+    await seedKeys(t, few.userId, few.orgId, 3);
+    const all = await t.api.get('/api-keys', few.session);
+    expect(Object.keys(all.body)).toEqual(['keys']);
+  });
+
+  it('filters by state and refuses bad paging parameters with a 400 naming them', async () => {
+    const w = await t.seed.world('owner');
+    const keys = [];
+    for (let i = 0; i < 3; i++) keys.push((await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: `s${i}` })).body);
+    await t.api.delete(`/api-keys/${keys[0].id}`, w.session);
+    await t.db.pool.query(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [keys[1].id]);
+    const names = async (state: string) => (await t.api.get(`/api-keys?state=${state}`, w.session)).body.keys.map((k: { name: string }) => k.name);
+    expect(await names('active')).toEqual(['s2']);
+    expect(await names('revoked')).toEqual(['s0']);
+    expect(await names('expired')).toEqual(['s1']);
+    for (const [query, word] of [
+      ['state=gone', 'state'],
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['limit=ten', 'limit'],
+      ['cursor=not-a-cursor', 'cursor'],
+      ['org_id=nope', 'org_id'],
+    ]) {
+      const res = await t.api.get(`/api-keys?${query}`, w.session);
+      expect(res.status, query).toBe(400);
+      expect(res.body.message, query).toContain(word);
+    }
+  });
+});
