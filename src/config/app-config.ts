@@ -78,6 +78,26 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
   AUTH_FAILURE_LIMIT = 30;
 
+  /** The whole header section must arrive within this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
+  HTTP_HEADERS_TIMEOUT_MS = 10_000;
+
+  /** The whole request (headers and body) must arrive within this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
+  HTTP_REQUEST_TIMEOUT_MS = 30_000;
+
+  /** A socket with no traffic either way (a client that stops reading) is destroyed after this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000)
+  HTTP_IDLE_TIMEOUT_MS = 30_000;
+
+  /** An idle keep-alive connection is closed after this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
+  HTTP_KEEP_ALIVE_TIMEOUT_MS = 10_000;
+
+  /** Open connections beyond this are dropped at accept; unset: 90% of the descriptor limit (at most limit − 256). */
+  @Transform(emptyToUndefined) @Transform(toInt) @IsOptional() @IsInt() @Min(1) @Max(10_000_000)
+  HTTP_MAX_CONNECTIONS?: number;
+
   /** Active keys a user may hold per org (mint beyond: 409). */
   @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
   MAX_ACTIVE_KEYS_PER_USER_ORG = 100;
