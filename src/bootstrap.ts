@@ -34,10 +34,19 @@ export interface CreateAppOptions {
   dataSource?: () => Promise<DataSource>;
 }
 
-/** TRUST_PROXY: unset/false, true (trust every hop), or comma-separated addresses / CIDRs of your proxies. */
-function trustProxy(value: string | undefined): boolean | string[] {
+/**
+ * TRUST_PROXY: unset/false, true (trust every hop), a hop count (`1`: the nearest proxy appends
+ * the client), or comma-separated addresses / CIDRs of your proxies. Fastify applies it
+ * (proxy-addr), so the client is the nearest untrusted hop and appended entries cannot steer it.
+ */
+function trustProxy(value: string | undefined): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (!value || value === 'false') return false;
   if (value === 'true') return true;
+  if (/^\d{1,2}$/.test(value.trim())) {
+    // Hop count, as proxy-addr reads a number: trust the socket peer and the next n-1 hops.
+    const hops = Number(value.trim());
+    return (_address: string, hop: number) => hop < hops;
+  }
   return value.split(',').map((s) => s.trim()).filter(Boolean);
 }
 

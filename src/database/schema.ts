@@ -5,7 +5,8 @@ import { UserEntity } from '../directory/user.entity.js';
 import { WorkspaceEntity } from '../directory/workspace.entity.js';
 import { UsageCounterEntity } from '../usage/usage-counter.entity.js';
 import { Init1763769600000 } from './migrations/1763769600000-init.js';
+import { AuthFailureCounts1764100000000 } from './migrations/1764100000000-auth-failure-counts.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
 export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity];
-export const MIGRATIONS = [Init1763769600000];
+export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000];
