@@ -69,6 +69,11 @@ export class MetricsService {
       labelNames: ['meter'],
       registers,
     });
+    const refundsPending = new Gauge({
+      name: 'usage_refunds_pending',
+      help: 'Refunds kept in memory because the database could not be reached; retried until they land',
+      registers,
+    });
     for (const meter of METERS) {
       charged.inc({ meter }, 0);
       refused.inc({ meter }, 0);
@@ -81,6 +86,7 @@ export class MetricsService {
         case 'usage.charged': return charged.inc({ meter: event.meter }, event.count);
         case 'usage.refused': return refused.inc({ meter: event.meter });
         case 'usage.refunded': return refunded.inc({ meter: event.meter }, event.count);
+        case 'usage.refunds_pending': return refundsPending.set(event.pending);
       }
     });
 
