@@ -130,6 +130,14 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
 
+  /** How long a rendered /metrics is served again (ms); 0 renders every scrape. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
+  METRICS_CACHE_MS = 1_000;
+
+  /** Address the METRICS_PORT listener binds to: loopback unless you say otherwise. */
+  @IsString() @MinLength(1)
+  METRICS_HOST = '127.0.0.1';
+
   /** When set, /metrics is served on this port only (0: any free port), not on PORT. */
   @Transform(emptyToUndefined) @Transform(toInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
   METRICS_PORT?: number;

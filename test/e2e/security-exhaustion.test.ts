@@ -3,14 +3,19 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ForbiddenException } from '@nestjs/common';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
 import { loadEnvironment } from '../../src/config/app-config.js';
 import { defaultMaxConnections } from '../../src/http/socket-limits.js';
+import { MetricsServer } from '../../src/metrics/metrics-server.js';
+import { MetricsTokenGuard } from '../../src/metrics/metrics-token.guard.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startLoggedApp } from '../support/log-capture.js';
 import { rawRequest } from '../support/raw-http.js';
 import { TEST_SESSION_SECRET } from '../support/seed.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -508,5 +513,44 @@ describe('session tokens with sane bounds', () => {
 
   it('defaults the maximum session age to 24 hours', () => {
     expect(loadEnvironment({}).SESSION_MAX_AGE).toBe(86_400);
+  });
+});
+
+describe('metrics and logs for operators', () => {
+  it('serves /metrics on its own listener bound to loopback by default, rendered at most once a second', async () => {
+    const t = await startTestApp({ env: { METRICS_PORT: '0', METRICS_CACHE_MS: '1000' } });
+    try {
+      const server = t.app.get(MetricsServer) as unknown as { server: import('node:http').Server };
+      expect((server.server.address() as { address: string }).address).toBe('127.0.0.1');
+      expect((await t.api.get('/metrics')).status, 'not on the API port').toBe(404);
+      const metrics = t.app.get(MetricsService);
+      expect(metrics.render(), 'a second scrape within the second reuses the render').toBe(metrics.render());
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses /metrics on the API port to a peer that is not loopback when no METRICS_TOKEN is set', () => {
+    const guard = new MetricsTokenGuard({});
+    const ctx = (remoteAddress: string) =>
+      new ExecutionContextHost([{ headers: { 'x-forwarded-for': '127.0.0.1' }, raw: { socket: { remoteAddress } } }, { header() {} }]);
+    expect(() => guard.canActivate(ctx('203.0.113.9'))).toThrow(ForbiddenException);
+    expect(() => guard.canActivate(ctx('10.0.0.4'))).toThrow(/METRICS_TOKEN/);
+    expect(guard.canActivate(ctx('127.0.0.1'))).toBe(true);
+    expect(guard.canActivate(ctx('::1'))).toBe(true);
+    expect(guard.canActivate(ctx('::ffff:127.0.0.1'))).toBe(true);
+  });
+
+  it('writes the client address, after the trust-proxy rules, on every request line', async () => {
+    const t = await startLoggedApp({ LOG_FORMAT: 'json', LOG_LEVEL: 'info', TRUST_PROXY: '1' });
+    try {
+      const res = await t.api.get('/me', 'nope', { 'x-forwarded-for': '192.0.2.1, 198.51.100.23' });
+      expect(res.status).toBe(401);
+      const id = res.headers.get('x-request-id');
+      expect(await eventually(() => t.logs.records().some((r) => r.request_id === id))).toBe(true);
+      expect(t.logs.records().find((r) => r.request_id === id)).toMatchObject({ client: '198.51.100.23', status: 401 });
+    } finally {
+      await t.close();
+    }
   });
 });
