@@ -12,6 +12,9 @@ import { LastUsedWriter } from './last-used-writer.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
 
+/** Compared against when a lookup id has no row: an HMAC-SHA-256's length, matching no key. */
+const NO_SUCH_KEY_HASH = Buffer.alloc(32);
+
 /**
  * Verifies API keys against the database on every request (no cache of positive answers, so a
  * revoke is seen by every instance on its next request). Verifications that arrive in the same
@@ -49,7 +52,10 @@ export class ApiKeyVerifier {
     if (!lookup) return this.refuse('malformed');
     if (!secret) return this.refuse('not_configured');
     const row = await this.rows.load(lookup);
-    if (!row || !hashesEqual(row.keyHash, hashApiKey(secret, token))) return this.refuse('unknown');
+    // The keyed hash is computed and compared whether or not the lookup id exists (against a
+    // dummy hash when it does not), so the response time does not tell which lookup ids exist.
+    const matches = hashesEqual(row?.keyHash ?? NO_SUCH_KEY_HASH, hashApiKey(secret, token));
+    if (!row || !matches) return this.refuse('unknown');
     const now = this.settings.clock.now();
     if (row.revokedAt) return this.refuse('revoked');
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
