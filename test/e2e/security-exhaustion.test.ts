@@ -155,6 +155,17 @@ describe('bounded work per caller', () => {
     expect(Object.keys(all.body)).toEqual(['keys']);
   });
 
+  it('documents the paging parameters, next_cursor and the new 409 and 429 in the OpenAPI document', async () => {
+    const doc = (await t.api.get('/openapi.json')).body;
+    const list = doc.paths['/api-keys'].get;
+    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['cursor', 'limit', 'org_id', 'state']);
+    expect(doc.components.schemas.ApiKeyList.properties).toHaveProperty('next_cursor');
+    const mint = doc.paths['/api-keys'].post.responses;
+    expect(mint['409'].description).toMatch(/MAX_ACTIVE_KEYS_PER_USER_ORG/);
+    expect(mint['429'].description).toMatch(/MINT_RATE_LIMIT/);
+    expect(mint['429'].headers).toHaveProperty('Retry-After');
+  });
+
   it('filters by state and refuses bad paging parameters with a 400 naming them', async () => {
     const w = await t.seed.world('owner');
     const keys = [];
