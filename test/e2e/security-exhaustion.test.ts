@@ -231,7 +231,7 @@ describe('sockets are let go', () => {
 
   beforeAll(async () => {
     t = await startTestApp({
-      env: { HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '800', HTTP_IDLE_TIMEOUT_MS: '1000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '500' },
+      env: { HTTP_HEADERS_TIMEOUT_MS: '1500', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_IDLE_TIMEOUT_MS: '2000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000' },
     });
   });
   afterAll(async () => {
@@ -240,12 +240,13 @@ describe('sockets are let go', () => {
   });
 
   it('serves a normal client while 300 clients never read, then destroys their sockets after the timeouts', async () => {
+    let accepted = 0;
+    t.app.getHttpServer().on('connection', () => accepted++);
     const bigAnswer = `GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(20); // pipelined: more than the buffers hold
     held.push(...(await stalledClients(t.url, 100, bigAnswer)));
     held.push(...(await stalledClients(t.url, 100, 'GET /health/live HTTP/1.1\r\nHost: x\r\n'))); // headers never end
     held.push(...(await stalledClients(t.url, 100, 'POST /api-keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{'))); // body never ends
-    await eventually(async () => (await connections(t)) >= 250, 5_000);
-    expect(await connections(t), `destroyed: ${held.filter((s) => s.destroyed).length}`).toBeGreaterThanOrEqual(250);
+    expect(await eventually(() => accepted >= 300), `accepted ${accepted} of 300`).toBe(true);
 
     const normal = await t.api.get('/health/live');
     expect(normal.status).toBe(200);
