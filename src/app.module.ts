@@ -44,7 +44,7 @@ export class AppModule {
         }),
         AccountModule,
         HealthModule,
-        MetricsModule.register({ token: config.env.METRICS_TOKEN, port: config.env.METRICS_PORT, host: config.env.HOST }),
+        MetricsModule.register({ token: config.env.METRICS_TOKEN, port: config.env.METRICS_PORT, host: config.env.METRICS_HOST, renderCacheMs: config.env.METRICS_CACHE_MS }),
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }],
     };

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { IncomingMessage } from 'node:http';
-import type { LoggerService, LogLevel } from '@nestjs/common';
+import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
@@ -12,6 +12,7 @@ import { ConfigError, type AppConfig } from './config/app-config.js';
 import { openDatabase } from './database/open-database.js';
 import { buildOpenApiDocument, setupOpenApi } from './http/openapi.js';
 import { deferJsonErrors } from './http/deferred-body.js';
+import { applySocketLimits, defaultMaxConnections, fastifySocketOptions, type SocketLimits } from './http/socket-limits.js';
 import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest } from './observability/logging.js';
@@ -33,11 +34,32 @@ export interface CreateAppOptions {
   dataSource?: () => Promise<DataSource>;
 }
 
-/** TRUST_PROXY: unset/false, true (trust every hop), or comma-separated addresses / CIDRs of your proxies. */
-function trustProxy(value: string | undefined): boolean | string[] {
+/**
+ * TRUST_PROXY: unset/false, true (trust every hop), a hop count (`1`: the nearest proxy appends
+ * the client), or comma-separated addresses / CIDRs of your proxies. Fastify applies it
+ * (proxy-addr), so the client is the nearest untrusted hop and appended entries cannot steer it.
+ */
+function trustProxy(value: string | undefined): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (!value || value === 'false') return false;
   if (value === 'true') return true;
+  if (/^\d{1,2}$/.test(value.trim())) {
+    // Hop count, as proxy-addr reads a number: trust the socket peer and the next n-1 hops.
+    const hops = Number(value.trim());
+    return (_address: string, hop: number) => hop < hops;
+  }
   return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** The socket limits of the standalone server, from the environment. */
+export function socketLimitsFrom(config: AppConfig): SocketLimits {
+  const env = config.env;
+  return {
+    headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+    idleTimeoutMs: env.HTTP_IDLE_TIMEOUT_MS,
+    keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: env.HTTP_MAX_CONNECTIONS ?? defaultMaxConnections(),
+  };
 }
 
 /** Fails fast on settings that only make sense together. */
@@ -53,8 +75,11 @@ export function assertStartable(config: AppConfig): void {
 /** The standalone service on Fastify, ready to `listen`. */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   assertStartable(config);
+  const sockets = socketLimitsFrom(config);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
+    // Header, request, idle and keep-alive timeouts that destroy the socket (see socket-limits.ts).
+    ...fastifySocketOptions(sockets),
     trustProxy: trustProxy(config.env.TRUST_PROXY),
     // Refuse bodies that try to pollute prototypes rather than silently dropping the keys.
     onProtoPoisoning: 'error',
@@ -83,6 +108,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeContentTypeParser('text/plain');
   deferJsonErrors(fastify);
+  applySocketLimits(fastify.server, sockets, (message) => new Logger('HttpServer').warn(message));
   answerUnsupportedExpectations(fastify.server);
   // Callback-style hooks: they run on every request, and async hooks cost a promise each.
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -3,6 +3,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import type { DataSource, EntityManager, Repository } from 'typeorm';
 import { returnedRows } from '../database/transactions.js';
+import type { KeysetPosition } from '../common/pagination.js';
 import type { Plan, Role } from '../common/roles.js';
 import type { Counters } from '../usage/meters.js';
 import { ApiKeyEntity } from './api-key.entity.js';
@@ -60,6 +61,16 @@ export interface RevokedKey {
   name: string;
   /** It was revoked before: nothing changed. */
   alreadyRevoked: boolean;
+}
+
+export interface KeyListFilter {
+  orgId: string | null;
+  state: KeyState | null;
+  /** Keys strictly after this position in (created_at DESC, id DESC) order. */
+  after: KeysetPosition | null;
+  /** Rows to read: the page size plus one look-ahead row. */
+  take: number;
+  now: Date;
 }
 
 /** A key row as verification needs it, with its owner's standing in the key's org. */
@@ -160,19 +171,42 @@ export class ApiKeyRepository {
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  /** Inside `manager`'s transaction when given (the change and its audit event commit together). */
-  async insert(key: NewApiKey, manager?: EntityManager): Promise<ApiKeyEntity> {
-    const keys = manager ? manager.getRepository(ApiKeyEntity) : this.keys;
-    const entity = keys.create({ ...key, lastUsedAt: null, revokedAt: null });
-    return keys.save(entity);
+  /**
+   * Inserts a key, inside `manager`'s transaction (the key and its audit event commit together),
+   * unless the owner already holds `cap` active keys in its org; null when full. A
+   * transaction-scoped advisory lock per (user, org) serialises concurrent mints of the same pair
+   * on every instance, so the count and the insert cannot interleave (no over-minting).
+   */
+  async insertWithinCap(key: NewApiKey, cap: number, manager: EntityManager): Promise<ApiKeyEntity | null> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 14))`, [`api_keys:${key.userId}:${key.orgId}`]);
+    // Counts at most `cap` rows: the work is bounded whatever the caller holds.
+    const [{ active }]: Array<{ active: number }> = await manager.query(
+      `SELECT count(*)::int AS active FROM (
+         SELECT 1 FROM api_keys
+          WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+          LIMIT $4) capped`,
+      [key.userId, key.orgId, key.createdAt, cap],
+    );
+    if (active >= cap) return null;
+    const repo = manager.getRepository(ApiKeyEntity);
+    return repo.save(repo.create({ ...key, lastUsedAt: null, revokedAt: null }));
   }
 
-  /** The caller's keys, newest first; revoked and expired ones included. */
-  listOwned(userId: string, orgId: string | null): Promise<ApiKeyEntity[]> {
-    return this.keys.find({
-      where: orgId ? { userId, orgId } : { userId },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+  /**
+   * One page of the caller's keys, newest first (keyset on created_at, id); revoked and expired
+   * included unless filtered. Cursors hold milliseconds: created_at is always written from the
+   * service's clock (a JS Date), never from now(), so no row hides between two cursors.
+   */
+  listOwned(userId: string, filter: KeyListFilter): Promise<ApiKeyEntity[]> {
+    const q = this.keys.createQueryBuilder('k').where('k.user_id = :userId', { userId });
+    if (filter.orgId) q.andWhere('k.org_id = :orgId', { orgId: filter.orgId });
+    if (filter.state === 'revoked') q.andWhere('k.revoked_at IS NOT NULL');
+    if (filter.state === 'active') q.andWhere('k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > :now)', { now: filter.now });
+    if (filter.state === 'expired') q.andWhere('k.revoked_at IS NULL AND k.expires_at <= :now', { now: filter.now });
+    if (filter.after) {
+      q.andWhere('(k.created_at, k.id) < (:afterAt, :afterId)', { afterAt: filter.after.createdAt, afterId: filter.after.id });
+    }
+    return q.orderBy('k.created_at', 'DESC').addOrderBy('k.id', 'DESC').take(filter.take).getMany();
   }
 
   /**

@@ -7,6 +7,7 @@ import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.j
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { MintRateGuard } from './mint-rate.guard.js';
 import type { ApiKeyRecord, MintedApiKey } from './api-key.record.js';
 import { ApiKeyListDto, MintedApiKeyDto, RotatedApiKeyDto } from './dto/api-key-record.dto.js';
 import { RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
@@ -31,6 +32,8 @@ export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Post()
+  // Above KeyLifecycle: decorators apply bottom-up, and this guard must run after authentication.
+  @UseGuards(MintRateGuard)
   @KeyLifecycle()
   @ApiOperation({ operationId: 'mintApiKey', summary: 'Mint a key', description: 'Browser session only. The full key is in this response and never again.' })
   @ApiBody({ type: MintApiKeyDto })
@@ -40,7 +43,8 @@ export class ApiKeysController {
     ...AUTH_ERRORS,
     403: `${SESSION_REQUIRED} Or: the requested scopes exceed the caller's role in the org.`,
     404: "The org does not exist or is not the caller's; both cases look identical.",
-    409: 'The caller has no workspace in this org yet (a repository must be connected first).',
+    409: 'The caller has no workspace in this org yet (a repository must be connected first); or already holds MAX_ACTIVE_KEYS_PER_USER_ORG active keys in it (default 100): revoke one first.',
+    429: 'Too many mints by this user (MINT_RATE_LIMIT per minute, default 30), or too many failed authentications from this address (AUTH_FAILURE_LIMIT); see Retry-After.',
     501: NOT_CONFIGURED,
   })
   mint(@CurrentPrincipal() principal: Principal, @Body(StrictBodyPipe) dto: MintApiKeyDto): Promise<MintedApiKey> {
@@ -50,16 +54,19 @@ export class ApiKeysController {
   @Get()
   @KeyLifecycle()
   @ApiOperation({ operationId: 'listApiKeys', summary: 'List keys', description: 'Browser session only. Masked records: the full key is never listable.' })
-  @ApiOkResponse({ description: "The caller's keys, newest first; revoked and expired keys included.", type: ApiKeyListDto })
+  @ApiOkResponse({
+    description: "One page of the caller's keys, newest first; revoked and expired keys included unless `state` filters them. `next_cursor` is present only when more keys exist.",
+    type: ApiKeyListDto,
+  })
   @ApiErrors({
-    400: 'org_id filter is not a UUID.',
+    400: 'org_id filter is not a UUID, state is not active, revoked or expired, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
     ...AUTH_ERRORS,
     403: SESSION_REQUIRED,
     404: "The org_id filter names an org that does not exist or is not the caller's.",
     501: NOT_CONFIGURED,
   })
-  list(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: ListApiKeysQuery): Promise<{ keys: ApiKeyRecord[] }> {
-    return this.apiKeys.list(principal, query.org_id ?? null);
+  list(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: ListApiKeysQuery): Promise<{ keys: ApiKeyRecord[]; next_cursor?: string }> {
+    return this.apiKeys.list(principal, { orgId: query.org_id ?? null, state: query.state ?? null, limit: query.limit, cursor: query.cursor });
   }
 
   @Post(':keyID/rotate')

@@ -5,10 +5,11 @@ import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { OrgApiKeysController } from './org-api-keys.controller.js';
+import { MintRateGuard } from './mint-rate.guard.js';
 
 @Module({
   imports: [AuthModule, AuditModule],
-  providers: [ApiKeysService, ApiKeysEnabledGuard],
+  providers: [ApiKeysService, ApiKeysEnabledGuard, MintRateGuard],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {

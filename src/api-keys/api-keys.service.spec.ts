@@ -12,7 +12,7 @@ import type { ApiKeyEntity } from './api-key.entity.js';
 import type { EntityManager } from 'typeorm';
 import type { AuditEntry, AuditService } from '../audit/audit.service.js';
 import type { Transactions } from '../database/transactions.js';
-import type { ApiKeyRepository, NewApiKey, RevokedKey } from './api-key.repository.js';
+import type { ApiKeyRepository, KeyListFilter, NewApiKey, RevokedKey } from './api-key.repository.js';
 import { ApiKeysService, KEY_NOT_FOUND } from './api-keys.service.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
@@ -38,7 +38,11 @@ class FakeKeyRepository {
   listCalls: Array<{ userId: string; orgId: string | null }> = [];
   revokeCalls: Array<{ userId: string; keyId: string; at: Date }> = [];
 
-  async insert(key: NewApiKey): Promise<ApiKeyEntity> {
+  async insertWithinCap(key: NewApiKey, cap: number): Promise<ApiKeyEntity | null> {
+    const active = this.rows.filter(
+      (r) => r.userId === key.userId && r.orgId === key.orgId && !r.revokedAt && (!r.expiresAt || r.expiresAt > key.createdAt),
+    );
+    if (active.length >= cap) return null;
     this.inserted.push(key);
     const failure = this.failInserts.shift();
     if (failure) throw failure;
@@ -47,11 +51,14 @@ class FakeKeyRepository {
     return row;
   }
 
-  async listOwned(userId: string, orgId: string | null): Promise<ApiKeyEntity[]> {
+  async listOwned(userId: string, filter: KeyListFilter): Promise<ApiKeyEntity[]> {
+    const { orgId, after, take } = filter;
     this.listCalls.push({ userId, orgId });
     return this.rows
       .filter((r) => r.userId === userId && (!orgId || r.orgId === orgId))
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
+      .filter((r) => !after || r.createdAt < after.createdAt || (r.createdAt.getTime() === after.createdAt.getTime() && r.id < after.id))
+      .slice(0, take);
   }
 
   async revokeOwned(userId: string, keyId: string, at: Date): Promise<RevokedKey | null> {
@@ -120,6 +127,8 @@ describe('ApiKeysService', () => {
   const invalidation = { awaitAcknowledged: vi.fn(async () => undefined) };
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });
+  const settingsWith = (extra: Partial<ConstructorParameters<typeof Settings>[0]>) =>
+    new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock, ...extra });
 
   beforeEach(() => {
     repo = new FakeKeyRepository();
@@ -288,6 +297,36 @@ describe('ApiKeysService', () => {
     it('asks the directory nothing when there is no filter', async () => {
       await sut.list(session(), null);
       expect(directory.calls).toBe(0);
+    });
+  });
+
+  describe('caps', () => {
+    it('answers 409 saying to revoke one (and stores nothing) once the user holds the cap of active keys in the org', async () => {
+      member('owner');
+      sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settingsWith({ maxActiveKeysPerUserOrg: 2 }), fakeTransactions, audit as unknown as AuditService, invalidation as unknown as VerificationInvalidation);
+      await sut.mint(session(), { org_id: ORG });
+      const second = await sut.mint(session(), { org_id: ORG });
+      const refused = await sut.mint(session(), { org_id: ORG }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ConflictException);
+      expect((refused as ConflictException).message).toMatch(/revoke one/);
+      expect(repo.inserted).toHaveLength(2);
+      await sut.revoke(session(), second.id);
+      await expect(sut.mint(session(), { org_id: ORG })).resolves.toMatchObject({ org_id: ORG });
+    });
+
+    it('pages the list with a cursor: next_cursor only while more keys exist, no key twice', async () => {
+      member('owner');
+      for (let i = 0; i < 5; i++) {
+        await sut.mint(session(), { org_id: ORG, name: `k${i}` });
+        clock.at = new Date(clock.at.getTime() + 1000);
+      }
+      const first = await sut.list(session(), { orgId: null, limit: 2 });
+      expect(first.keys.map((k) => k.name)).toEqual(['k4', 'k3']);
+      const second = await sut.list(session(), { orgId: null, limit: 2, cursor: first.next_cursor });
+      const third = await sut.list(session(), { orgId: null, limit: 2, cursor: second.next_cursor });
+      expect([...second.keys, ...third.keys].map((k) => k.name)).toEqual(['k2', 'k1', 'k0']);
+      expect(third.next_cursor).toBeUndefined();
+      expect(await sut.list(session(), null)).not.toHaveProperty('next_cursor');
     });
   });
 

@@ -11,13 +11,22 @@ import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { actorOf, AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
-import { ApiKeyRepository } from './api-key.repository.js';
+import { ApiKeyRepository, type KeyState } from './api-key.repository.js';
 import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey, type OrgApiKeyRecord } from './api-key.record.js';
 import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
 import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 
 const DAY_MS = 86_400_000;
+const tooManyKeys = (cap: number) =>
+  `You already hold ${cap} active keys in this organisation (the limit, MAX_ACTIVE_KEYS_PER_USER_ORG): revoke one before minting another`;
+
+export interface KeyListQuery {
+  orgId: string | null;
+  state?: KeyState | null;
+  limit?: number;
+  cursor?: string;
+}
 export const KEY_NOT_FOUND = 'API key not found';
 
 @Injectable()
@@ -58,7 +67,7 @@ export class ApiKeysService {
       const generated = generateApiKey();
       try {
         const record = await this.transactions.run(async (manager) => {
-          const saved = await this.keys.insert({
+          const saved = await this.keys.insertWithinCap({
             userId: principal.userId,
             orgId,
             name: dto.name ?? '',
@@ -68,7 +77,8 @@ export class ApiKeysService {
             scopes,
             createdAt: now,
             expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
-          }, manager);
+          }, this.settings.maxActiveKeysPerUserOrg, manager);
+          if (!saved) throw new ConflictException(tooManyKeys(this.settings.maxActiveKeysPerUserOrg));
           await this.audit.record(manager, {
             orgId,
             action: 'api_key.minted',
@@ -185,15 +195,29 @@ export class ApiKeysService {
     this.activity?.emit({ type: 'api_key.revoked' });
   }
 
-  async list(principal: Principal, orgId: string | null): Promise<{ keys: ApiKeyRecord[] }> {
-    const org = orgId ? orgId.toLowerCase() : null;
+  /** One page of the caller's keys, newest first; `next_cursor` only when more exist. */
+  async list(principal: Principal, filter: KeyListQuery | string | null = null): Promise<{ keys: ApiKeyRecord[]; next_cursor?: string }> {
+    // A bare org id (or null) is the pre-pagination signature hosts may still call.
+    const query: KeyListQuery = typeof filter === 'object' && filter !== null ? filter : { orgId: filter };
+    const org = query.orgId ? query.orgId.toLowerCase() : null;
+    const after = query.cursor !== undefined ? decodeCursor(query.cursor) : null;
     // decisions.md: a filter naming an org that is missing or not the caller's is a 404, as for mint.
     if (org && (await this.directory.userOrgs(principal.userId, org, 1)).length === 0) {
       throw new NotFoundException(ORG_NOT_FOUND);
     }
-    const keys = await this.keys.listOwned(principal.userId, org);
     const now = this.settings.clock.now();
-    return { keys: keys.map((k) => toApiKeyRecord(k, now)) };
+    const limit = Math.min(query.limit ?? MAX_PAGE_LIMIT, MAX_PAGE_LIMIT);
+    const rows = await this.keys.listOwned(principal.userId, {
+      orgId: org,
+      state: query.state ?? null,
+      after,
+      take: limit + 1,
+      now,
+    });
+    const page = pageOf(rows, limit);
+    const body: { keys: ApiKeyRecord[]; next_cursor?: string } = { keys: page.items.map((k) => toApiKeyRecord(k, now)) };
+    if (page.nextCursor) body.next_cursor = page.nextCursor;
+    return body;
   }
 
   async revoke(principal: Principal, keyId: string): Promise<void> {

@@ -8,10 +8,16 @@ import type { Role } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
-import { generateApiKey, hashApiKey, type GeneratedKey } from './api-key-format.js';
+import { generateApiKey, hashApiKey, hashesEqual, type GeneratedKey } from './api-key-format.js';
 import { ApiKeyVerifier } from './api-key-verifier.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { LastUsedWriter } from './last-used-writer.js';
+
+// The real functions, observed: a missing key must cost the same keyed hash and comparison as a wrong one.
+vi.mock('./api-key-format.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./api-key-format.js')>();
+  return { ...real, hashApiKey: vi.fn(real.hashApiKey), hashesEqual: vi.fn(real.hashesEqual) };
+});
 
 const SECRET = 'unit-api-key-secret-0123456789abcdef-0123456789';
 const NOW = new Date('2030-01-15T12:00:00Z');
@@ -124,6 +130,21 @@ describe('ApiKeyVerifier', () => {
     row.previousExpiresAt = new Date('2031-01-01T00:00:00Z');
     expect(await verifier.verify(old.key)).toBeNull();
     expect(await verifier.verify(current.key)).toBeNull();
+  });
+
+  it('does the same keyed-hash work for a lookup id that does not exist as for one that does', async () => {
+    const keys = new FakeKeyRows();
+    const known = generateApiKey();
+    keys.add(known, { keyHash: Buffer.alloc(32, 7) }); // its lookup id exists, its secret does not match
+    const { verifier } = verifierOver(keys);
+    const forged = generateApiKey();
+    for (const token of [forged.key, known.key]) {
+      vi.mocked(hashApiKey).mockClear();
+      vi.mocked(hashesEqual).mockClear();
+      await verifier.verify(token).catch(() => null);
+      expect(vi.mocked(hashApiKey), token === forged.key ? 'missing lookup id' : 'known lookup id').toHaveBeenCalledTimes(1);
+      expect(vi.mocked(hashesEqual)).toHaveBeenCalledTimes(1);
+    }
   });
 
   it('gives each of many concurrent verifications of mixed keys its own answer, from one statement', async () => {

@@ -13,6 +13,9 @@ import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
 import { VerificationCache, type CachedKeyRow } from './verification-cache/verification-cache.js';
 
+/** Compared against when a lookup id has no row: an HMAC-SHA-256's length, matching no key. */
+const NO_SUCH_KEY_HASH = Buffer.alloc(32);
+
 /**
  * Verifies API keys: from the verification cache while this instance holds its lease (a change
  * anywhere is applied here before the writer's request answers), else against the database.
@@ -68,16 +71,15 @@ export class ApiKeyVerifier {
       if (loaded && this.cached) this.cache.putKey(lookup, loaded, stamp, this.settings.clock.now().getTime());
       row = loaded;
     }
-    if (!row) return this.refuse('unknown');
-    const hash = hashApiKey(secret, token);
+    // The keyed hash is computed and compared once whether or not the lookup id exists (against a
+    // dummy hash when it does not), so the response time does not tell which lookup ids exist.
+    const current = row?.lookup === lookup;
+    const expected = !row ? NO_SUCH_KEY_HASH : current ? row.keyHash : (row.previousKeyHash ?? NO_SUCH_KEY_HASH);
+    const matches = hashesEqual(expected, hashApiKey(secret, token));
+    if (!row || !matches) return this.refuse('unknown');
     const now = this.settings.clock.now();
-    if (row.lookup === lookup) {
-      if (!hashesEqual(row.keyHash, hash)) return this.refuse('unknown');
-    } else {
-      // The secret a rotation replaced: valid until its grace period ends.
-      if (!row.previousKeyHash || !hashesEqual(row.previousKeyHash, hash)) return this.refuse('unknown');
-      if (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= now.getTime()) return this.refuse('expired');
-    }
+    // The secret a rotation replaced verifies until its grace period ends.
+    if (!current && (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= now.getTime())) return this.refuse('expired');
     if (row.revokedAt) return this.refuse('revoked');
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
     if (!row.role || !row.email || !row.plan) return this.refuse('not_member');

@@ -45,9 +45,10 @@ export class CredentialGuard implements CanActivate {
     const http = ctx.switchToHttp();
     const request = http.getRequest<AuthRequest>();
     const address = request.ip ?? 'unknown';
-    const wait = this.throttle.retryAfter(address);
-    if (wait > 0) {
-      setResponseHeader(http.getResponse(), 'Retry-After', String(wait));
+    // The attempt is counted inside admit(), synchronously, before this first await.
+    const admission = await this.throttle.admit(address, bearerToken(request.headers));
+    if (admission.retryAfter > 0) {
+      setResponseHeader(http.getResponse(), 'Retry-After', String(admission.retryAfter));
       throw new HttpException(
         { statusCode: 429, error: 'Too Many Requests', message: 'Too many failed authentication attempts from this address; retry later' },
         HttpStatus.TOO_MANY_REQUESTS,
@@ -55,9 +56,11 @@ export class CredentialGuard implements CanActivate {
     }
     try {
       request.user = await this.authenticate(request, http.getResponse());
+      admission.succeeded();
     } catch (error) {
+      if (!(error instanceof UnauthorizedException)) admission.released();
       if (error instanceof UnauthorizedException) {
-        this.throttle.recordFailure(address);
+        admission.failed();
         const given = bearerToken(request.headers) !== null;
         setResponseHeader(
           http.getResponse(),

@@ -13,7 +13,9 @@ export function bearerToken(headers: Record<string, unknown>): string | null {
   return match ? match[1] : null;
 }
 
-const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', '57P01', '57P02', '57P03', '57014', '53300']);
+const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', '57P01', '57P02', '57P03', '57014', '53300',
+  // Out of descriptors (a connection flood): the database cannot be reached now; a 503, not a 500.
+  'EMFILE', 'ENFILE']);
 
 /** True for errors that mean "the database cannot answer now" (outage, timeout, overload), as opposed to bugs. */
 export function isDatabaseUnavailable(error: unknown): boolean {

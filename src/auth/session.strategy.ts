@@ -16,7 +16,24 @@ interface SessionClaims {
   sub?: unknown;
   email?: unknown;
   exp?: unknown;
+  iat?: unknown;
   org_id?: unknown;
+}
+
+/** Clock skew tolerated between the identity provider and us for `iat`. */
+const IAT_SKEW_SECONDS = 60;
+
+/**
+ * `exp` must be a finite time within the maximum session age: counted from `iat` when the token
+ * has one (and `iat` may not lie in the future), else from now (so a token without `iat` is
+ * never good for longer than the maximum age from any moment it is presented).
+ */
+export function withinSessionBounds(claims: { exp?: unknown; iat?: unknown }, nowSeconds: number, maxAgeSeconds: number): boolean {
+  const { exp, iat } = claims;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return false;
+  if (iat === undefined) return exp - nowSeconds <= maxAgeSeconds;
+  if (typeof iat !== 'number' || !Number.isFinite(iat) || iat > nowSeconds + IAT_SKEW_SECONDS) return false;
+  return exp - iat <= maxAgeSeconds;
 }
 
 /**
@@ -27,7 +44,7 @@ interface SessionClaims {
  */
 @Injectable()
 export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) {
-  constructor(settings: Settings, registry: PassportRegistry) {
+  constructor(private readonly settings: Settings, registry: PassportRegistry) {
     const jwks = settings.jwksUri ? new JwksClient({ jwksUri: settings.jwksUri, cache: true, rateLimit: true }) : null;
     // JWKS keys as KeyObjects, each built once (jwks-rsa caches the PEM; parsing it per request is not free).
     const keyObjects = new Map<string, KeyObject>();
@@ -57,6 +74,9 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
         // jsonwebtoken throws (a 500) on a signed `null` payload: anything but a JSON object is refused here.
         const payload: unknown = decoded?.payload;
         if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return done(new Error('malformed token'));
+        // RFC 7515 4.1.11: a `crit` header names extensions the verifier must understand; we
+        // understand none, so any token carrying one is refused.
+        if ((decoded?.header as { crit?: unknown } | undefined)?.crit !== undefined) return done(new Error('unsupported critical header'));
         const alg = decoded?.header.alg;
         if (alg === 'HS256' && settings.sessionSecret) return done(null, settings.sessionSecret);
         if ((alg === 'RS256' || alg === 'ES256') && settings.sessionPublicKey) return done(null, settings.sessionPublicKey);
@@ -82,6 +102,9 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
     // A correctly signed token may still carry any JSON as its payload (`null`, a number, an array).
     if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return null;
     if (!isUuid(claims.sub) || typeof claims.email !== 'string' || typeof claims.exp !== 'number') return null;
+    // Wall-clock time, as jsonwebtoken's own `exp` and `nbf` checks use: every time check on a token agrees.
+    const now = Date.now() / 1000;
+    if (!withinSessionBounds(claims, now, this.settings.sessionMaxAgeSeconds)) return null;
     if (claims.org_id !== undefined && claims.org_id !== null && !isUuid(claims.org_id)) return null;
     let requested: string | null = (claims.org_id as string | undefined) ?? null;
     if (!requested) {

@@ -78,6 +78,38 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
   AUTH_FAILURE_LIMIT = 30;
 
+  /** The whole header section must arrive within this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
+  HTTP_HEADERS_TIMEOUT_MS = 10_000;
+
+  /** The whole request (headers and body) must arrive within this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
+  HTTP_REQUEST_TIMEOUT_MS = 30_000;
+
+  /** A socket with no traffic either way (a client that stops reading) is destroyed after this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000)
+  HTTP_IDLE_TIMEOUT_MS = 30_000;
+
+  /** An idle keep-alive connection is closed after this. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
+  HTTP_KEEP_ALIVE_TIMEOUT_MS = 10_000;
+
+  /** Open connections beyond this are dropped at accept; unset: 90% of the descriptor limit (at most limit − 256). */
+  @Transform(emptyToUndefined) @Transform(toInt) @IsOptional() @IsInt() @Min(1) @Max(10_000_000)
+  HTTP_MAX_CONNECTIONS?: number;
+
+  /** Active keys a user may hold per org (mint beyond: 409). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
+  MAX_ACTIVE_KEYS_PER_USER_ORG = 100;
+
+  /** Mints per user per minute, per instance (beyond: 429 with Retry-After); 0 turns it off. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
+  MINT_RATE_LIMIT = 30;
+
+  /** Longest lifetime of a session JWT in seconds, counted from its `iat`. */
+  @Transform(toInt) @IsInt() @Min(60) @Max(31_536_000)
+  SESSION_MAX_AGE = 86_400;
+
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   PLAN_LIMITS?: string;
 
@@ -112,6 +144,14 @@ export class EnvironmentVariables {
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
+
+  /** How long a rendered /metrics is served again (ms); 0 renders every scrape. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
+  METRICS_CACHE_MS = 1_000;
+
+  /** Address the METRICS_PORT listener binds to: loopback unless you say otherwise. */
+  @IsString() @MinLength(1)
+  METRICS_HOST = '127.0.0.1';
 
   /** When set, /metrics is served on this port only (0: any free port), not on PORT. */
   @Transform(emptyToUndefined) @Transform(toInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
@@ -205,5 +245,8 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
       leaseMs: env.VERIFICATION_CACHE_LEASE_MS,
       maxEntries: env.VERIFICATION_CACHE_MAX_ENTRIES,
     },
+    maxActiveKeysPerUserOrg: env.MAX_ACTIVE_KEYS_PER_USER_ORG,
+    mintRatePerMinute: env.MINT_RATE_LIMIT,
+    sessionMaxAgeSeconds: env.SESSION_MAX_AGE,
   };
 }

@@ -7,7 +7,8 @@ export type ActivityEvent =
   | { type: 'api_key.rotated' }
   | { type: 'usage.charged'; meter: Meter; count: number }
   | { type: 'usage.refused'; meter: Meter; count: number }
-  | { type: 'usage.refunded'; meter: Meter; count: number };
+  | { type: 'usage.refunded'; meter: Meter; count: number }
+  | { type: 'usage.refunds_pending'; pending: number };
 
 type Listener = (event: ActivityEvent) => void;
 

@@ -42,6 +42,12 @@ export interface KeysUsageIdentityOptions {
   auditRetentionDays?: number;
   /** The verification cache and its leases (README, "Verification cache"). */
   verificationCache?: VerificationCacheOptions;
+  /** Active (not revoked, not expired) keys a user may hold per org; mint beyond it is a 409. Default 100. */
+  maxActiveKeysPerUserOrg?: number;
+  /** Mints per user per minute (per instance) before 429 with Retry-After; 0 turns it off. Default 30. */
+  mintRatePerMinute?: number;
+  /** Longest a session JWT may live, in seconds from `iat` (or from now without `iat`). Default 86400. */
+  sessionMaxAgeSeconds?: number;
   /** Time source; tests inject a fixed clock. */
   clock?: Clock;
 }

@@ -16,6 +16,9 @@ export class Settings {
   readonly audience: string | undefined;
   readonly planLimits: PlanLimits;
   readonly authFailureLimit: number;
+  readonly maxActiveKeysPerUserOrg: number;
+  readonly mintRatePerMinute: number;
+  readonly sessionMaxAgeSeconds: number;
   readonly clock: Clock;
   /** Audit events older than this many days are pruned; 0 keeps them forever. */
   readonly auditRetentionDays: number;
@@ -34,6 +37,9 @@ export class Settings {
     }
     this.planLimits = options.planLimits ?? DEFAULT_PLAN_LIMITS;
     this.authFailureLimit = options.authFailureLimit ?? 30;
+    this.maxActiveKeysPerUserOrg = options.maxActiveKeysPerUserOrg ?? 100;
+    this.mintRatePerMinute = options.mintRatePerMinute ?? 30;
+    this.sessionMaxAgeSeconds = options.sessionMaxAgeSeconds ?? 86_400;
     this.clock = options.clock ?? new SystemClock();
     this.auditRetentionDays = options.auditRetentionDays ?? 400;
     const cache = options.verificationCache ?? {};

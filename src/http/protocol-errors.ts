@@ -20,6 +20,9 @@ const REASONS: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
+/** How long an answer to a refused request may take to flush before its socket is destroyed. */
+const CLIENT_ERROR_GRACE_MS = 1_000;
+
 function errorBody(statusCode: number, message: string): string {
   return JSON.stringify({ statusCode, error: REASONS[statusCode], message });
 }
@@ -53,8 +56,14 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     ...Object.entries(BASE_HEADERS).map(([k, v]) => `${k}: ${v}`),
     'Connection: close',
   ];
-  if (socket.writable) socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
-  else socket.destroy();
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // end() only half-closes: a peer that never reads would keep the descriptor. Destroy once the
+  // answer is flushed, or after a short grace when it never can be.
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
+  setTimeout(() => socket.destroy(), CLIENT_ERROR_GRACE_MS).unref();
 }
 
 /** Node answers an `Expect` other than 100-continue with a bare 417; give it the usual shape. */

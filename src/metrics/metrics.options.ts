@@ -5,6 +5,8 @@ export interface MetricsOptions {
   port?: number;
   /** Address the separate metrics port binds to. */
   host?: string;
+  /** How long a rendered registry is served again (ms); default 1000, 0 = render every scrape. */
+  renderCacheMs?: number;
 }
 
 export const METRICS_OPTIONS = Symbol('METRICS_OPTIONS');

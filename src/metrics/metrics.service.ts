@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { AuthMetrics, type VerificationOutcome } from '../auth/auth-metrics.js';
 import { ActivityEvents } from '../core/activity-events.js';
 import { METERS } from '../usage/meters.js';
+import { METRICS_OPTIONS, type MetricsOptions } from './metrics.options.js';
 
 /** The parts of a `pg` Pool the gauges read. */
 interface PoolStats {
@@ -23,11 +24,15 @@ export class MetricsService {
   readonly registry = new Registry();
   private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
 
+  private readonly renderCacheMs: number;
+
   constructor(
     authMetrics: AuthMetrics,
     activity: ActivityEvents,
     @InjectDataSource() dataSource: DataSource,
+    @Optional() @Inject(METRICS_OPTIONS) options?: MetricsOptions,
   ) {
+    this.renderCacheMs = options?.renderCacheMs ?? 1_000;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
@@ -69,6 +74,11 @@ export class MetricsService {
       labelNames: ['meter'],
       registers,
     });
+    const refundsPending = new Gauge({
+      name: 'usage_refunds_pending',
+      help: 'Refunds kept in memory because the database could not be reached; retried until they land',
+      registers,
+    });
     for (const meter of METERS) {
       charged.inc({ meter }, 0);
       refused.inc({ meter }, 0);
@@ -81,6 +91,7 @@ export class MetricsService {
         case 'usage.charged': return charged.inc({ meter: event.meter }, event.count);
         case 'usage.refused': return refused.inc({ meter: event.meter });
         case 'usage.refunded': return refunded.inc({ meter: event.meter }, event.count);
+        case 'usage.refunds_pending': return refundsPending.set(event.pending);
       }
     });
 
@@ -152,7 +163,20 @@ export class MetricsService {
     return this.registry.contentType;
   }
 
+  /**
+   * The rendered registry, cached for METRICS_CACHE_MS (default 1 s) and shared by concurrent
+   * scrapes: a scrape flood costs one render a second, not one per request.
+   */
   render(): Promise<string> {
-    return this.registry.metrics();
+    const now = Date.now();
+    if (this.rendered && now - this.rendered.at < this.renderCacheMs) return this.rendered.text;
+    const text = this.registry.metrics();
+    this.rendered = { at: now, text };
+    text.catch(() => {
+      if (this.rendered?.text === text) this.rendered = null;
+    });
+    return text;
   }
+
+  private rendered: { at: number; text: Promise<string> } | null = null;
 }

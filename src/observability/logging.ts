@@ -43,6 +43,8 @@ export function logRequest(logger: Logger, request: FastifyRequest, reply: Fasti
       route,
       path: loggablePath(request.raw),
       status,
+      // After the TRUST_PROXY rules (Fastify's request.ip): the address the throttle counts.
+      client: request.ip,
       duration_ms: Math.round(reply.elapsedTime * 100) / 100,
       ...principalIds(request),
     },

@@ -1,7 +1,7 @@
 import { HttpException, ServiceUnavailableException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
-import { of } from 'rxjs';
+import { lastValueFrom, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/principal.js';
 import { Settings } from '../core/settings.js';
@@ -39,5 +39,19 @@ describe('ChargeInterceptor', () => {
     const { ctx } = context(principal);
     await expect(interceptor.intercept(ctx, { handle: () => of('done') })).rejects.toBe(bug);
     expect(bug).not.toBeInstanceOf(HttpException);
+  });
+
+  it('gives the charge back through refundEventually when the handler fails, so an outage keeps it for retry', async () => {
+    const refunds: unknown[] = [];
+    const charge = { orgId: 'o', meter: 'captures', count: 1, day: '2030-01-01' };
+    const usage = {
+      charge: async () => charge,
+      refundEventually: async (c: unknown) => void refunds.push(c),
+    } as unknown as UsageService;
+    const interceptor = new ChargeInterceptor(new Reflector(), usage, settings);
+    const failure = new Error('handler failed');
+    const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
+    await expect(lastValueFrom(observable)).rejects.toBe(failure);
+    expect(refunds).toEqual([charge]);
   });
 });

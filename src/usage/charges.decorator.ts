@@ -72,7 +72,8 @@ export class ChargeInterceptor implements NestInterceptor {
 
   private async refund(charge: ChargeResult): Promise<void> {
     try {
-      await this.usage.refund(charge);
+      // Kept and retried when the database is down at this moment (see PendingRefunds).
+      await this.usage.refundEventually(charge);
     } catch (error) {
       // The request's own error is what the caller must see; a lost refund only over-counts.
       this.logger.warn(`could not give back a ${charge.meter} charge of org ${charge.orgId}: ${(error as Error).message}`);

@@ -7,6 +7,7 @@ import { ActivityEvents } from '../core/activity-events.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { limitKeyOf, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './meters.js';
+import { PendingRefunds } from './pending-refunds.js';
 import { UsageRepository } from './usage.repository.js';
 import { usageSnapshotOf } from './usage-snapshot.js';
 
@@ -45,6 +46,7 @@ export class UsageService {
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
     @Optional() private readonly activity?: ActivityEvents,
+    @Optional() private readonly pendingRefunds?: PendingRefunds,
   ) {}
 
   async report(principal: Principal): Promise<UsageReport> {
@@ -100,5 +102,14 @@ export class UsageService {
   async refund(charge: ChargeResult): Promise<void> {
     await this.usage.refund(charge.orgId, charge.day, charge.meter, charge.count);
     this.activity?.emit({ type: 'usage.refunded', meter: charge.meter, count: charge.count });
+  }
+
+  /**
+   * The same, but a refund that cannot reach the database now is kept and retried until it
+   * lands (bounded; see PendingRefunds). Resolves once it landed or was kept.
+   */
+  refundEventually(charge: ChargeResult): Promise<void> {
+    if (!this.pendingRefunds) return this.refund(charge);
+    return this.pendingRefunds.refund({ orgId: charge.orgId, day: charge.day, meter: charge.meter, count: charge.count });
   }
 }

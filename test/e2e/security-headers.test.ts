@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestClock } from '../support/clock.js';
 import { rawRequest, type RawResponse } from '../support/raw-http.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -18,7 +19,9 @@ describe('response headers', () => {
   beforeAll(async () => {
     t = await startTestApp();
     // API keys not configured (501) and a failure limit of one (429), on the same database.
-    bare = await startTestApp({ db: t.db, env: { API_KEY_SECRET: undefined, AUTH_FAILURE_LIMIT: '1' } });
+    // Failure counts are shared through the database: bare's clock runs a few minutes ahead, in
+    // windows of its own, so t's deliberate 401s do not use up its budget of one.
+    bare = await startTestApp({ db: t.db, clock: new TestClock(new Date(Date.now() + 5 * 60_000).toISOString()), env: { API_KEY_SECRET: undefined, AUTH_FAILURE_LIMIT: '1' } });
     w = await t.seed.world('owner');
     const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
     expect(minted.status, minted.text).toBe(201);

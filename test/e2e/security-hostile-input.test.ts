@@ -300,7 +300,13 @@ describe('hostile input on every endpoint', () => {
       { weight: 1, arbitrary: fc.constant({ value: undefined as unknown, ok: false, known: false }) },
     );
     const email = claim('email', fc.emailAddress(), junk.filter((v) => typeof v !== 'string'), false);
-    const exp = claim('exp', fc.integer({ min: now + 600, max: now + 10 ** 8 }), fc.oneof(fc.integer({ min: 0, max: now - 600 }), junk.filter((v) => typeof v !== 'number')), false);
+    // Without iat, a good exp lies within SESSION_MAX_AGE (24 h) from now; further is refused.
+    const exp = claim(
+      'exp',
+      fc.integer({ min: now + 600, max: now + 86_400 - 600 }),
+      fc.oneof(fc.integer({ min: 0, max: now - 600 }), fc.integer({ min: now + 86_400 + 600, max: now + 10 ** 8 }), junk.filter((v) => typeof v !== 'number')),
+      false,
+    );
     const nbf = claim('nbf', fc.integer({ min: 0, max: now - 600 }), fc.oneof(fc.integer({ min: now + 600, max: now + 10 ** 8 }), junk.filter((v) => typeof v !== 'number')), true);
     const org = fc.oneof(
       { weight: 2, arbitrary: fc.constant({ value: undefined as unknown, ok: true, kind: 'none' as const }) },

@@ -59,7 +59,8 @@ describe('the two 404 cases of mint and revoke', () => {
   let other: { orgId: string; keyId: string };
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // The control mints a few hundred keys as one user: above the default active-key cap.
+    t = await startTestApp({ env: { MAX_ACTIVE_KEYS_PER_USER_ORG: '100000' } });
     me = await t.seed.world('owner');
     const w = await t.seed.world('owner');
     const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId });

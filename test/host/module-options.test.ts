@@ -76,7 +76,8 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
 
   describe('authFailureLimit', () => {
     let host: HostApp;
-    const clock = new TestClock('2031-03-14T12:00:00.000Z');
+    // Failure counts are shared through the database: each platform fails in a window of its own.
+    const clock = new TestClock(`2031-03-14T12:0${PLATFORMS.indexOf(platform)}:00.000Z`);
     beforeAll(async () => {
       host = await startHost({ platform, databaseUrl: db.url, clock, authFailureLimit: 2 });
     });

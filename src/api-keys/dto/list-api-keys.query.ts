@@ -1,10 +1,23 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ValidateIf } from 'class-validator';
+import { IsIn, ValidateIf } from 'class-validator';
+import { PageQuery } from '../../common/pagination.js';
 import { IsUuidString } from '../../common/validation.js';
+import type { KeyState } from '../api-key.repository.js';
 
-export class ListApiKeysQuery {
+export const KEY_STATES: readonly KeyState[] = ['active', 'revoked', 'expired'];
+
+/** `GET /api-keys?org_id=&state=&limit=&cursor=`. */
+export class ListApiKeysQuery extends PageQuery {
   @ApiPropertyOptional({ format: 'uuid', description: 'Only keys bound to this org (one of yours: another is a 404).' })
   @ValidateIf((o: ListApiKeysQuery) => o.org_id !== undefined)
   @IsUuidString()
   org_id?: string;
+
+  @ApiPropertyOptional({
+    enum: KEY_STATES,
+    description: 'Only keys in this state: active (neither revoked nor expired), revoked, or expired (and not revoked).',
+  })
+  @ValidateIf((o: ListApiKeysQuery) => o.state !== undefined)
+  @IsIn(KEY_STATES, { message: `state must be one of ${KEY_STATES.join(', ')}` })
+  state?: KeyState;
 }

@@ -1,0 +1,39 @@
+import { HttpException, HttpStatus, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { setResponseHeader } from '../auth/http-utils.js';
+import type { Principal } from '../auth/principal.js';
+import { Settings } from '../core/settings.js';
+
+/**
+ * Mints per user per minute (MINT_RATE_LIMIT, default 30; 0 = off): 429 with `Retry-After`
+ * beyond it. Counted in memory per instance (rate-limiter-flexible's RateLimiterMemory); the
+ * active-key cap (409), enforced in the database, is what bounds a user's keys across instances.
+ * Placed after authentication: the key is the session's user.
+ */
+@Injectable()
+export class MintRateGuard implements CanActivate {
+  private readonly limiter: RateLimiterMemory | null;
+
+  constructor(settings: Settings) {
+    this.limiter = settings.mintRatePerMinute > 0 ? new RateLimiterMemory({ points: settings.mintRatePerMinute, duration: 60 }) : null;
+  }
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    if (!this.limiter) return true;
+    const http = ctx.switchToHttp();
+    const principal = http.getRequest<{ user?: Principal }>().user;
+    if (!principal) return true; // the credential guard before this one has already refused
+    try {
+      await this.limiter.consume(principal.userId);
+      return true;
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      setResponseHeader(http.getResponse(), 'Retry-After', String(seconds));
+      throw new HttpException(
+        { statusCode: 429, error: 'Too Many Requests', message: `Too many keys minted by this user (MINT_RATE_LIMIT per minute); retry in ${seconds} s` },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
+  }
+}

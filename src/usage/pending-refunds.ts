@@ -1,0 +1,127 @@
+import { Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
+import { isDatabaseUnavailable } from '../auth/http-utils.js';
+import { ActivityEvents } from '../core/activity-events.js';
+import type { Meter } from './meters.js';
+import { UsageRepository } from './usage.repository.js';
+
+/** A refund waiting for the database: units of one meter of one org on one UTC day. */
+interface Refund {
+  orgId: string;
+  day: string;
+  meter: Meter;
+  count: number;
+}
+
+/** Distinct (org, day, meter) refunds held at most; refunds of the same one are summed. */
+export const MAX_PENDING_REFUNDS = 10_000;
+const FIRST_RETRY_MS = 500;
+const MAX_RETRY_MS = 30_000;
+
+/**
+ * Refunds that could not reach the database (a failed request's charge given back during an
+ * outage) are kept here and retried with backoff until they land, so an outage does not leave
+ * meters over-counted. Bounded: refunds of the same org, day and meter merge into one entry,
+ * and past MAX_PENDING_REFUNDS entries a new one is dropped and logged as an error. The number
+ * pending is reported (`usage.refunds_pending` activity event: a gauge in /metrics) and every
+ * deferral is logged. On shutdown the queue is tried once more; what a `kill -9` still loses
+ * is what is pending at that moment (see README).
+ */
+@Injectable()
+export class PendingRefunds implements OnApplicationShutdown {
+  private readonly logger = new Logger('PendingRefunds');
+  private readonly pending = new Map<string, Refund>();
+  private timer: NodeJS.Timeout | null = null;
+  private delay = FIRST_RETRY_MS;
+  private running: Promise<void> | null = null;
+  private lastWarned = 0;
+
+  constructor(
+    private readonly usage: UsageRepository,
+    @Optional() private readonly activity?: ActivityEvents,
+  ) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Tries the refund now; if the database cannot be reached, keeps it for later. Never throws for an outage. */
+  async refund(refund: Refund): Promise<void> {
+    try {
+      await this.usage.refund(refund.orgId, refund.day, refund.meter, refund.count);
+      this.activity?.emit({ type: 'usage.refunded', meter: refund.meter, count: refund.count });
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      this.defer(refund, error as Error);
+    }
+  }
+
+  private defer(refund: Refund, error: Error): void {
+    const key = `${refund.orgId} ${refund.day} ${refund.meter}`;
+    const held = this.pending.get(key);
+    if (held) held.count += refund.count;
+    else if (this.pending.size >= MAX_PENDING_REFUNDS) {
+      this.logger.error(`refund queue full (${MAX_PENDING_REFUNDS}): dropped a ${refund.meter} refund of ${refund.count} for org ${refund.orgId}`);
+      return;
+    } else this.pending.set(key, { ...refund });
+    // One line per 10 s at most: an outage must not flood the log.
+    const now = Date.now();
+    if (now - this.lastWarned >= 10_000) {
+      this.lastWarned = now;
+      this.logger.warn(`database unavailable (${error.message}): ${refund.meter} refund of ${refund.count} for org ${refund.orgId} kept for retry (${this.pending.size} pending)`);
+    }
+    this.report();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.running) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.retry();
+    }, this.delay);
+    this.timer.unref();
+  }
+
+  /** Tries every pending refund once; resolves when done. Backs off while the database stays away. */
+  retry(): Promise<void> {
+    this.running ??= this.retryOnce().finally(() => {
+      this.running = null;
+      if (this.pending.size > 0) this.schedule();
+    });
+    return this.running;
+  }
+
+  private async retryOnce(): Promise<void> {
+    for (const [key, refund] of [...this.pending]) {
+      try {
+        await this.usage.refund(refund.orgId, refund.day, refund.meter, refund.count);
+      } catch (error) {
+        this.delay = Math.min(this.delay * 2, MAX_RETRY_MS);
+        if (!isDatabaseUnavailable(error)) this.logger.error(`refund retry failed: ${(error as Error).message}`);
+        return;
+      }
+      this.pending.delete(key);
+      this.activity?.emit({ type: 'usage.refunded', meter: refund.meter, count: refund.count });
+      this.report();
+    }
+    this.logger.log('every deferred refund has landed');
+    this.delay = FIRST_RETRY_MS;
+  }
+
+  private report(): void {
+    this.activity?.emit({ type: 'usage.refunds_pending', pending: this.pending.size });
+  }
+
+  /** SIGTERM: one last try before the pool closes; what still cannot land is logged. */
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.running) await this.running;
+    if (this.pending.size > 0) await this.retryOnce();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.pending.size > 0) {
+      this.logger.error(`shutting down with ${this.pending.size} refund(s) that could not reach the database: meters stay over-counted by them`);
+    }
+  }
+}
