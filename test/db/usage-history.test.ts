@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/principal.js';
 import { UsageLimitExceededError } from '../../src/usage/meters.js';
@@ -7,9 +10,11 @@ import { UsageRetention } from '../../src/usage/usage-retention.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { Seeder } from '../support/seed.js';
+import { Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..', '..');
 const NOW = '2031-03-14T12:00:00.000Z';
 const NIL = '00000000-0000-0000-0000-000000000000';
 
@@ -275,4 +280,81 @@ describe('usage attribution and history on real PostgreSQL', () => {
 
     expect(await attribution(orgId)).toEqual([{ day: '2031-01-01', kind: 'system', id: NIL, user_id: null, asks: 5, retrieves: 0, imports: 0, captures: 2 }]);
   });
+});
+
+describe('npm run admin -- usage export', () => {
+  let db: TestDatabase;
+  let seed: Seeder;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    seed = new Seeder(db.pool);
+  });
+  afterAll(async () => db?.drop());
+
+  // The CLI runs on the real clock: the rows are placed relative to today.
+  const today = new Date().toISOString().slice(0, 10);
+  const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+
+  function admin(...args: string[]) {
+    return run(process.execPath, [join(ROOT, 'scripts', 'run-built.mjs'), 'cli/admin.js', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: db.url, DB_MIGRATE: 'false', SESSION_JWT_SECRET: TEST_SESSION_SECRET },
+      maxBuffer: 64 * 1024 * 1024,
+    }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+  }
+
+  it('streams an org’s days as CSV, zeros included, and its split by credential as JSON Lines across several pages', async () => {
+    const orgId = await seed.org('free');
+    await db.pool.query(
+      `INSERT INTO usage_counters (org_id, day, asks, captures, plan, wallet_limit, imports_limit, captures_limit) VALUES ($1, $2, 1500, 7, 'free', 100, 10, 100)`,
+      [orgId, daysAgo(2)],
+    );
+    // 1500 keys charged one ask each two days ago: more than one page of the export's reads.
+    await db.pool.query(
+      `INSERT INTO usage_attribution (org_id, day, credential_kind, credential_id, user_id, asks)
+       SELECT $1, $2, 'api_key', gen_random_uuid(), gen_random_uuid(), 1 FROM generate_series(1, 1500)`,
+      [orgId, daysAgo(2)],
+    );
+    await db.pool.query(
+      `INSERT INTO usage_attribution (org_id, day, credential_kind, credential_id, captures) VALUES ($1, $2, 'system', '${NIL}', 7)`,
+      [orgId, daysAgo(2)],
+    );
+
+    const csv = await admin('usage', 'export', '--org', orgId, '--from', daysAgo(3), '--to', today);
+    const jsonl = await admin('usage', 'export', '--org', orgId, '--from', daysAgo(3), '--by-key', '--format', 'jsonl');
+
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout.trim().split('\n')).toEqual([
+      'day,plan,asks,retrieves,imports,captures,wallet_limit,imports_limit,captures_limit',
+      `${daysAgo(3)},free,0,0,0,0,100,10,100`,
+      `${daysAgo(2)},free,1500,0,0,7,100,10,100`,
+      `${daysAgo(1)},free,0,0,0,0,100,10,100`,
+      `${today},free,0,0,0,0,100,10,100`,
+    ]);
+    expect(jsonl.code, jsonl.stderr).toBe(0);
+    const rows = jsonl.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(1501);
+    expect(new Set(rows.map((r) => r.credential_id)).size).toBe(1501);
+    expect(rows.reduce((s, r) => s + r.asks, 0)).toBe(1500);
+    expect(rows.at(-1)).toEqual({ day: daysAgo(2), credential_kind: 'system', credential_id: NIL, user_id: null, asks: 0, retrieves: 0, imports: 0, captures: 7 });
+  }, 120_000);
+
+  it('refuses bad flags naming them, and an unknown org, with a non-zero exit and nothing on stdout', async () => {
+    const orgId = await seed.org('free');
+
+    const badDay = await admin('usage', 'export', '--org', orgId, '--from', '2026-02-30');
+    const reversed = await admin('usage', 'export', '--org', orgId, '--from', today, '--to', daysAgo(1));
+    const format = await admin('usage', 'export', '--org', orgId, '--format', 'xml');
+    const unknown = await admin('usage', 'export', '--org', randomUUID());
+
+    expect([badDay.code, reversed.code, format.code, unknown.code].every((c) => c !== 0)).toBe(true);
+    expect(badDay.stderr).toMatch(/--from must be a date in the form YYYY-MM-DD/);
+    expect(reversed.stderr).toMatch(/--from must not be after to/);
+    expect(format.stderr).toMatch(/--format must be csv or jsonl/);
+    expect(unknown.stderr).toMatch(/no org with id/);
+    expect([badDay.stdout, reversed.stdout, format.stdout, unknown.stdout]).toEqual(['', '', '', '']);
+  }, 120_000);
 });
