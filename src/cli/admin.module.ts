@@ -14,10 +14,16 @@ export class AdminModule {
       module: AdminModule,
       imports: [
         TypeOrmModule.forRootAsync({ useFactory: () => ({}) as DataSourceOptions, dataSourceFactory: () => dataSource() }),
-        // A CLI command serves no verification: it holds no lease (it still waits for the servers' acknowledgements).
-        KeysUsageIdentityModule.forRoot({ ...moduleOptionsFrom(config), verificationCache: { enabled: false }, mountControllers: false }),
+        // A CLI command serves no verification (it holds no lease, though it waits for the servers'
+        // acknowledgements) and is short-lived: it never prunes usage history (the servers do).
+        KeysUsageIdentityModule.forRoot(adminOptions(config)),
       ],
       providers: [DirectoryAdminRepository, DirectoryAdminService],
     };
   }
+}
+
+function adminOptions(config: AppConfig) {
+  const options = moduleOptionsFrom(config);
+  return { ...options, usage: { ...options.usage, pruneEveryMs: 0 }, verificationCache: { enabled: false }, mountControllers: false };
 }

@@ -34,6 +34,9 @@ describe('configuration', () => {
     ['VERIFICATION_CACHE', 'sometimes'],
     ['VERIFICATION_CACHE_LEASE_MS', '100'],
     ['VERIFICATION_CACHE_MAX_ENTRIES', '0'],
+    ['USAGE_RETENTION_DAYS', '0'],
+    ['USAGE_RETENTION_DAYS', 'forever'],
+    ['USAGE_SYNCHRONOUS_COMMIT', 'sometimes'],
   ])('refuses %s=%s with a message that names the variable and not its value', (name, value) => {
     let error: unknown;
     try {
@@ -44,6 +47,12 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain(name);
     if (name.includes('SECRET')) expect((error as Error).message).not.toContain(value);
+  });
+
+  it('passes the usage settings to the module: retention 400 days and synchronous commits by default', () => {
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({}))).usage).toEqual({ retentionDays: 400, synchronousCommit: true });
+    const set = moduleOptionsFrom(buildAppConfig(loadEnvironment({ USAGE_RETENTION_DAYS: '30', USAGE_SYNCHRONOUS_COMMIT: 'off' })));
+    expect(set.usage).toEqual({ retentionDays: 30, synchronousCommit: false });
   });
 
   it('reads plan limits from PLAN_LIMITS, keeping defaults for what it does not name', () => {

@@ -126,6 +126,14 @@ export class EnvironmentVariables {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
+  /** Days of daily usage history kept (issue 16). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3660)
+  USAGE_RETENTION_DAYS = 400;
+
+  /** off: charge transactions commit with synchronous_commit = off (see README, "Durability of charges"). */
+  @Transform(toBool) @IsBoolean()
+  USAGE_SYNCHRONOUS_COMMIT = true;
+
   /** json (one object per line) or pretty; unset: pretty when NODE_ENV=development, else json. */
   @Transform(emptyToUndefined) @IsOptional() @IsIn(['json', 'pretty'])
   LOG_FORMAT?: 'json' | 'pretty';
@@ -248,5 +256,6 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     maxActiveKeysPerUserOrg: env.MAX_ACTIVE_KEYS_PER_USER_ORG,
     mintRatePerMinute: env.MINT_RATE_LIMIT,
     sessionMaxAgeSeconds: env.SESSION_MAX_AGE,
+    usage: { retentionDays: env.USAGE_RETENTION_DAYS, synchronousCommit: env.USAGE_SYNCHRONOUS_COMMIT },
   };
 }

@@ -23,6 +23,9 @@ export class Settings {
   /** Audit events older than this many days are pruned; 0 keeps them forever. */
   readonly auditRetentionDays: number;
   readonly verificationCache: Required<VerificationCacheOptions>;
+  readonly usageRetentionDays: number;
+  readonly usagePruneEveryMs: number;
+  readonly usageSynchronousCommit: boolean;
 
   constructor(options: KeysUsageIdentityOptions) {
     this.apiKeySecret = options.apiKeySecret ? createSecretKey(Buffer.from(options.apiKeySecret, 'utf8')) : null;
@@ -54,6 +57,10 @@ export class Settings {
     if (!Number.isInteger(this.verificationCache.maxEntries) || this.verificationCache.maxEntries < 1) {
       throw new Error('verificationCache.maxEntries must be a positive integer');
     }
+    this.usageRetentionDays = options.usage?.retentionDays ?? 400;
+    if (!Number.isSafeInteger(this.usageRetentionDays) || this.usageRetentionDays < 1) throw new Error('usage.retentionDays must be a positive integer');
+    this.usagePruneEveryMs = options.usage?.pruneEveryMs ?? 3_600_000;
+    this.usageSynchronousCommit = options.usage?.synchronousCommit ?? true;
   }
 
   get keysConfigured(): boolean {

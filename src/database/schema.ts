@@ -4,13 +4,15 @@ import { MembershipEntity } from '../directory/membership.entity.js';
 import { OrgEntity } from '../directory/org.entity.js';
 import { UserEntity } from '../directory/user.entity.js';
 import { WorkspaceEntity } from '../directory/workspace.entity.js';
+import { UsageAttributionEntity } from '../usage/usage-attribution.entity.js';
 import { UsageCounterEntity } from '../usage/usage-counter.entity.js';
 import { Init1763769600000 } from './migrations/1763769600000-init.js';
 import { AuthFailureCounts1764100000000 } from './migrations/1764100000000-auth-failure-counts.js';
 import { AuditEvents1764200000000 } from './migrations/1764200000000-audit-events.js';
 import { ApiKeyRotation1764200001000 } from './migrations/1764200001000-api-key-rotation.js';
+import { UsageHistory1764300000000 } from './migrations/1764300000000-usage-history.js';
 import { VerificationCache1764500000000 } from './migrations/1764500000000-verification-cache.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
-export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity];
-export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, VerificationCache1764500000000];
+export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity];
+export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000, VerificationCache1764500000000];

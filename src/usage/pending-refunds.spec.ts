@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ActivityEvents, type ActivityEvent } from '../core/activity-events.js';
 import { MAX_PENDING_REFUNDS, PendingRefunds } from './pending-refunds.js';
+import { SYSTEM_ATTRIBUTION, type Attribution } from './meters.js';
 import type { UsageRepository } from './usage.repository.js';
 
 const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
@@ -8,10 +9,10 @@ const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:543
 /** A repository whose refunds fail while `down` is set, and records what landed. */
 class FlakyRepository {
   down = false;
-  readonly landed: Array<{ orgId: string; meter: string; count: number }> = [];
-  async refund(orgId: string, _day: string, meter: string, count: number): Promise<void> {
+  readonly landed: Array<{ orgId: string; meter: string; count: number; by?: string }> = [];
+  async refund(orgId: string, _day: string, meter: string, count: number, by: Attribution): Promise<void> {
     if (this.down) throw outage();
-    this.landed.push({ orgId, meter, count });
+    this.landed.push(by === SYSTEM_ATTRIBUTION ? { orgId, meter, count } : { orgId, meter, count, by: by.credentialId });
   }
 }
 
@@ -24,9 +25,25 @@ function setup() {
   return { repo, sut, events };
 }
 
-const refund = (orgId = 'org-1', count = 1) => ({ orgId, day: '2030-01-01', meter: 'captures' as const, count });
+const refund = (orgId = 'org-1', count = 1, by: Attribution = SYSTEM_ATTRIBUTION) => ({ orgId, day: '2030-01-01', meter: 'captures' as const, count, by });
 
 describe('PendingRefunds', () => {
+  it('keeps refunds of different credentials apart while the database is away, and gives each back to its own', async () => {
+    const { repo, sut } = setup();
+    const key: Attribution = { kind: 'api_key', credentialId: 'key-1', userId: 'user-1' };
+    repo.down = true;
+    await sut.refund(refund('org-1', 1, key));
+    await sut.refund(refund('org-1', 2));
+    await sut.refund(refund('org-1', 4, key));
+    repo.down = false;
+    await sut.retry();
+    expect(repo.landed).toEqual(expect.arrayContaining([
+      { orgId: 'org-1', meter: 'captures', count: 5, by: 'key-1' },
+      { orgId: 'org-1', meter: 'captures', count: 2 },
+    ]));
+    expect(repo.landed).toHaveLength(2);
+  });
+
   it('lands a refund at once while the database answers', async () => {
     const { repo, sut } = setup();
     await sut.refund(refund());

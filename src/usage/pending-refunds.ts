@@ -1,18 +1,19 @@
 import { Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import { ActivityEvents } from '../core/activity-events.js';
-import type { Meter } from './meters.js';
+import type { Attribution, Meter } from './meters.js';
 import { UsageRepository } from './usage.repository.js';
 
-/** A refund waiting for the database: units of one meter of one org on one UTC day. */
+/** A refund waiting for the database: units of one meter of one org on one UTC day, given back to the credential charged. */
 interface Refund {
   orgId: string;
   day: string;
   meter: Meter;
   count: number;
+  by: Attribution;
 }
 
-/** Distinct (org, day, meter) refunds held at most; refunds of the same one are summed. */
+/** Distinct (org, day, meter, credential) refunds held at most; refunds of the same one are summed. */
 export const MAX_PENDING_REFUNDS = 10_000;
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
@@ -20,7 +21,7 @@ const MAX_RETRY_MS = 30_000;
 /**
  * Refunds that could not reach the database (a failed request's charge given back during an
  * outage) are kept here and retried with backoff until they land, so an outage does not leave
- * meters over-counted. Bounded: refunds of the same org, day and meter merge into one entry,
+ * meters over-counted. Bounded: refunds of the same org, day, meter and credential merge into one entry,
  * and past MAX_PENDING_REFUNDS entries a new one is dropped and logged as an error. The number
  * pending is reported (`usage.refunds_pending` activity event: a gauge in /metrics) and every
  * deferral is logged. On shutdown the queue is tried once more; what a `kill -9` still loses
@@ -47,7 +48,7 @@ export class PendingRefunds implements OnApplicationShutdown {
   /** Tries the refund now; if the database cannot be reached, keeps it for later. Never throws for an outage. */
   async refund(refund: Refund): Promise<void> {
     try {
-      await this.usage.refund(refund.orgId, refund.day, refund.meter, refund.count);
+      await this.usage.refund(refund.orgId, refund.day, refund.meter, refund.count, refund.by);
       this.activity?.emit({ type: 'usage.refunded', meter: refund.meter, count: refund.count });
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
@@ -56,7 +57,7 @@ export class PendingRefunds implements OnApplicationShutdown {
   }
 
   private defer(refund: Refund, error: Error): void {
-    const key = `${refund.orgId} ${refund.day} ${refund.meter}`;
+    const key = `${refund.orgId} ${refund.day} ${refund.meter} ${refund.by.kind} ${refund.by.credentialId}`;
     const held = this.pending.get(key);
     if (held) held.count += refund.count;
     else if (this.pending.size >= MAX_PENDING_REFUNDS) {
@@ -94,7 +95,7 @@ export class PendingRefunds implements OnApplicationShutdown {
   private async retryOnce(): Promise<void> {
     for (const [key, refund] of [...this.pending]) {
       try {
-        await this.usage.refund(refund.orgId, refund.day, refund.meter, refund.count);
+        await this.usage.refund(refund.orgId, refund.day, refund.meter, refund.count, refund.by);
       } catch (error) {
         this.delay = Math.min(this.delay * 2, MAX_RETRY_MS);
         if (!isDatabaseUnavailable(error)) this.logger.error(`refund retry failed: ${(error as Error).message}`);
