@@ -136,6 +136,8 @@ describe('usage history over HTTP', () => {
     it('shows the plan and limits a past day was charged under after the plan changes', async () => {
       const h = await history();
       await db.pool.query(`UPDATE orgs SET plan = 'pro' WHERE id = $1`, [h.orgId]);
+      // A change made behind the service's back: wait until every verification cache has applied it.
+      await seed.acknowledged();
 
       const days = (await api.get('/usage/daily?from=2031-03-12&to=2031-03-13', h.session)).body.days;
 
