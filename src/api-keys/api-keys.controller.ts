@@ -2,7 +2,7 @@ import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, ApiSessionOnly, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
 import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -38,6 +38,7 @@ export class ApiKeysController {
     403: `${SESSION_REQUIRED} Or: the requested scopes exceed the caller's role in the org.`,
     404: "The org does not exist or is not the caller's; both cases look identical.",
     409: 'The caller has no workspace in this org yet (a repository must be connected first).',
+    ...BODY_ERRORS,
     501: NOT_CONFIGURED,
   })
   mint(@CurrentPrincipal() principal: Principal, @Body(StrictBodyPipe) dto: MintApiKeyDto): Promise<MintedApiKey> {
