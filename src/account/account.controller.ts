@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Inject, Res } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ACCOUNT_SECURITY_HEADERS, type AccountAsset, type AccountAssetName } from './account-assets.js';
 
@@ -16,7 +16,6 @@ export class AccountController {
 
   @Get()
   @ApiOperation({ operationId: 'accountPage', summary: 'Account page', description: 'The browser page for API keys and usage (HTML; it signs in with a session token and calls this API).' })
-  @ApiProduces('text/html')
   @ApiOkResponse({ description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } })
   @ApiResponse({ status: 304, description: 'Not modified (If-None-Match matched the ETag).' })
   page(@Headers('if-none-match') etag: string | undefined, @Res() reply: FastifyReply): void {

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, UseGuards } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../common/openapi.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsService } from './metrics.service.js';
@@ -18,8 +18,7 @@ export class MetricsController {
     summary: 'Prometheus metrics',
     description: 'Prometheus text format. Unauthenticated unless METRICS_TOKEN is set; absent from this port when METRICS_PORT is set.',
   })
-  @ApiProduces('text/plain')
-  @ApiOkResponse({ description: 'Prometheus exposition text', schema: { type: 'string' } })
+  @ApiOkResponse({ description: 'Prometheus exposition text', content: { 'text/plain': { schema: { type: 'string' } } } })
   // Documented only when METRICS_TOKEN is set (http/openapi.ts removes it otherwise): without one it never answers 401.
   @ApiErrors({ 401: 'METRICS_TOKEN is set and the request did not carry it.' })
   render(): Promise<string> {
