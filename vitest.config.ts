@@ -2,6 +2,7 @@ import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
 // SWC compiles the TypeScript with decorator metadata, which Nest's DI needs (esbuild drops it).
+// The inline projects below extend this config (Vitest 5), plugins included.
 const plugins = [swc.vite({ module: { type: 'es6' }, jsc: { target: 'es2022' } })];
 
 const BROWSER_TESTS = ['test/e2e/account-page.test.ts'];
@@ -18,11 +19,9 @@ export default defineConfig({
   test: {
     projects: [
       {
-        plugins,
-        test: { name: 'unit', include: ['src/**/*.spec.ts'], environment: 'node', sequence: { groupOrder: 0 } },
+        test: { name: 'unit', include: ['src/**/*.spec.ts', 'test/support/**/*.spec.ts'], environment: 'node', sequence: { groupOrder: 0 } },
       },
       {
-        plugins,
         test: {
           ...databaseTier,
           name: 'db',
@@ -32,7 +31,6 @@ export default defineConfig({
         },
       },
       {
-        plugins,
         // Chromium on a 2-core machine next to a dozen app instances makes keyboard-driven steps
         // race; the browser tests run as a later group, on their own.
         test: { ...databaseTier, name: 'browser', include: BROWSER_TESTS, sequence: { groupOrder: 1 } },

@@ -1,8 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { LoggerModule, type Params as LoggerParams } from 'nestjs-pino';
-import type { DataSource, DataSourceOptions } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { AccountModule } from './account/account.module.js';
 import type { Clock } from './common/clock.js';
 import { moduleOptionsFrom, type AppConfig } from './config/app-config.js';
@@ -34,7 +34,8 @@ export class AppModule {
       imports: [
         LoggerModule.forRoot(options.logging),
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({}) as DataSourceOptions,
+          // openDatabase retries what can heal and fails fast on the rest; no second retry loop here.
+          useFactory: (): TypeOrmModuleOptions => ({ toRetry: () => false }),
           dataSourceFactory: () => options.dataSource(),
         }),
         KeysUsageIdentityModule.forRoot({

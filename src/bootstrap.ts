@@ -92,17 +92,27 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   const pino = options.logger === undefined;
   const logging = await createLogging(config, { destination: options.logDestination, silent: options.logger === false });
-  const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.register({
-      config,
-      clock: options.clock,
-      dataSource: options.dataSource ?? (() => openDatabase(config, 'server')),
-      logging: logging.params,
-    }),
-    adapter,
-    // bodyParser false: Fastify's own JSON parser only, so a form-encoded body is a 415, not a mint.
-    { logger: pino ? undefined : options.logger, bufferLogs: pino, abortOnError: false, bodyParser: false },
-  );
+  // The database is opened before Nest starts: a permanent failure (wrong password, no such
+  // database) is then one line from main, not a flush of Nest's buffered logs and a stack trace.
+  // Retries of a database that is not up yet go to the log with their delay (JSON in production).
+  const dataSource = await (options.dataSource ?? (() => openDatabase(config, 'server', undefined, { onRetry: (message) => logging.logger.warn(message) })))();
+  let app: NestFastifyApplication;
+  try {
+    app = await NestFactory.create<NestFastifyApplication>(
+      AppModule.register({
+        config,
+        clock: options.clock,
+        dataSource: () => Promise.resolve(dataSource),
+        logging: logging.params,
+      }),
+      adapter,
+      // bodyParser false: Fastify's own JSON parser only, so a form-encoded body is a 415, not a mint.
+      { logger: pino ? undefined : options.logger, bufferLogs: pino, abortOnError: false, bodyParser: false },
+    );
+  } catch (error) {
+    await dataSource.destroy().catch(() => undefined);
+    throw error;
+  }
   if (pino) app.useLogger(app.get(PinoNestLogger));
   const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();

@@ -2,7 +2,7 @@ import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, ApiSessionOnly, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
 import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
@@ -45,6 +45,7 @@ export class ApiKeysController {
     404: "The org does not exist or is not the caller's; both cases look identical.",
     409: 'The caller has no workspace in this org yet (a repository must be connected first); or already holds MAX_ACTIVE_KEYS_PER_USER_ORG active keys in it (default 100): revoke one first.',
     429: 'Too many mints by this user (MINT_RATE_LIMIT per minute, default 30), or too many failed authentications from this address (AUTH_FAILURE_LIMIT); see Retry-After.',
+    ...BODY_ERRORS,
     501: NOT_CONFIGURED,
   })
   mint(@CurrentPrincipal() principal: Principal, @Body(StrictBodyPipe) dto: MintApiKeyDto): Promise<MintedApiKey> {

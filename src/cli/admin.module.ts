@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import type { DataSource, DataSourceOptions } from 'typeorm';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { moduleOptionsFrom, type AppConfig } from '../config/app-config.js';
 import { KeysUsageIdentityModule } from '../core/keys-usage-identity.module.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
@@ -13,7 +13,8 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [
-        TypeOrmModule.forRootAsync({ useFactory: () => ({}) as DataSourceOptions, dataSourceFactory: () => dataSource() }),
+        // openDatabase retries what can heal and fails fast on the rest; no second retry loop here.
+        TypeOrmModule.forRootAsync({ useFactory: (): TypeOrmModuleOptions => ({ toRetry: () => false }), dataSourceFactory: () => dataSource() }),
         // A CLI command serves no verification (it holds no lease, though it waits for the servers'
         // acknowledgements) and is short-lived: it never prunes usage history (the servers do).
         KeysUsageIdentityModule.forRoot(adminOptions(config)),

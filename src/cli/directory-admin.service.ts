@@ -88,6 +88,10 @@ export class DirectoryAdminService {
 
   async createWorkspace(orgId: string, userId: string) {
     await this.requireOrgAndUser(orgId, userId);
+    // A workspace is what lets a member mint in the org: one for an outsider would mean nothing.
+    if (!(await this.repo.isMember(orgId, userId))) {
+      throw new AdminError(`user ${userId} is not a member of org ${orgId}: add them first (member add --org ${orgId} --user ${userId} --role <role>)`);
+    }
     return this.transactions.run(async (m) => {
       const { created, ...workspace } = (await this.repo.createWorkspace(orgId, userId, m))!;
       if (created) {

@@ -23,9 +23,9 @@ export class ErrorBody {
   message: string;
 }
 
-const HEADERS: Record<number, Record<string, { description: string; schema: { type: 'string' } }>> = {
-  401: { 'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer`, or `Bearer error="invalid_token"` when a token was sent.', schema: { type: 'string' } } },
-  429: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string' } } },
+const HEADERS: Record<number, Record<string, { description: string; required: boolean; schema: { type: 'string' | 'integer'; minimum?: number } }>> = {
+  401: { 'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer`, or `Bearer error="invalid_token"` when a token was sent.', required: true, schema: { type: 'string' } } },
+  429: { 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } } },
 };
 
 /** One documented error response per status, each with the standard error body. */
@@ -36,6 +36,12 @@ export function ApiErrors(responses: Record<number, string>): MethodDecorator & 
     ),
   );
 }
+
+/** The answers of every route that takes a JSON body, before any credential is looked at. */
+export const BODY_ERRORS = {
+  413: 'The body is over 16 KiB; refused unread.',
+  415: 'The body is not JSON: send Content-Type: application/json.',
+} as const;
 
 /** The answers every authenticated route can give, whatever it does. */
 export const AUTH_ERRORS = {

@@ -8,17 +8,23 @@ interface StoredSecrets {
   API_KEY_SECRET?: string;
 }
 
+/** Where generated development secrets are kept. */
+export function developmentSecretsFile(config: AppConfig): string {
+  return join(config.dataDir, 'secrets.json');
+}
+
 /**
- * In development on the embedded database, missing secrets are generated once and kept in
- * `<DATA_DIR>/secrets.json` (mode 0600) so a fresh clone works with no set-up and a restart
- * keeps every key and session valid. Production never generates anything.
+ * In development (NODE_ENV not production), whatever the database (embedded or DATABASE_URL),
+ * missing secrets are generated once and kept in `<DATA_DIR>/secrets.json` (mode 0600) so a
+ * fresh clone works with no set-up and a restart keeps every key and session valid. The server
+ * and the CLI read the same file. Production never generates anything.
  * Returns the names of the secrets it generated, for a log line that never shows values.
  */
 export function fillDevelopmentSecrets(config: AppConfig): string[] {
   const env = config.env;
-  if (config.production || !config.embedded) return [];
+  if (config.production) return [];
   if (env.SESSION_JWT_SECRET && env.API_KEY_SECRET) return [];
-  const file = join(config.dataDir, 'secrets.json');
+  const file = developmentSecretsFile(config);
   let stored: StoredSecrets = {};
   try {
     stored = JSON.parse(readFileSync(file, 'utf8')) as StoredSecrets;

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { embeddedOptions, postgresOptions, runningEmbeddedServerOptions } from './data-source-options.js';
+import { assertDatabaseUrl, CLI_RETRY, connectWithRetry, describeDatabaseUrl, SERVER_RETRY, type RetryPolicy } from './connection-errors.js';
 import { openEmbedded, shareEmbedded } from './embedded.js';
 import { runMigrationsLocked } from './migrate.js';
 
@@ -12,11 +13,25 @@ export type DatabaseRole = 'server' | 'cli';
  * - Embedded, as the server: PGlite in this process, also shared on a Unix socket for the CLI.
  * - Embedded, as the CLI: the running server's socket if there is one, else PGlite directly.
  * `dataSource.destroy()` closes everything that was opened.
+ * PostgreSQL: a malformed URL, a wrong password, a missing database or a host that does not
+ * resolve fail at once with a DatabaseStartupError (one line); only transient failures are
+ * retried (see connection-errors.ts), each retry reported through `retry.onRetry` with its delay.
  */
-export async function openDatabase(config: AppConfig, role: DatabaseRole, migrate = config.env.DB_MIGRATE): Promise<DataSource> {
-  if (config.env.DATABASE_URL) {
-    const ds = new DataSource(postgresOptions(config, config.env.DATABASE_URL));
-    await ds.initialize();
+export async function openDatabase(
+  config: AppConfig,
+  role: DatabaseRole,
+  migrate = config.env.DB_MIGRATE,
+  retry: Partial<RetryPolicy> = {},
+): Promise<DataSource> {
+  const url = config.env.DATABASE_URL;
+  if (url) {
+    assertDatabaseUrl(url);
+    const policy: RetryPolicy = {
+      ...(role === 'server' ? SERVER_RETRY : CLI_RETRY),
+      onRetry: (message) => process.stderr.write(`${message}\n`),
+      ...retry,
+    };
+    const ds = await connectWithRetry(describeDatabaseUrl(url), () => new DataSource(postgresOptions(config, url)).initialize(), policy);
     if (migrate) await runMigrationsLocked(ds);
     return ds;
   }

@@ -54,13 +54,27 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
     .addTag('usage', 'Plan and daily meters')
     .addTag('identity', 'Who the caller is')
     .addTag('operations', 'Health probes and metrics (unauthenticated by default)')
+    .addTag('account', 'The browser account page (public HTML; it calls the API with a session)')
+    // Relative: the API is wherever this document was fetched from.
+    .addServer('/', 'This deployment')
     .build();
   if (options.metricsToken) {
     config.components!.securitySchemes![METRICS_TOKEN_SCHEME] = { type: 'http', scheme: 'bearer', description: 'The METRICS_TOKEN of this deployment.' };
   }
   const document = SwaggerModule.createDocument(app, config);
   const metrics = document.paths['/metrics']?.get;
-  if (metrics) metrics.security = options.metricsToken ? [{ [METRICS_TOKEN_SCHEME]: [] }] : [];
+  if (metrics) {
+    metrics.security = options.metricsToken ? [{ [METRICS_TOKEN_SCHEME]: [] }] : [];
+    // Without METRICS_TOKEN nothing is checked, so there is no 401 to document.
+    if (!options.metricsToken) delete metrics.responses['401'];
+  }
+  // Routes that declare no credential are public, and say so: `security: []` (health, account page).
+  for (const item of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const) {
+      const operation = item[method];
+      if (operation && !operation.security) operation.security = [];
+    }
+  }
   // decisions.md: unknown body fields are a 400, so the request schema admits no others.
   const mint = document.components?.schemas?.MintApiKeyRequest;
   if (mint && !('$ref' in mint)) mint.additionalProperties = false;

@@ -18,6 +18,7 @@ export class IdentityController {
   @ApiHeader({ name: 'X-Org-Id', required: false, description: 'Sessions only: the org to describe when the session names none and the user has several.' })
   @ApiOkResponse({ description: 'The verified principal.', type: PrincipalDto })
   @ApiErrors({
+    400: 'X-Org-Id is not a UUID.',
     ...AUTH_ERRORS,
     404: "The session's org (org_id claim or X-Org-Id) does not exist or is not the user's.",
   })

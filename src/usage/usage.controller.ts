@@ -25,7 +25,7 @@ export class UsageController {
   @ApiHeader({ name: 'X-Org-Id', required: false, description: 'Sessions only: the org to report on when the session names none and the user has several.' })
   @ApiOkResponse({ description: 'The usage report.', type: UsageReportDto })
   @ApiErrors({
-    400: 'A session with no resolvable org: send the X-Org-Id header.',
+    400: 'X-Org-Id is not a UUID, or a session with no resolvable org: send the X-Org-Id header.',
     ...AUTH_ERRORS,
     403: 'The credential lacks the decisions:read scope.',
     404: "The session's org (org_id claim or X-Org-Id) does not exist or is not the user's.",

@@ -1,5 +1,4 @@
 /// <reference lib="dom" />
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageService } from '../../src/usage/usage.service.js';
+import { browserTier } from '../support/chromium.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -19,12 +19,16 @@ const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000,
 
 const ARTIFACTS = resolve(import.meta.dirname, '..', '..', 'test-artifacts', 'account-page');
 
-/** The `chromium` on the PATH; playwright never downloads a browser of its own. */
-function chromiumPath(): string {
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    throw new Error('Chromium is not installed: apt-get install -y chromium (the CI script does this)');
+/** Debian's Chromium on the PATH, or CHROMIUM_PATH; none: skipped with a notice, or a failure under CI=true. */
+const tier = browserTier();
+if (!tier.run) {
+  console.warn(tier.notice);
+  if (tier.fail) {
+    describe('the account page in a browser', () => {
+      it('has a Chromium to run in (CI=true)', () => {
+        expect.fail(tier.notice);
+      });
+    });
   }
 }
 
@@ -38,7 +42,7 @@ declare global {
   }
 }
 
-describe('the account page in a browser', () => {
+describe.skipIf(!tier.run)('the account page in a browser', () => {
   let t: TestApp;
   let context: BrowserContext;
   let userDataDir: string;
@@ -49,7 +53,7 @@ describe('the account page in a browser', () => {
     t = await startTestApp();
     userDataDir = mkdtempSync(join(tmpdir(), 'account-page-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath(),
+      executablePath: tier.run ? tier.path : undefined,
       headless: true,
       args: [
         '--headless',

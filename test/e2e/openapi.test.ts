@@ -107,7 +107,46 @@ describe('the OpenAPI document and the API reference', () => {
     expect(p.org_id).toMatchObject({ type: 'string', format: 'uuid' });
     expect(p.name).toMatchObject({ type: 'string', maxLength: 100 });
     expect(p.scopes).toMatchObject({ type: 'array', items: { type: 'string', enum: ['decisions:read', 'decisions:write'] } });
-    expect(p.expires_in_days).toMatchObject({ type: 'integer', minimum: 0, maximum: 366, default: 0 });
+    expect(p.expires_in_days).toMatchObject({ type: 'integer', minimum: 0, maximum: 366 });
+  });
+
+  it('puts no `default` on request fields (generated clients would demand them); the descriptions say the defaults', () => {
+    const p = schema('MintApiKeyRequest').properties as Record<string, Schema>;
+    for (const [name, field] of Object.entries(p)) expect(field, name).not.toHaveProperty('default');
+    expect(p.expires_in_days.description).toMatch(/Omitted: 0/);
+    expect(p.name.description).toMatch(/Omitted: ""/);
+  });
+
+  it('lets a nullable enum take null: org_role lists null among its values', () => {
+    const role = schema('Principal').properties!.org_role as Schema;
+    expect(role).toMatchObject({ type: 'string', nullable: true });
+    expect(role.enum).toEqual(['owner', 'admin', 'member', 'viewer', null]);
+  });
+
+  it('documents 413 and 415 on the body route, 400 for a bad X-Org-Id, and 429 and 503 on every authenticated route', () => {
+    expect(Object.keys(op('/api-keys', 'post').responses)).toEqual(expect.arrayContaining(['413', '415']));
+    expect(Object.keys(op('/me', 'get').responses)).toContain('400');
+    expect((op('/usage', 'get').responses['400'] as OpenAPIV3.ResponseObject).description).toMatch(/X-Org-Id is not a UUID/);
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(methods as Record<string, OpenAPIV3.OperationObject>)) {
+        if (!operation.security?.length) continue;
+        for (const status of ['401', '429', '503']) expect(operation.responses[status], `${method} ${path} ${status}`).toBeDefined();
+        const challenge = (operation.responses['401'] as OpenAPIV3.ResponseObject).headers!['WWW-Authenticate'] as OpenAPIV3.HeaderObject;
+        expect(challenge.required, `${method} ${path}`).toBe(true);
+        const retry = (operation.responses['429'] as OpenAPIV3.ResponseObject).headers!['Retry-After'] as OpenAPIV3.HeaderObject;
+        expect(retry).toMatchObject({ required: true, schema: { type: 'integer' } });
+      }
+    }
+  });
+
+  it('marks public routes `security: []`, and they never answer 401 (/metrics without METRICS_TOKEN included)', () => {
+    for (const path of ['/health/live', '/health/ready', '/account', '/metrics']) {
+      expect(op(path, 'get').security, path).toEqual([]);
+      expect(op(path, 'get').responses, path).not.toHaveProperty('401');
+    }
+    for (const item of Object.values(doc.paths)) {
+      for (const operation of Object.values(item as Record<string, OpenAPIV3.OperationObject>)) expect(operation.security).toBeDefined();
+    }
   });
 
   it('documents the UUID path parameter of revoke and the optional org_id filter of list', () => {

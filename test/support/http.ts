@@ -1,3 +1,5 @@
+import { OpenApiResponseValidator } from './openapi-validator.js';
+
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -5,9 +7,36 @@ export interface ApiResponse<T = any> {
   text: string;
 }
 
-/** A tiny HTTP client for end-to-end tests: real requests over a real socket. */
+/** The service's document, fetched once per server; null where none is served (a host app). */
+const documents = new Map<string, Promise<OpenApiResponseValidator | null>>();
+
+function validatorFor(baseUrl: string): Promise<OpenApiResponseValidator | null> {
+  let found = documents.get(baseUrl);
+  if (!found) {
+    found = fetch(`${baseUrl}/openapi.json`)
+      .then(async (res) => {
+        const text = await res.text();
+        return res.status === 200 && text.startsWith('{"openapi"') ? OpenApiResponseValidator.for(text) : null;
+      })
+      .catch(() => null);
+    documents.set(baseUrl, found);
+  }
+  return found;
+}
+
+export class OpenApiMismatchError extends Error {}
+
+/**
+ * A tiny HTTP client for end-to-end tests: real requests over a real socket. Every response is
+ * checked against the server's own OpenAPI document (see openapi-validator.ts); a response the
+ * document does not promise fails the test. `{ validate: false }` is for the few tests that count
+ * requests or log lines and must not see the document being fetched.
+ */
 export class ApiClient {
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    private readonly options: { validate?: boolean } = {},
+  ) {}
 
   async request<T = any>(method: string, path: string, options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
@@ -24,7 +53,13 @@ export class ApiClient {
     } catch {
       parsed = undefined;
     }
-    return { status: res.status, headers: res.headers, body: parsed as T, text };
+    const response = { status: res.status, headers: res.headers, body: parsed as T, text };
+    if (this.options.validate !== false) {
+      const validator = await validatorFor(this.baseUrl);
+      const problems = validator?.problems(method, this.baseUrl + path, response) ?? [];
+      if (problems.length > 0) throw new OpenApiMismatchError(`The response does not match the OpenAPI document:\n- ${problems.join('\n- ')}\nbody: ${text.slice(0, 500)}`);
+    }
+    return response;
   }
 
   get<T = any>(path: string, token?: string, headers?: Record<string, string>) {

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 const DIST = resolve(ROOT, 'dist');
@@ -17,9 +19,24 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The environment a child gets: the given variables only, plus PATH/HOME (nothing leaks in from the test runner). */
+let scratchDataDir: string | undefined;
+
+/**
+ * A DATA_DIR of this test worker's own for children that name none: in development the server
+ * and the CLI keep generated secrets there, and a test must never write into the repository's .data.
+ */
+function defaultDataDir(): string {
+  if (!scratchDataDir) {
+    const dir = mkdtempSync(join(tmpdir(), 'kui-child-data-'));
+    scratchDataDir = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return scratchDataDir;
+}
+
+/** The environment a child gets: the given variables only, plus PATH/HOME and a scratch DATA_DIR (nothing leaks in from the test runner). */
 export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
+  const out: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: defaultDataDir() };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
   return out;
 }

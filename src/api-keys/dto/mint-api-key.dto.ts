@@ -13,7 +13,8 @@ export class MintApiKeyDto {
   @IsUuidString()
   org_id: string;
 
-  @ApiPropertyOptional({ maxLength: 100, default: '', description: 'Label, at most 100 characters (JavaScript string length), stored as given.' })
+  // No OpenAPI `default` on request fields: generated clients would then demand them. Defaults are in the descriptions.
+  @ApiPropertyOptional({ maxLength: 100, description: 'Label, at most 100 characters (JavaScript string length), stored as given. Omitted: "".' })
   @present('name')
   @IsString({ message: 'name must be a string' })
   @MaxStringLength(100)
@@ -23,15 +24,14 @@ export class MintApiKeyDto {
   @ApiPropertyOptional({
     enum: SCOPES,
     isArray: true,
-    default: ['decisions:read'],
-    description: "Omitted or [] means read-only. A scope above the caller's role in the org is refused (403); duplicates are removed.",
+    description: "Omitted or [] means read-only (['decisions:read']). A scope above the caller's role in the org is refused (403); duplicates are removed.",
   })
   @present('scopes')
   @IsArray({ message: 'scopes must be an array of strings' })
   @EachIn(SCOPES, { message: `scopes may only contain ${SCOPES.join(' and ')}` })
   scopes?: Scope[];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 366, default: 0, description: 'Days until the key expires; 0 means never.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 366, description: 'Days until the key expires; 0 means never. Omitted: 0.' })
   @present('expires_in_days')
   @IsInt({ message: 'expires_in_days must be an integer from 0 to 366' })
   @Min(0, { message: 'expires_in_days must be an integer from 0 to 366' })

@@ -16,7 +16,8 @@ export class PrincipalDto implements PrincipalView {
   @ApiProperty({ enum: SCOPES, isArray: true, description: "Effective scopes: a session's role ceiling, or a key's minted scopes within its owner's current ceiling." })
   scopes: Scope[];
 
-  @ApiProperty({ enum: ROLES, nullable: true, description: 'Advisory only: every write is enforced server-side regardless of this value.' })
+  // OpenAPI 3.0: `nullable` alone does not admit null past an `enum`; null must be one of the values too.
+  @ApiProperty({ type: 'string', enum: [...ROLES, null], nullable: true, description: 'Advisory only: every write is enforced server-side regardless of this value. null for a session with no resolvable org.' })
   org_role: Role | null;
 
   @ApiProperty({ type: 'integer', minimum: 0, description: 'Number of people in the org.' })
