@@ -106,6 +106,7 @@ describe('the operator CLI and the audit log', () => {
 
   it('names audit export in its help', async () => {
     const help = await cli('--help');
-    expect(help.stderr).toMatch(/audit export --org <org-id> \[--since <time>\] \[--until <time>\]/);
+    expect(help.stdout).toMatch(/audit export\s+Stream an org's audit events/);
+    expect((await cli('audit', 'export', '--help')).stdout).toMatch(/audit export --org <org-id> \[--since <time>\] \[--until <time>\]/);
   });
 });
