@@ -48,3 +48,9 @@ export { WorkspaceEntity } from './directory/workspace.entity.js';
 // Time, roles, scopes and plans.
 export { Clock, SystemClock } from './common/clock.js';
 export { PLANS, ROLES, roleCeiling, SCOPES, type Plan, type Role, type Scope } from './common/roles.js';
+
+// Living in a host: its global guard, its Swagger document, its feature modules (issue 13).
+export { KeysUsageIdentityFeatureModule } from './core/keys-usage-identity-feature.module.js';
+export { isKeysUsageIdentityRoute, routeAuth, type RouteAuth } from './auth/route-auth.js';
+export { addKeysUsageIdentitySecurity } from './common/openapi-security.js';
+export { API_KEY_SCHEME, SESSION_SCHEME } from './common/openapi.js';

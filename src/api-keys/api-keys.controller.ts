@@ -2,7 +2,7 @@ import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -22,7 +22,6 @@ const SESSION_REQUIRED = 'Called with an API key: key lifecycle needs a browser 
 const NOT_CONFIGURED = 'API keys are not configured on this deployment (API_KEY_SECRET unset).';
 
 @ApiTags('api-keys')
-@ApiSessionOnly()
 @Controller('api-keys')
 export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}

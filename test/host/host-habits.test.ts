@@ -1,0 +1,245 @@
+// Habits of host monoliths (issue 13), each on Express and Fastify: a request-scoped directory,
+// a default-deny global guard, Swagger, forRoot/forFeature, decorator placement.
+import {
+  Controller,
+  Get,
+  Inject,
+  Injectable,
+  Module,
+  Post,
+  Scope,
+  SetMetadata,
+  UnauthorizedException,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { APP_GUARD, REQUEST, Reflector } from '@nestjs/core';
+import { ApiOkResponse, ApiProperty, ApiSchema, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addKeysUsageIdentitySecurity,
+  Authenticated,
+  AuthMetrics,
+  Charges,
+  CurrentPrincipal,
+  isKeysUsageIdentityRoute,
+  KeysUsageIdentityModule,
+  RequireScopes,
+  TypeOrmOrgDirectory,
+  type Principal,
+} from '../../src/index.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
+import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
+
+let db: TestDatabase;
+let seed: Seeder;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  seed = new Seeder(db.pool);
+});
+afterAll(async () => db?.drop());
+
+async function mintKey(host: HostApp, scopes: string[]): Promise<{ key: string; orgId: string }> {
+  const w = await seed.world('owner');
+  const res = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes });
+  expect(res.status).toBe(201);
+  return { key: res.body.key, orgId: w.orgId };
+}
+
+/** A tenancy-style directory built per request. */
+@Injectable({ scope: Scope.REQUEST })
+class RequestScopedDirectory extends TypeOrmOrgDirectory {}
+
+/** A directory that is a singleton by declaration but injects the request, which makes it request-scoped. */
+@Injectable()
+class RequestReadingDirectory extends TypeOrmOrgDirectory {
+  constructor(@InjectDataSource() db: DataSource, @Inject(REQUEST) readonly request: unknown) {
+    super(db);
+  }
+}
+
+// The host's default-deny guard: everything needs the host's own auth unless marked @Public().
+const IS_PUBLIC = 'host:isPublic';
+const Public = () => SetMetadata(IS_PUBLIC, true);
+
+@Injectable()
+class HostDefaultDenyGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+  canActivate(ctx: ExecutionContext): boolean {
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [ctx.getHandler(), ctx.getClass()])) return true;
+    // The documented way through: routes guarded by the module keep their own credential checks.
+    if (isKeysUsageIdentityRoute(ctx)) return true;
+    throw new UnauthorizedException('host auth required');
+  }
+}
+
+@Controller('host')
+class HostRoutesController {
+  @Get('open')
+  @Public()
+  open(): { open: true } {
+    return { open: true };
+  }
+
+  @Get('closed')
+  closed(): { closed: true } {
+    return { closed: true };
+  }
+}
+
+// A controller-level declaration with a route-level one under it.
+@Controller('reports')
+@Authenticated()
+class ReportsController {
+  @Get()
+  @RequireScopes('decisions:read')
+  list(@CurrentPrincipal() principal: Principal): { org_id: string | null } {
+    return { org_id: principal.orgId };
+  }
+}
+
+// The host's own error schema, which ours must not overwrite.
+@ApiSchema({ name: 'Error' })
+class HostError {
+  @ApiProperty()
+  code: string;
+
+  @ApiProperty()
+  detail: string;
+}
+
+@Controller('notes')
+class NotesController {
+  @Get()
+  @ApiOkResponse({ type: HostError })
+  notes(): unknown[] {
+    return [];
+  }
+}
+
+// A host feature module that needs the guards and charging but must not mount a second copy.
+@Controller('imports')
+class ImportsController {
+  @Post()
+  @RequireScopes('decisions:write')
+  @Charges('imports')
+  run(@CurrentPrincipal() principal: Principal): { org_id: string | null } {
+    return { org_id: principal.orgId };
+  }
+}
+
+@Module({ imports: [KeysUsageIdentityModule.forFeature()], controllers: [ImportsController] })
+class ImportsFeatureModule {}
+
+// The same feature module written wrongly: a second forRoot.
+@Module({
+  imports: [KeysUsageIdentityModule.forRoot({ apiKeySecret: TEST_API_KEY_SECRET, session: { secret: TEST_SESSION_SECRET } })],
+  controllers: [ImportsController],
+})
+class SecondRootFeatureModule {}
+
+describe.each(PLATFORMS)('a host on %s', (platform) => {
+  describe('with a request-scoped OrgDirectory', () => {
+    it('is refused at boot with a message that says what to do (instead of a 500 on every authenticated request)', async () => {
+      for (const orgDirectory of [RequestScopedDirectory, RequestReadingDirectory]) {
+        await expect(startHost({ platform, databaseUrl: db.url, orgDirectory })).rejects.toThrow(
+          /orgDirectory is request-scoped.*must be a singleton.*AsyncLocalStorage/s,
+        );
+      }
+    });
+  });
+
+  describe('that imports forRoot twice', () => {
+    it('is refused at boot, naming forFeature()', async () => {
+      await expect(startHost({ platform, databaseUrl: db.url, hostImports: [SecondRootFeatureModule] })).rejects.toThrow(
+        /forRoot\(\)\/forRootAsync\(\) is imported 2 times.*KeysUsageIdentityModule\.forFeature\(\)/s,
+      );
+    });
+  });
+
+  describe('with isGlobal: false, a default-deny global guard, and a feature module on forFeature()', () => {
+    let host: HostApp;
+    beforeAll(async () => {
+      host = await startHost({
+        platform,
+        databaseUrl: db.url,
+        extras: { isGlobal: false },
+        hostProviders: [{ provide: APP_GUARD, useClass: HostDefaultDenyGuard }],
+        hostControllers: [HostRoutesController, ReportsController],
+        hostImports: [ImportsFeatureModule],
+      });
+    });
+    afterAll(async () => host?.close());
+
+    it("lets the module's own routes and the host routes that use its decorators through the host's guard, and keeps the rest closed", async () => {
+      const { key, orgId } = await mintKey(host, ['decisions:read', 'decisions:write']);
+      expect((await host.api.get('/me', key)).status).toBe(200);
+      expect((await host.api.get('/usage', key)).status).toBe(200);
+      expect((await host.api.get('/reports', key)).body).toEqual({ org_id: orgId });
+      // Our credential checks still apply behind the host's guard.
+      expect((await host.api.get('/me')).status).toBe(401);
+      expect((await host.api.get('/me')).headers.get('www-authenticate')).toBe('Bearer');
+
+      expect((await host.api.get('/host/open')).status).toBe(200);
+      const closed = await host.api.get('/host/closed', key);
+      expect(closed.status).toBe(401);
+      expect(closed.body).toMatchObject({ message: 'host auth required' });
+    });
+
+    it('gives a feature module that imports forFeature() the guards and the charging of the one root', async () => {
+      const { key, orgId } = await mintKey(host, ['decisions:write']);
+      const res = await host.api.post('/imports', key, {});
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ org_id: orgId });
+      const { rows } = await db.pool.query(`SELECT imports FROM usage_counters WHERE org_id = $1`, [orgId]);
+      expect(rows[0].imports).toBe(1);
+      expect((await host.api.post('/imports', (await mintKey(host, ['decisions:read'])).key, {})).status).toBe(403);
+    });
+
+    it('verifies the credential once per request when a controller-level and a route-level decorator are both present', async () => {
+      const metrics = host.app.get(AuthMetrics, { strict: false });
+      const { key } = await mintKey(host, ['decisions:read']);
+      const before = metrics.counts.ok;
+      expect((await host.api.get('/reports', key)).status).toBe(200);
+      expect(metrics.counts.ok - before).toBe(1);
+
+      // The route-level scope still binds: a key without it is refused by the second declaration.
+      const { key: writeOnly } = await mintKey(host, ['decisions:write']);
+      expect((await host.api.get('/reports', writeOnly)).status).toBe(403);
+    });
+  });
+
+  describe("merged into the host's Swagger document", () => {
+    let host: HostApp;
+    beforeAll(async () => {
+      host = await startHost({ platform, databaseUrl: db.url, hostControllers: [NotesController, ReportsController] });
+    });
+    afterAll(async () => host?.close());
+
+    it("keeps the host's Error schema, declares the schemes our decorators name, and documents host routes with their security", () => {
+      const config = addKeysUsageIdentitySecurity(new DocumentBuilder().setTitle('Host').addBearerAuth(undefined, 'hostJwt')).build();
+      const doc = SwaggerModule.createDocument(host.app, config);
+      const schemas = doc.components!.schemas as Record<string, { properties?: Record<string, unknown> }>;
+      expect(Object.keys(schemas.Error.properties!).sort()).toEqual(['code', 'detail']);
+      expect(schemas.KuiError.properties).toHaveProperty('statusCode');
+
+      const schemes = doc.components!.securitySchemes!;
+      expect(Object.keys(schemes).sort()).toEqual(['apiKey', 'hostJwt', 'session']);
+      // Every scheme an operation names is declared in the document.
+      for (const [path, item] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(item as Record<string, { security?: Array<Record<string, unknown>> }>)) {
+          for (const requirement of op.security ?? []) {
+            for (const name of Object.keys(requirement)) expect(schemes, `${method} ${path}`).toHaveProperty(name);
+          }
+        }
+      }
+      expect(doc.paths['/decisions'].post!.security).toEqual([{ session: [] }, { apiKey: [] }]);
+      expect(doc.paths['/reports'].get!.security).toEqual(expect.arrayContaining([{ session: [] }, { apiKey: [] }]));
+      expect(doc.paths['/api-keys'].post!.security).toEqual([{ session: [] }]);
+      expect(doc.paths['/notes'].get!.security).toBeUndefined();
+    });
+  });
+});
