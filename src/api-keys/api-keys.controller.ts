@@ -1,9 +1,9 @@
 import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { ApiKeyRecord, MintedApiKey } from './api-key.record.js';
@@ -39,13 +39,16 @@ export class ApiKeysController {
     409: 'The caller has no workspace in this org yet (a repository must be connected first).',
     501: NOT_CONFIGURED,
   })
-  mint(@CurrentPrincipal() principal: Principal, @Body(StrictBodyPipe) dto: MintApiKeyDto): Promise<MintedApiKey> {
+  // Readonly<…> parameter types (not classes) keep a host's global ValidationPipe off our
+  // parameters; our own pipes name the DTO classes (see STRICT_BODY_TYPE in common/validation.ts).
+  mint(@CurrentPrincipal() principal: Principal, @Body(new StrictBodyPipe(MintApiKeyDto)) dto: Readonly<MintApiKeyDto>): Promise<MintedApiKey> {
     return this.apiKeys.mint(principal, dto);
   }
 
   @Get()
   @KeyLifecycle()
   @ApiOperation({ operationId: 'listApiKeys', summary: 'List keys', description: 'Browser session only. Masked records: the full key is never listable.' })
+  @ApiQuery({ name: 'org_id', required: false, type: String, format: 'uuid', description: 'Only keys bound to this org (one of yours: another is a 404).' })
   @ApiOkResponse({ description: "The caller's keys, newest first; revoked and expired keys included.", type: ApiKeyListDto })
   @ApiErrors({
     400: 'org_id filter is not a UUID.',
@@ -54,7 +57,7 @@ export class ApiKeysController {
     404: "The org_id filter names an org that does not exist or is not the caller's.",
     501: NOT_CONFIGURED,
   })
-  list(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: ListApiKeysQuery): Promise<{ keys: ApiKeyRecord[] }> {
+  list(@CurrentPrincipal() principal: Principal, @Query(new QueryPipe(ListApiKeysQuery)) query: Readonly<ListApiKeysQuery>): Promise<{ keys: ApiKeyRecord[] }> {
     return this.apiKeys.list(principal, query.org_id ?? null);
   }
 

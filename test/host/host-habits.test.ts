@@ -1,6 +1,8 @@
 // Habits of host monoliths (issue 13), each on Express and Fastify: a request-scoped directory,
 // a default-deny global guard, Swagger, forRoot/forFeature, decorator placement.
 import {
+  Catch,
+  ClassSerializerInterceptor,
   Controller,
   Get,
   Inject,
@@ -10,10 +12,12 @@ import {
   Scope,
   SetMetadata,
   UnauthorizedException,
+  ValidationPipe,
+  type ArgumentsHost,
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
-import { APP_GUARD, REQUEST, Reflector } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, BaseExceptionFilter, REQUEST, Reflector } from '@nestjs/core';
 import { ApiOkResponse, ApiProperty, ApiSchema, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
@@ -141,7 +145,78 @@ class ImportsFeatureModule {}
 })
 class SecondRootFeatureModule {}
 
+/** The host filter Nest's docs show: observe every error, then let Nest's default answer. */
+@Catch()
+class HostLoggingFilter extends BaseExceptionFilter {
+  static seen = 0;
+  override catch(exception: unknown, host: ArgumentsHost): void {
+    HostLoggingFilter.seen++;
+    super.catch(exception, host);
+  }
+}
+
 describe.each(PLATFORMS)('a host on %s', (platform) => {
+  describe("with a global ValidationPipe({ whitelist, forbidNonWhitelisted, transform }), its own exception filter and ClassSerializerInterceptor", () => {
+    let plain: HostApp;
+    let strict: HostApp;
+    beforeAll(async () => {
+      plain = await startHost({ platform, databaseUrl: db.url });
+      strict = await startHost({
+        platform,
+        databaseUrl: db.url,
+        hostProviders: [
+          { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
+          { provide: APP_FILTER, useClass: HostLoggingFilter },
+          { provide: APP_INTERCEPTOR, useClass: ClassSerializerInterceptor },
+        ],
+      });
+    });
+    afterAll(async () => {
+      await plain?.close();
+      await strict?.close();
+    });
+
+    it("answers every request of our contract exactly as a host without them does", async () => {
+      const w = await seed.world('owner');
+      const { key } = await mintKey(plain, ['decisions:read']);
+      const requests: Array<[string, string, string | undefined, unknown]> = [
+        ['POST', '/api-keys', w.session, { org_id: 'nope' }],
+        ['POST', '/api-keys', w.session, { org_id: w.orgId, colour: 'red' }],
+        ['POST', '/api-keys', w.session, { org_id: w.orgId, name: 'x'.repeat(101) }],
+        ['POST', '/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:admin'] }],
+        ['POST', '/api-keys', w.session, { org_id: w.orgId, expires_in_days: '5' }],
+        ['POST', '/api-keys', w.session, undefined],
+        ['GET', `/api-keys?org_id=${w.orgId}&_=1700000000`, w.session, undefined],
+        ['GET', '/api-keys?org_id=not-a-uuid', w.session, undefined],
+        ['GET', '/api-keys?cachebuster=1', w.session, undefined],
+        ['DELETE', '/api-keys/not-a-uuid', w.session, undefined],
+        ['GET', '/me?verbose=1', key, undefined],
+        ['GET', '/usage?x=1', key, undefined],
+        ['GET', '/api-keys', key, undefined],
+      ];
+      const before = HostLoggingFilter.seen;
+      for (const [method, path, token, body] of requests) {
+        const a = await plain.api.request(method, path, { token, body });
+        const b = await strict.api.request(method, path, { token, body });
+        expect(b.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(a.status);
+        expect(b.body, `${method} ${path} ${JSON.stringify(body)}`).toEqual(a.body);
+      }
+      // The host's filter did see our errors (it is in force), and changed nothing.
+      expect(HostLoggingFilter.seen).toBeGreaterThan(before);
+      // The host's pipe does apply to its own routes.
+      expect((await strict.api.post('/echo', undefined, { anything: 1 })).status).toBe(200);
+    });
+
+    it('mints the same record through both', async () => {
+      const w = await seed.world('owner');
+      const a = await plain.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'ci', scopes: ['decisions:read'] });
+      const b = await strict.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'ci', scopes: ['decisions:read'] });
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(Object.keys(b.body).sort()).toEqual(Object.keys(a.body).sort());
+      expect({ ...b.body, id: null, key: null, prefix: null, lookup: null, last4: null, created_at: null }).toEqual({ ...a.body, id: null, key: null, prefix: null, lookup: null, last4: null, created_at: null });
+    });
+  });
+
   describe('with a request-scoped OrgDirectory', () => {
     it('is refused at boot with a message that says what to do (instead of a 500 on every authenticated request)', async () => {
       for (const orgDirectory of [RequestScopedDirectory, RequestReadingDirectory]) {
