@@ -1,5 +1,6 @@
 import { Scope, type Type } from '@nestjs/common';
 import type { ModuleRef, ModulesContainer } from '@nestjs/core';
+import { DataSource } from 'typeorm';
 import { OrgDirectory } from '../directory/org-directory.js';
 
 /**
@@ -32,6 +33,26 @@ export function checkDirectoryScope(moduleRef: ModuleRef): void {
         'The module reads the directory outside any one request (it batches lookups of concurrent requests), so the ' +
         'directory must be a singleton: inject only singletons, and read per-request context (tenant, user) through ' +
         'AsyncLocalStorage (for example nestjs-cls\'s ClsService, itself a singleton) instead of REQUEST or a request-scoped provider.',
+    );
+  }
+}
+
+/**
+ * The module's statements name their tables without a schema (hand-written SQL on the hot paths),
+ * so with a DataSource `schema` other than the connections' current schema they would fail on
+ * the first request ("relation does not exist"): refuse at boot and say how to point them at it.
+ */
+export async function checkDataSourceSchema(moduleRef: ModuleRef): Promise<void> {
+  const dataSource = moduleRef.get(DataSource, { strict: false });
+  const schema = (dataSource.options as { schema?: string }).schema;
+  if (!schema) return;
+  const rows: Array<{ current_schema: string | null }> = await dataSource.query('SELECT current_schema()');
+  const current = rows[0]?.current_schema ?? null;
+  if (current !== schema) {
+    throw new Error(
+      `KeysUsageIdentityModule: the DataSource's schema is "${schema}" but its connections resolve unqualified tables in ` +
+        `"${current ?? '(none)'}". Set the connections' search_path too: add extra: { options: '-c search_path=${schema}' } ` +
+        `to the DataSource options (or ALTER ROLE … SET search_path = ${schema}).`,
     );
   }
 }

@@ -5,7 +5,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { UsageModule } from '../usage/usage.module.js';
-import { checkDirectoryScope, checkSingleRoot } from './boot-checks.js';
+import { checkDataSourceSchema, checkDirectoryScope, checkSingleRoot } from './boot-checks.js';
 import { CoreModule } from './core.module.js';
 import { KeysUsageIdentityFeatureModule } from './keys-usage-identity-feature.module.js';
 import {
@@ -25,8 +25,9 @@ class WiringCheck implements OnModuleInit {
     checkSingleRoot(KeysUsageIdentityModule, modules);
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     checkDirectoryScope(this.moduleRef);
+    await checkDataSourceSchema(this.moduleRef);
   }
 }
 

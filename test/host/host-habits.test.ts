@@ -21,7 +21,9 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, BaseExceptionFilter, 
 import { ApiOkResponse, ApiProperty, ApiSchema, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   addKeysUsageIdentitySecurity,
   Authenticated,
@@ -34,7 +36,7 @@ import {
   TypeOrmOrgDirectory,
   type Principal,
 } from '../../src/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, databaseUrl, type TestDatabase } from '../support/database.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
 
@@ -214,6 +216,60 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
       expect([a.status, b.status]).toEqual([201, 201]);
       expect(Object.keys(b.body).sort()).toEqual(Object.keys(a.body).sort());
       expect({ ...b.body, id: null, key: null, prefix: null, lookup: null, last4: null, created_at: null }).toEqual({ ...a.body, id: null, key: null, prefix: null, lookup: null, last4: null, created_at: null });
+    });
+  });
+
+  describe("with its DataSource in the Postgres schema 'app'", () => {
+    const name = `${inject('dbPrefix')}_app_${randomBytes(3).toString('hex')}`;
+    const admin = async (sql: string) => {
+      const c = new pg.Client({ connectionString: inject('dbAdminUrl') });
+      await c.connect();
+      try {
+        await c.query(sql);
+      } finally {
+        await c.end();
+      }
+    };
+    let pool: pg.Pool;
+    beforeAll(async () => {
+      await admin(`CREATE DATABASE ${name}`);
+      // The test's own connections resolve tables in 'app', as the host's must.
+      pool = new pg.Pool({ connectionString: databaseUrl(name), max: 2, options: '-c search_path=app' });
+      pool.on('error', () => {});
+      await pool.query('CREATE SCHEMA app');
+    });
+    afterAll(async () => {
+      await pool?.end();
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    });
+
+    it("runs the host's migrations into 'app', refuses to boot until the connections resolve tables there, then serves", async () => {
+      // The schema alone: migrations land in 'app', and the boot says what else to set.
+      await expect(startHost({ platform, databaseUrl: databaseUrl(name), dataSource: { schema: 'app' } })).rejects.toThrow(
+        /schema is "app" but its connections resolve unqualified tables in "public".*search_path=app/s,
+      );
+      const tables = await pool.query<{ schemaname: string; tablename: string }>(
+        `SELECT schemaname, tablename FROM pg_tables WHERE schemaname IN ('app', 'public') ORDER BY 1, 2`,
+      );
+      expect(tables.rows.map((r) => `${r.schemaname}.${r.tablename}`)).toEqual(
+        ['api_keys', 'memberships', 'migrations', 'orgs', 'usage_counters', 'users', 'workspaces'].map((t) => `app.${t}`),
+      );
+
+      const host = await startHost({
+        platform,
+        databaseUrl: databaseUrl(name),
+        dataSource: { schema: 'app', extra: { max: 4, options: '-c search_path=app' } },
+      });
+      try {
+        const w = await new Seeder(pool).world('owner');
+        const minted = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'] });
+        expect(minted.status).toBe(201);
+        expect((await host.api.get('/me', minted.body.key)).body).toMatchObject({ org_id: w.orgId, user_id: w.userId });
+        expect((await host.api.post('/decisions', minted.body.key, { title: 'in app' })).status).toBe(201);
+        expect((await pool.query(`SELECT captures FROM app.usage_counters WHERE org_id = $1`, [w.orgId])).rows[0].captures).toBe(1);
+      } finally {
+        await host.close();
+      }
     });
   });
 

@@ -86,6 +86,8 @@ export interface HostOptions {
   hostProviders?: Provider[];
   hostControllers?: Array<Type<unknown>>;
   hostImports?: Array<Type<unknown> | DynamicModule>;
+  /** Added to the host's TypeORM options (e.g. `schema`, `extra`). */
+  dataSource?: Record<string, unknown>;
 }
 
 /** The host's root module, written as a host team would write it. */
@@ -118,6 +120,7 @@ export function hostModule(options: HostOptions): DynamicModule {
           // The cloned test database is migrated already: this proves the host's run finds nothing to do.
           migrationsRun: true,
           extra: { max: 4 },
+          ...options.dataSource,
         }),
       }),
       KeysUsageIdentityModule.forRootAsync({
