@@ -8,5 +8,6 @@ import type { QueryRunner } from 'typeorm';
  */
 export async function useDataSourceSchema(q: QueryRunner): Promise<void> {
   const schema = (q.connection.options as { schema?: string }).schema;
-  if (schema) await q.query(`SET LOCAL search_path TO ${q.connection.driver.escape(schema)}`);
+  // public stays second: types of extensions the host (or TypeORM's installExtensions) created there resolve.
+  if (schema) await q.query(`SET LOCAL search_path TO ${q.connection.driver.escape(schema)}, public`);
 }
