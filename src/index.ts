@@ -85,3 +85,8 @@ export {
   type OrgMemberSummary,
   type UserOrgSummary,
 } from './directory/org-directory.js';
+// Living in a host: its global guard, its Swagger document, its feature modules (issue 13).
+export { KeysUsageIdentityFeatureModule } from './core/keys-usage-identity-feature.module.js';
+export { isKeysUsageIdentityRoute, routeAuth, type RouteAuth } from './auth/route-auth.js';
+export { addKeysUsageIdentitySecurity } from './common/openapi-security.js';
+export { API_KEY_SCHEME, SESSION_SCHEME } from './common/openapi.js';

@@ -1,9 +1,10 @@
 import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, ApiSessionOnly, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
-import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
+import { MAX_PAGE_LIMIT } from '../common/pagination.js';
+import { QueryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -25,7 +26,6 @@ export const SESSION_REQUIRED = 'Called with an API key: key lifecycle needs a b
 export const NOT_CONFIGURED = 'API keys are not configured on this deployment (API_KEY_SECRET unset).';
 
 @ApiTags('api-keys')
-@ApiSessionOnly()
 @UseInterceptors(RequestOriginInterceptor)
 @Controller('api-keys')
 export class ApiKeysController {
@@ -48,13 +48,19 @@ export class ApiKeysController {
     ...BODY_ERRORS,
     501: NOT_CONFIGURED,
   })
-  mint(@CurrentPrincipal() principal: Principal, @Body(StrictBodyPipe) dto: MintApiKeyDto): Promise<MintedApiKey> {
+  // Readonly<…> parameter types (not classes) keep a host's global ValidationPipe off our
+  // parameters; our own pipes name the DTO classes (see STRICT_BODY_TYPE in common/validation.ts).
+  mint(@CurrentPrincipal() principal: Principal, @Body(new StrictBodyPipe(MintApiKeyDto)) dto: Readonly<MintApiKeyDto>): Promise<MintedApiKey> {
     return this.apiKeys.mint(principal, dto);
   }
 
   @Get()
   @KeyLifecycle()
   @ApiOperation({ operationId: 'listApiKeys', summary: 'List keys', description: 'Browser session only. Masked records: the full key is never listable.' })
+  @ApiQuery({ name: 'org_id', required: false, type: String, format: 'uuid', description: 'Only keys bound to this org (one of yours: another is a 404).' })
+  @ApiQuery({ name: 'state', required: false, enum: ['active', 'revoked', 'expired'], description: 'Only keys in this state (revoked wins over expired).' })
+  @ApiQuery({ name: 'limit', required: false, type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, description: `Keys per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).` })
+  @ApiQuery({ name: 'cursor', required: false, type: String, description: 'The `next_cursor` of the previous page; opaque.' })
   @ApiOkResponse({
     description: "One page of the caller's keys, newest first; revoked and expired keys included unless `state` filters them. `next_cursor` is present only when more keys exist.",
     type: ApiKeyListDto,
@@ -66,7 +72,7 @@ export class ApiKeysController {
     404: "The org_id filter names an org that does not exist or is not the caller's.",
     501: NOT_CONFIGURED,
   })
-  list(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: ListApiKeysQuery): Promise<{ keys: ApiKeyRecord[]; next_cursor?: string }> {
+  list(@CurrentPrincipal() principal: Principal, @Query(new QueryPipe(ListApiKeysQuery)) query: Readonly<ListApiKeysQuery>): Promise<{ keys: ApiKeyRecord[]; next_cursor?: string }> {
     return this.apiKeys.list(principal, { orgId: query.org_id ?? null, state: query.state ?? null, limit: query.limit, cursor: query.cursor });
   }
 
@@ -93,7 +99,7 @@ export class ApiKeysController {
   rotate(
     @CurrentPrincipal() principal: Principal,
     @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
-    @Body(StrictBodyPipe) dto: RotateApiKeyDto,
+    @Body(new StrictBodyPipe(RotateApiKeyDto)) dto: Readonly<RotateApiKeyDto>,
   ): Promise<MintedApiKey> {
     return this.apiKeys.rotate(principal, keyId, dto);
   }

@@ -3,7 +3,7 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } 
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { queryPipe, UuidParamPipe } from '../common/validation.js';
 import { KeyLifecycle, NOT_CONFIGURED } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -16,7 +16,6 @@ const ORG_404 = 'The org does not exist or the caller is not a member; both look
 
 /** Org-admin oversight: every key bound to an org, whoever minted it. Owners and admins only. */
 @ApiTags('orgs')
-@ApiSessionOnly()
 @UseInterceptors(RequestOriginInterceptor)
 @Controller('orgs')
 export class OrgApiKeysController {

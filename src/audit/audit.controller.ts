@@ -2,14 +2,13 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { queryPipe, UuidParamPipe } from '../common/validation.js';
 import { AuditService, type AuditEventRecord } from './audit.service.js';
 import { AuditEventPageDto } from './dto/audit-event.dto.js';
 import { ListAuditEventsQuery } from './dto/list-audit-events.query.js';
 
 @ApiTags('orgs')
-@ApiSessionOnly()
 @Controller('orgs')
 export class AuditController {
   constructor(private readonly audit: AuditService) {}

@@ -27,6 +27,13 @@ interface AuthRequest {
 const STRATEGIES = [API_KEY_STRATEGY, SESSION_STRATEGY];
 
 /**
+ * Requests this guard has already authenticated. A controller-level `@Authenticated()` and a
+ * route-level `@RequireScopes()` both list this guard, and Nest runs it once per listing: the
+ * second run reuses the first one's principal instead of verifying the credential again.
+ */
+const authenticated = new WeakSet<object>();
+
+/**
  * Authenticates with either strategy (API key first, then session JWT), throttles failed
  * attempts per client address, and for routes that act in an org resolves a session's org.
  * Missing or invalid credential: 401 with `WWW-Authenticate: Bearer` (RFC 6750).
@@ -44,6 +51,7 @@ export class CredentialGuard implements CanActivate {
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const http = ctx.switchToHttp();
     const request = http.getRequest<AuthRequest>();
+    if (authenticated.has(request)) return true;
     const address = request.ip ?? 'unknown';
     // The attempt is counted inside admit(), synchronously, before this first await.
     const admission = await this.throttle.admit(address, bearerToken(request.headers));
@@ -79,6 +87,7 @@ export class CredentialGuard implements CanActivate {
         throw this.mapError(error);
       }
     }
+    authenticated.add(request);
     return true;
   }
 

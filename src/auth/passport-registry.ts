@@ -10,7 +10,8 @@ import type { Strategy } from 'passport';
  */
 @Injectable()
 export class PassportRegistry {
-  readonly passport = new passport.Passport();
+  // Typed without @types/passport's Express default, so the declarations a host reads name no express.
+  readonly passport: passport.Authenticator<unknown> = new passport.Passport();
 
   register(name: string, strategy: Strategy): void {
     this.passport.use(name, strategy);

@@ -11,7 +11,8 @@ import { ApiBearerAuth, ApiProperty, ApiResponse, ApiSchema } from '@nestjs/swag
 export const SESSION_SCHEME = 'session';
 export const API_KEY_SCHEME = 'apiKey';
 
-@ApiSchema({ name: 'Error', description: 'Every error body: Nest\'s standard shape.' })
+// Named KuiError, not Error, so that it never overwrites a host document's own `Error` schema.
+@ApiSchema({ name: 'KuiError', description: 'Every error body: Nest\'s standard shape.' })
 export class ErrorBody {
   @ApiProperty({ type: 'integer', description: 'The HTTP status code, repeated.', example: 400 })
   statusCode: number;

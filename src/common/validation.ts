@@ -1,9 +1,12 @@
 import {
   BadRequestException,
+  Inject,
   Injectable,
+  Optional,
   ValidationPipe,
   type ArgumentMetadata,
   type PipeTransform,
+  type Type,
 } from '@nestjs/common';
 import { getMetadataStorage, registerDecorator, type ValidationError, type ValidationOptions } from 'class-validator';
 import { isUuid } from './roles.js';
@@ -27,6 +30,13 @@ export class DeferredBodyError {
  * Strict body validation: the body must be a JSON object, unknown fields are refused, types are
  * never coerced ("5" is not 5), and the 400 names each bad field with its rule in one message.
  */
+/**
+ * Names the DTO class itself, so the route's parameter can be typed `Readonly<Dto>`: a parameter
+ * whose declared type is not a class is skipped by a host's global ValidationPipe, so our 400s
+ * and the fields we accept never depend on the host's global pipes (`new StrictBodyPipe(Dto)`).
+ */
+export const STRICT_BODY_TYPE = Symbol('StrictBodyType');
+
 @Injectable()
 export class StrictBodyPipe implements PipeTransform {
   private readonly inner = new ValidationPipe({
@@ -40,7 +50,10 @@ export class StrictBodyPipe implements PipeTransform {
     exceptionFactory: (errors) => new BadRequestException(firstMessages(errors).join('; ')),
   });
 
-  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  constructor(@Optional() @Inject(STRICT_BODY_TYPE) private readonly type?: Type<unknown>) {}
+
+  async transform(value: unknown, given: ArgumentMetadata): Promise<unknown> {
+    const metadata: ArgumentMetadata = this.type ? { ...given, metatype: this.type } : given;
     if (metadata.type !== 'body') return this.inner.transform(value, metadata);
     // A body the parser could not read is refused here, after the guards (see DeferredBodyError).
     if (value instanceof DeferredBodyError) throw value.error;
@@ -81,6 +94,19 @@ export const queryPipe = new ValidationPipe({
   transformOptions: { enableImplicitConversion: false },
   exceptionFactory: (errors) => new BadRequestException(firstMessages(errors).join('; ')),
 });
+
+/**
+ * `queryPipe` for a route whose parameter is typed `Readonly<Query>` (see STRICT_BODY_TYPE): the
+ * query class is named here, so a host's global ValidationPipe never sees it and never refuses
+ * the parameters our contract ignores.
+ */
+export class QueryPipe implements PipeTransform {
+  constructor(private readonly type: Type<unknown>) {}
+
+  transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    return queryPipe.transform(value, { ...metadata, metatype: this.type });
+  }
+}
 
 /** A path parameter that must be a UUID; names the parameter in the 400. */
 export class UuidParamPipe implements PipeTransform<unknown, string> {

@@ -1,5 +1,5 @@
-import { Module, type DynamicModule } from '@nestjs/common';
-import { RouterModule } from '@nestjs/core';
+import { Injectable, Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef, ModulesContainer, RouterModule } from '@nestjs/core';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
@@ -7,13 +7,31 @@ import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { OrgsModule } from '../orgs/orgs.module.js';
 import { UsageModule } from '../usage/usage.module.js';
+import { checkDataSourceSchema, checkDirectoryScope, checkSingleRoot } from './boot-checks.js';
 import { CoreModule } from './core.module.js';
+import { KeysUsageIdentityFeatureModule } from './keys-usage-identity-feature.module.js';
 import {
   KeysUsageIdentityConfigurableModule,
   type KeysUsageIdentityAsyncOptions,
   type KeysUsageIdentityExtras,
   type KeysUsageIdentityModuleOptions,
 } from './keys-usage-identity.module-definition.js';
+
+/** Refuses, at boot and with a message that says what to do, wirings that would fail later. */
+@Injectable()
+class WiringCheck implements OnModuleInit {
+  constructor(
+    modules: ModulesContainer,
+    private readonly moduleRef: ModuleRef,
+  ) {
+    checkSingleRoot(KeysUsageIdentityModule, modules);
+  }
+
+  async onModuleInit(): Promise<void> {
+    checkDirectoryScope(this.moduleRef);
+    await checkDataSourceSchema(this.moduleRef);
+  }
+}
 
 /**
  * The whole account surface as one module: `forRoot(options)` or `forRootAsync({ imports,
@@ -28,6 +46,15 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
 
   static override forRootAsync(options: KeysUsageIdentityAsyncOptions): DynamicModule {
     return KeysUsageIdentityModule.assemble(super.forRootAsync(options), options);
+  }
+
+  /**
+   * For a host feature module that wants the guards, decorators, `@Charges()` and the services
+   * without a second copy of the module: import `forRoot`/`forRootAsync` once in the root module,
+   * and this wherever it is needed (required when `isGlobal: false`).
+   */
+  static forFeature(): DynamicModule {
+    return { module: KeysUsageIdentityFeatureModule };
   }
 
   private static assemble(base: DynamicModule, extras: KeysUsageIdentityExtras): DynamicModule {
@@ -49,6 +76,7 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
         ...features,
         ...routes,
       ],
+      providers: [WiringCheck],
       exports: [AuthModule, UsageModule, ApiKeysModule, IdentityModule, AuditModule, OrgsModule],
     };
   }

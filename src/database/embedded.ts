@@ -33,7 +33,9 @@ export async function openEmbedded(dataDir: string): Promise<PGlite> {
   mkdirSync(dir, { recursive: true });
   // Loaded only for the embedded database: a PostgreSQL deployment never pays for the WASM build.
   const { PGlite } = await import('@electric-sql/pglite');
-  return PGlite.create(dir);
+  // users.email is citext (case-insensitive uniqueness); PGlite loads contrib extensions on request.
+  const { citext } = await import('@electric-sql/pglite/contrib/citext');
+  return PGlite.create(dir, { extensions: { citext } });
 }
 
 export interface EmbeddedShare {

@@ -12,7 +12,8 @@ import { AuditEvents1764200000000 } from './migrations/1764200000000-audit-event
 import { ApiKeyRotation1764200001000 } from './migrations/1764200001000-api-key-rotation.js';
 import { UsageHistory1764300000000 } from './migrations/1764300000000-usage-history.js';
 import { VerificationCache1764500000000 } from './migrations/1764500000000-verification-cache.js';
+import { UsersEmailCitext1764600000000 } from './migrations/1764600000000-users-email-citext.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
 export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity];
-export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000, VerificationCache1764500000000];
+export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000, VerificationCache1764500000000, UsersEmailCitext1764600000000];

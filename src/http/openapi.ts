@@ -18,7 +18,7 @@ API key (\`apiKey\` scheme); anything else is a browser session JWT (\`session\`
 an API key there gets 403. \`/usage\` (scope \`decisions:read\`) and \`/me\` (no scope) take either.
 A missing, malformed, expired or revoked credential gets 401 with \`WWW-Authenticate: Bearer\`.
 
-**Errors.** Every error body is \`{ "statusCode", "error", "message" }\` (schema \`Error\`); 400 messages name the field and the rule.
+**Errors.** Every error body is \`{ "statusCode", "error", "message" }\` (schema \`KuiError\`); 400 messages name the field and the rule.
 
 For development, \`npm run --silent admin -- session --user <user-id>\` prints a session token.
 `.trim();

@@ -2,7 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiAnyCredential, ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { PrincipalDto } from './dto/principal.dto.js';
 import { IdentityService, type PrincipalView } from './identity.service.js';
 
@@ -14,7 +14,6 @@ export class IdentityController {
   @Get()
   @Authenticated()
   @ApiOperation({ operationId: 'getMe', summary: 'Caller identity', description: 'Any authenticated caller (a session or an API key); no scope required. Proves a credential works.' })
-  @ApiAnyCredential()
   @ApiHeader({ name: 'X-Org-Id', required: false, description: 'Sessions only: the org to describe when the session names none and the user has several.' })
   @ApiOkResponse({ description: 'The verified principal.', type: PrincipalDto })
   @ApiErrors({

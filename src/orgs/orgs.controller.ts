@@ -2,7 +2,7 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { PageQuery } from '../common/pagination.js';
 import { queryPipe, UuidParamPipe } from '../common/validation.js';
 import { OrgListDto, OrgMemberListDto } from './dto/org.dto.js';
@@ -11,7 +11,6 @@ import { OrgsService, type MemberRecord, type OrgRecord } from './orgs.service.j
 const PAGE_ERRORS = 'limit outside 1 to 100, or a cursor this service did not return.';
 
 @ApiTags('orgs')
-@ApiSessionOnly()
 @Controller('orgs')
 export class OrgsController {
   constructor(private readonly orgs: OrgsService) {}

@@ -2,7 +2,7 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { queryPipe, UuidParamPipe } from '../common/validation.js';
 import { DayRangeQueryDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
 import { UsageHistoryService, type KeyDailyUsageReport } from './usage-history.service.js';
@@ -10,7 +10,6 @@ import { UsageHistoryService, type KeyDailyUsageReport } from './usage-history.s
 const RANGE_ERRORS = 'from or to not a YYYY-MM-DD day, from after to, to after today, more than 92 days, or from before the retention window';
 
 @ApiTags('usage')
-@ApiSessionOnly()
 @Controller('api-keys')
 export class ApiKeyUsageController {
   constructor(private readonly history: UsageHistoryService) {}
@@ -37,7 +36,6 @@ export class ApiKeyUsageController {
 
 /** The org-admin view of a key's usage; its own role check, beside the other /orgs routes. */
 @ApiTags('usage')
-@ApiSessionOnly()
 @Controller('orgs')
 export class OrgKeyUsageController {
   constructor(private readonly history: UsageHistoryService) {}

@@ -2,7 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiAnyCredential, ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { queryPipe } from '../common/validation.js';
 import { DailyUsageReportDto, DayRangeQueryDto } from './dto/daily-usage.dto.js';
 import { UsageReportDto } from './dto/usage-report.dto.js';
@@ -21,7 +21,6 @@ export class UsageController {
   @Get()
   @RequireScopes('decisions:read')
   @ApiOperation({ operationId: 'getUsage', summary: 'Plan and daily meters', description: 'Any credential holding decisions:read (a session or an API key). Never charges the query wallet.' })
-  @ApiAnyCredential()
   @ApiHeader({ name: 'X-Org-Id', required: false, description: 'Sessions only: the org to report on when the session names none and the user has several.' })
   @ApiOkResponse({ description: 'The usage report.', type: UsageReportDto })
   @ApiErrors({
@@ -42,7 +41,6 @@ export class UsageController {
     summary: 'Daily usage history',
     description: 'Any credential holding decisions:read. One entry per UTC day from `from` to `to` (at most 92), zeros for days without usage, each with the plan and limits that applied that day.',
   })
-  @ApiAnyCredential()
   @ApiHeader({ name: 'X-Org-Id', required: false, description: 'Sessions only: the org to report on when the session names none and the user has several.' })
   @ApiOkResponse({ type: DailyUsageReportDto })
   @ApiErrors({

@@ -65,7 +65,7 @@ describe('the OpenAPI document and the API reference', () => {
   });
 
   it('describes every error response with the { statusCode, error, message } body', () => {
-    const error = schema('Error');
+    const error = schema('KuiError');
     expect(error.required).toEqual(expect.arrayContaining(['statusCode', 'error', 'message']));
     expect((error.properties!.statusCode as Schema).type).toBe('integer');
     for (const [path, methods] of Object.entries(CONTRACT)) {
@@ -73,7 +73,7 @@ describe('the OpenAPI document and the API reference', () => {
         for (const [status, response] of Object.entries(op(path, method).responses)) {
           if (Number(status) < 400) continue;
           const content = (response as OpenAPIV3.ResponseObject).content?.['application/json']?.schema;
-          expect(content, `${method} ${path} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+          expect(content, `${method} ${path} ${status}`).toEqual({ $ref: '#/components/schemas/KuiError' });
         }
       }
     }

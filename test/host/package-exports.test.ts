@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { builtinModules } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -66,52 +66,121 @@ describe(`the built package, imported as '${pkg.name}'`, () => {
     );
   });
 
-  it('needs nothing at run time beyond its dependencies, its peers and Node itself (no Fastify, no PGlite)', () => {
+  it('reaches no server-only module from its entry (no Fastify, PGlite, pino, prom-client or terminus)', () => {
     const allowed = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]);
     const used = [...reachablePackages(join(root, 'dist/index.js'))].filter((p) => !p.startsWith('node:') && !builtinModules.includes(p));
     expect(used.filter((p) => !allowed.has(p))).toEqual([]);
-    for (const standaloneOnly of ['fastify', '@nestjs/platform-fastify', '@nestjs/platform-express', '@electric-sql/pglite', '@electric-sql/pglite-socket']) {
+    const serverOnly = ['fastify', '@fastify/static', '@nestjs/platform-fastify', '@nestjs/platform-express', '@electric-sql/pglite', '@electric-sql/pglite-socket', 'pino', 'pino-http', 'pino-pretty', 'nestjs-pino', 'prom-client', '@nestjs/terminus'];
+    for (const standaloneOnly of serverOnly) {
       expect(used).not.toContain(standaloneOnly);
     }
     expect(used).toEqual(expect.arrayContaining(['@nestjs/common', '@nestjs/core', '@nestjs/typeorm', 'typeorm']));
   });
+});
 
-  describe('an ESM TypeScript host compiled with tsc against it, running on Express', () => {
-    let db: TestDatabase;
-    let child: ChildProcess;
-    let api: ApiClient;
+const library = JSON.parse(readFileSync(join(root, 'library/package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+};
+const scratch = join(root, 'test-artifacts/scratch-host');
 
-    beforeAll(async () => {
-      db = await createTestDatabase();
-      child = spawn(process.execPath, [join(consumerOut, 'main.mjs')], {
-        cwd: root,
-        env: { ...process.env, DATABASE_URL: db.url, API_KEY_SECRET: TEST_API_KEY_SECRET, SESSION_JWT_SECRET: TEST_SESSION_SECRET, PORT: '0' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const port = await new Promise<number>((resolvePort, reject) => {
-        let out = '';
-        let err = '';
-        child.stdout!.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const m = /listening (\d+)/.exec(out);
-          if (m) resolvePort(Number(m[1]));
-        });
-        child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-        child.once('exit', (code) => reject(new Error(`the host exited (${code}) before listening:\n${err}`)));
-      });
-      api = new ApiClient(`http://127.0.0.1:${port}`);
-    }, 60_000);
+function npm(args: string[], cwd: string): string {
+  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', timeout: 180_000 });
+  if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
 
-    afterAll(async () => {
-      if (child && child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      await db?.drop();
+type LsNode = { version?: string; dependencies?: Record<string, LsNode> };
+/** Every installed package in an `npm ls --all --json` tree (an absent optional peer is listed as `{}`: not installed). */
+function namesIn(tree: LsNode, into = new Set<string>()): Set<string> {
+  for (const [name, child] of Object.entries(tree.dependencies ?? {})) {
+    if (child.version) into.add(name);
+    namesIn(child, into);
+  }
+  return into;
+}
+
+/** Starts a host process that prints `listening <port>`, and an API client for it. */
+async function startHostProcess(file: string, env: Record<string, string>): Promise<{ child: ChildProcess; api: ApiClient }> {
+  const child = spawn(process.execPath, [file], { cwd: dirname(file), env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await new Promise<number>((resolvePort, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolvePort(Number(m[1]));
     });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`the host exited (${code}) before listening:\n${err}`)));
+  });
+  return { child, api: new ApiClient(`http://127.0.0.1:${port}`) };
+}
 
-    it('mints a key with a session, lets the write key through its guarded route and charges it, refuses a read-only key', async () => {
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+describe('the library packed by `npm run pack:library` and installed from its tarball into a scratch host', () => {
+  let packed: { tarball: string; files: string[]; packages: string[] };
+  let shipped: string[];
+  let db: TestDatabase;
+  const env = () => ({ DATABASE_URL: db.url, API_KEY_SECRET: TEST_API_KEY_SECRET, SESSION_JWT_SECRET: TEST_SESSION_SECRET });
+
+  beforeAll(async () => {
+    run([join(root, 'scripts/run-built.mjs'), 'index.js']);
+    run([join(root, 'node_modules/typescript/bin/tsc'), '-p', join(consumer, 'tsconfig.json')]);
+    packed = JSON.parse(run([join(root, 'scripts/pack-library.mjs')])) as typeof packed;
+    shipped = spawnSync('tar', ['tzf', packed.tarball], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+
+    // A new host project: the peers at the versions this repo tests with, then the tarball.
+    rmSync(scratch, { recursive: true, force: true });
+    mkdirSync(scratch, { recursive: true });
+    writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'scratch-host', private: true, type: 'module' }));
+    const version = (name: string) => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+    const peers = [...Object.keys(library.peerDependencies), '@nestjs/platform-express'].map((name) => `${name}@${version(name)}`);
+    npm(['install', '--prefer-offline', ...peers], scratch);
+    npm(['install', '--prefer-offline', packed.tarball], scratch);
+    for (const f of ['main.mjs', 'app.module.mjs', 'accounts-org-directory.mjs']) cpSync(join(consumerOut, f), join(scratch, f));
+    cpSync(join(consumer, 'commonjs-host.cjs'), join(scratch, 'commonjs-host.cjs'));
+    db = await createTestDatabase();
+  }, 300_000);
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('ships the dist files reachable from dist/index.js, the guide and the manifest, and none of the server', () => {
+    expect(shipped).toEqual(expect.arrayContaining(['package/package.json', 'package/README.md', 'package/docs/embedding.md', 'package/dist/index.js', 'package/dist/index.d.ts']));
+    for (const serverOnly of ['main.js', 'bootstrap.js', 'app.module.js', 'cli/', 'health/', 'metrics/', 'observability/', 'account/', 'database/embedded.js', 'http/']) {
+      expect(shipped.filter((f) => f.startsWith(`package/dist/${serverOnly}`))).toEqual([]);
+    }
+    // The packed README links the guide, and the guide is in the package.
+    expect(readFileSync(join(scratch, 'node_modules/keys-usage-identity/README.md'), 'utf8')).toContain('](docs/embedding.md)');
+  });
+
+  it("puts none of the server's dependencies into the host's `npm ls --all`", () => {
+    const serverOnly = Object.keys(pkg.dependencies).filter((name) => !(name in library.dependencies) && !(name in library.peerDependencies));
+    expect(serverOnly).toEqual(expect.arrayContaining(['pino', 'nestjs-pino', 'prom-client', '@nestjs/terminus', '@electric-sql/pglite', 'fastify', '@fastify/static']));
+    const installed = namesIn(JSON.parse(npm(['ls', '--all', '--json'], scratch)) as LsNode);
+    expect(installed.has('keys-usage-identity')).toBe(true);
+    expect(serverOnly.filter((name) => installed.has(name))).toEqual([]);
+    const manifest = JSON.parse(readFileSync(join(scratch, 'node_modules/keys-usage-identity/package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['jsonwebtoken', 'jwks-rsa', 'passport-custom', 'passport-jwt']);
+  });
+
+  it("needs at run time only its manifest's dependencies and peers and Node itself", () => {
+    const allowed = new Set([...Object.keys(library.dependencies), ...Object.keys(library.peerDependencies)]);
+    expect(packed.packages.filter((p) => !allowed.has(p))).toEqual([]);
+  });
+
+  it('boots the ESM TypeScript host (compiled by tsc) from the installed tarball: mints with a session, guards and charges the host route', async () => {
+    const { child, api } = await startHostProcess(join(scratch, 'main.mjs'), env());
+    try {
       const seed = new Seeder(db.pool);
       const w = await seed.world('owner');
       const write = await api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'] });
@@ -126,6 +195,21 @@ describe(`the built package, imported as '${pkg.name}'`, () => {
 
       expect((await api.post('/decisions', read.body.key, {})).status).toBe(403);
       expect((await api.get('/health')).body).toEqual({ ok: true });
-    });
+    } finally {
+      await stop(child);
+    }
+  });
+
+  it('loads in a CommonJS host through require(esm) and serves /me', async () => {
+    const { child, api } = await startHostProcess(join(scratch, 'commonjs-host.cjs'), env());
+    try {
+      const w = await new Seeder(db.pool).world('member');
+      const me = await api.get('/me', w.session);
+      expect(me.status).toBe(200);
+      expect(me.body).toMatchObject({ user_id: w.userId, org_id: w.orgId, org_role: 'member' });
+      expect((await api.get('/me')).status).toBe(401);
+    } finally {
+      await stop(child);
+    }
   });
 });

@@ -1,9 +1,11 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { useDataSourceSchema } from '../migration-schema.js';
 
 export class Init1763769600000 implements MigrationInterface {
   name = 'Init1763769600000';
 
   async up(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`
       CREATE TABLE orgs (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -70,6 +72,7 @@ export class Init1763769600000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`DROP TABLE usage_counters`);
     await q.query(`DROP TABLE api_keys`);
     await q.query(`DROP TABLE workspaces`);

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
  * Failed authentications per client address and window, shared by every instance. The layout is
@@ -9,6 +10,7 @@ export class AuthFailureCounts1764100000000 implements MigrationInterface {
   name = 'AuthFailureCounts1764100000000';
 
   async up(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`
       CREATE TABLE auth_failure_counts (
         key varchar(255) PRIMARY KEY,
@@ -18,6 +20,7 @@ export class AuthFailureCounts1764100000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`DROP TABLE auth_failure_counts`);
   }
 }

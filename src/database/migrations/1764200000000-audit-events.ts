@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
  * The audit log (src/audit/). Append-only in the database itself: a trigger refuses every UPDATE,
@@ -9,6 +10,7 @@ export class AuditEvents1764200000000 implements MigrationInterface {
   name = 'AuditEvents1764200000000';
 
   async up(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     // No foreign keys into the directory: a host may keep its orgs and users elsewhere, and an
     // event must outlive the key, member or org it names.
     await q.query(`
@@ -50,6 +52,7 @@ export class AuditEvents1764200000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`DROP TABLE audit_events`);
     await q.query(`DROP FUNCTION audit_events_append_only()`);
   }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
  * Rotation with a grace period: a rotated key keeps its row; the secret it replaced lives on in
@@ -9,6 +10,7 @@ export class ApiKeyRotation1764200001000 implements MigrationInterface {
   name = 'ApiKeyRotation1764200001000';
 
   async up(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`
       ALTER TABLE api_keys
         ADD COLUMN previous_lookup text,
@@ -19,6 +21,7 @@ export class ApiKeyRotation1764200001000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`DROP INDEX api_keys_org_created_idx`);
     await q.query(`
       ALTER TABLE api_keys

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
  * Usage history (issue 16): each day's counter row also records the plan and limits the day was
@@ -9,6 +10,7 @@ export class UsageHistory1764300000000 implements MigrationInterface {
   name = 'UsageHistory1764300000000';
 
   async up(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`ALTER TABLE usage_counters ADD COLUMN plan text, ADD COLUMN wallet_limit integer,
                      ADD COLUMN imports_limit integer, ADD COLUMN captures_limit integer`);
     // Retention prunes by day across orgs.
@@ -37,6 +39,7 @@ export class UsageHistory1764300000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`DROP FUNCTION kui_charge_batch`);
     await q.query(`DROP TABLE usage_attribution`);
     await q.query(`DROP INDEX usage_counters_day_idx`);

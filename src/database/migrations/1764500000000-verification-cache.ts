@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
  * The verification cache's coherence protocol (see src/auth/verification-cache/):
@@ -15,6 +16,7 @@ export class VerificationCache1764500000000 implements MigrationInterface {
   name = 'VerificationCache1764500000000';
 
   async up(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`
       CREATE TABLE verification_invalidations (
         id boolean PRIMARY KEY DEFAULT true CHECK (id),
@@ -59,6 +61,7 @@ export class VerificationCache1764500000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await useDataSourceSchema(q);
     await q.query(`DROP TRIGGER orgs_invalidate ON orgs`);
     await q.query(`DROP TRIGGER users_invalidate ON users`);
     await q.query(`DROP TRIGGER memberships_invalidate ON memberships`);

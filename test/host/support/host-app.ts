@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Body, Controller, Get, HttpCode, Injectable, Module, Post, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Injectable, Module, Post, type DynamicModule, type INestApplication, type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -66,8 +66,8 @@ export class HostPublicController {
   }
 }
 
-/** A host feature module: sees the guards and the interceptor only because the module is global. */
-@Module({ controllers: [DecisionsController] })
+/** A host feature module: the guards and the interceptor come from forFeature() (also what `isGlobal: false` needs). */
+@Module({ imports: [KeysUsageIdentityModule.forFeature()], controllers: [DecisionsController] })
 export class DecisionsModule {}
 
 export interface HostOptions {
@@ -82,6 +82,12 @@ export interface HostOptions {
   /** Modules the host's own OrgDirectory needs (passed to `forRootAsync({ imports })`). */
   directoryImports?: Array<Type<unknown> | DynamicModule>;
   orgDirectory?: Type<OrgDirectory>;
+  /** The host's own app-wide providers (APP_GUARD, APP_PIPE, APP_FILTER, APP_INTERCEPTOR) and extra controllers and modules. */
+  hostProviders?: Provider[];
+  hostControllers?: Array<Type<unknown>>;
+  hostImports?: Array<Type<unknown> | DynamicModule>;
+  /** Added to the host's TypeORM options (e.g. `schema`, `extra`). */
+  dataSource?: Record<string, unknown>;
 }
 
 /** The host's root module, written as a host team would write it. */
@@ -114,6 +120,7 @@ export function hostModule(options: HostOptions): DynamicModule {
           // The cloned test database is migrated already: this proves the host's run finds nothing to do.
           migrationsRun: true,
           extra: { max: 4 },
+          ...options.dataSource,
         }),
       }),
       KeysUsageIdentityModule.forRootAsync({
@@ -130,8 +137,10 @@ export function hostModule(options: HostOptions): DynamicModule {
         ...(options.orgDirectory ? { orgDirectory: options.orgDirectory } : {}),
       }),
       DecisionsModule,
+      ...(options.hostImports ?? []),
     ],
-    controllers: [HostPublicController],
+    controllers: [HostPublicController, ...(options.hostControllers ?? [])],
+    providers: options.hostProviders ?? [],
   };
 }
 
@@ -145,7 +154,13 @@ export interface HostApp {
 export async function startHost(options: HostOptions): Promise<HostApp> {
   const adapter = options.platform === 'express' ? new ExpressAdapter() : new FastifyAdapter();
   const app = await NestFactory.create(hostModule(options), adapter, { logger: false, abortOnError: false });
-  await app.listen(0, '127.0.0.1');
+  try {
+    await app.listen(0, '127.0.0.1');
+  } catch (error) {
+    // A refused boot (onModuleInit) leaves the app built: close its pool before reporting.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   const { port } = app.getHttpServer().address() as { port: number };
   return { app, api: new ApiClient(`http://127.0.0.1:${port}`), close: () => app.close() };
 }

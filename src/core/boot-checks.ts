@@ -1,0 +1,58 @@
+import { Scope, type Type } from '@nestjs/common';
+import type { ModuleRef, ModulesContainer } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { OrgDirectory } from '../directory/org-directory.js';
+
+/**
+ * Mistakes a host can make when wiring the module that Nest itself would not report, or would
+ * report only as a 500 on the first request. Each throws at boot with what to do instead.
+ */
+export function checkSingleRoot(root: Type<unknown>, modules: ModulesContainer): void {
+  // Nest keys dynamic modules by reference, so each forRoot() call is a module of its own: a
+  // second one would mount the routes twice and keep a second set of batchers and settings.
+  const roots = [...modules.values()].filter((m) => m.metatype === root);
+  if (roots.length > 1) {
+    throw new Error(
+      `KeysUsageIdentityModule.forRoot()/forRootAsync() is imported ${roots.length} times. Import it once, in the root module; ` +
+        'feature modules that need the guards, decorators, @Charges() or UsageService import KeysUsageIdentityModule.forFeature().',
+    );
+  }
+}
+
+/**
+ * Run once every singleton is built (onModuleInit, before the app listens): only then does Nest
+ * know whether the directory depends, through its constructor or its properties, on the request.
+ */
+export function checkDirectoryScope(moduleRef: ModuleRef): void {
+  // Key verification and session org lookups are batched across requests by singletons, so the
+  // directory cannot be built per request; left alone, its dependants would never be built and
+  // every authenticated request would answer 500 ("Unknown authentication strategy").
+  if (moduleRef.introspect(OrgDirectory as Type<OrgDirectory>).scope !== Scope.DEFAULT) {
+    throw new Error(
+      'KeysUsageIdentityModule: the orgDirectory is request-scoped or transient (or injects a provider that is). ' +
+        'The module reads the directory outside any one request (it batches lookups of concurrent requests), so the ' +
+        'directory must be a singleton: inject only singletons, and read per-request context (tenant, user) through ' +
+        'AsyncLocalStorage (for example nestjs-cls\'s ClsService, itself a singleton) instead of REQUEST or a request-scoped provider.',
+    );
+  }
+}
+
+/**
+ * The module's statements name their tables without a schema (hand-written SQL on the hot paths),
+ * so with a DataSource `schema` other than the connections' current schema they would fail on
+ * the first request ("relation does not exist"): refuse at boot and say how to point them at it.
+ */
+export async function checkDataSourceSchema(moduleRef: ModuleRef): Promise<void> {
+  const dataSource = moduleRef.get(DataSource, { strict: false });
+  const schema = (dataSource.options as { schema?: string }).schema;
+  if (!schema) return;
+  const rows: Array<{ current_schema: string | null }> = await dataSource.query('SELECT current_schema()');
+  const current = rows[0]?.current_schema ?? null;
+  if (current !== schema) {
+    throw new Error(
+      `KeysUsageIdentityModule: the DataSource's schema is "${schema}" but its connections resolve unqualified tables in ` +
+        `"${current ?? '(none)'}". Set the connections' search_path too: add extra: { options: '-c search_path=${schema}' } ` +
+        `to the DataSource options (or ALTER ROLE … SET search_path = ${schema}).`,
+    );
+  }
+}
