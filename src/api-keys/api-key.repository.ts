@@ -3,6 +3,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import type { DataSource, Repository } from 'typeorm';
 import type { Plan, Role } from '../common/roles.js';
+import { INSERT_OUTBOX_SQL, keyEventDataSql, outboxParams, type EventType, type OutboxEvent } from '../events/event-types.js';
 import type { Counters } from '../usage/meters.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
@@ -17,6 +18,13 @@ export interface NewApiKey {
   expiresAt: Date | null;
   createdAt: Date;
 }
+
+/** The events a revoke writes to the outbox when it changes a key's state, and fields added to their data. */
+export interface RevokeEvents {
+  types: EventType[];
+  extra?: Record<string, unknown>;
+}
+const NO_EVENTS: RevokeEvents = { types: [] };
 
 /** A key row as verification needs it, with its owner's standing in the key's org. */
 export interface KeyVerificationRow {
@@ -105,9 +113,27 @@ export class ApiKeyRepository {
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  async insert(key: NewApiKey): Promise<ApiKeyEntity> {
+  /**
+   * Inserts a key. With `event`, its outbox row is written in the same transaction (save() opens
+   * one anyway: the event costs one more statement, and a rolled-back mint never emits it).
+   */
+  async insert(key: NewApiKey, event?: (saved: ApiKeyEntity) => OutboxEvent): Promise<ApiKeyEntity> {
     const entity = this.keys.create({ ...key, lastUsedAt: null, revokedAt: null });
-    return this.keys.save(entity);
+    if (!event) return this.keys.save(entity);
+    return this.db.transaction(async (manager) => {
+      const saved = await manager.save(entity);
+      await manager.query(INSERT_OUTBOX_SQL, outboxParams(event(saved)));
+      return saved;
+    });
+  }
+
+  /** Keys by lookup, for checking reported leaks (the caller compares hashes in constant time). */
+  async findByLookups(lookups: string[]): Promise<Array<{ id: string; orgId: string; lookup: string; keyHash: Buffer }>> {
+    const rows: Array<{ id: string; org_id: string; lookup: string; key_hash: Buffer }> = await this.db.query(
+      `SELECT id, org_id, lookup, key_hash FROM api_keys WHERE lookup = ANY($1::text[])`,
+      [lookups],
+    );
+    return rows.map((r) => ({ id: r.id, orgId: r.org_id, lookup: r.lookup, keyHash: r.key_hash }));
   }
 
   /** The caller's keys, newest first; revoked and expired ones included. */
@@ -122,14 +148,43 @@ export class ApiKeyRepository {
    * Soft-revokes a key the caller owns. An already revoked key keeps its first `revoked_at`.
    * Returns false when there is no such key or it is someone else's (one statement, same path).
    */
-  async revokeOwned(userId: string, keyId: string, at: Date): Promise<boolean> {
+  async revokeOwned(userId: string, keyId: string, at: Date, events: RevokeEvents = NO_EVENTS): Promise<boolean> {
+    return (await this.revoke(keyId, userId, at, events)).length > 0;
+  }
+
+  /**
+   * Revokes keys whatever their owner (a reported leak), by the same statement as revokeOwned.
+   * Returns the ids that were found.
+   */
+  async revokeAny(keyIds: string[], at: Date, events: RevokeEvents = NO_EVENTS): Promise<string[]> {
+    const found: string[] = [];
+    for (const id of keyIds) found.push(...(await this.revoke(id, null, at, events)));
+    return found;
+  }
+
+  /**
+   * One statement: the soft revoke and, only when the key was active until now, its events in the
+   * outbox (a CTE is atomic, so the revoke and its events commit or fail together, at no extra
+   * round trip). `userId` null: any owner.
+   */
+  private async revoke(keyId: string, userId: string | null, at: Date, events: RevokeEvents): Promise<string[]> {
     const rows: unknown[] = await this.db.query(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND user_id = $2 RETURNING id`,
-      [keyId, userId, at],
+      `WITH target AS (
+         SELECT id, revoked_at IS NULL AS was_active FROM api_keys
+          WHERE id = $1 AND ($2::uuid IS NULL OR user_id = $2) FOR UPDATE),
+       k AS (
+         UPDATE api_keys a SET revoked_at = COALESCE(a.revoked_at, $3) FROM target t WHERE a.id = t.id
+         RETURNING a.*, t.was_active),
+       e AS (
+         INSERT INTO event_outbox (org_id, type, data, created_at)
+         SELECT k.org_id, ev.type, ${keyEventDataSql('k')} || $5::jsonb, $3
+           FROM k CROSS JOIN unnest($4::text[]) AS ev(type) WHERE k.was_active)
+       SELECT id FROM k`,
+      [keyId, userId, at, events.types, JSON.stringify(events.extra ?? {})],
     );
-    // TypeORM returns [rows, count] for UPDATE ... RETURNING on postgres.
-    const returned = Array.isArray(rows[0]) ? (rows[0] as unknown[]) : rows;
-    return returned.length > 0;
+    // TypeORM returns [rows, count] for UPDATE ... RETURNING on postgres; a SELECT gives rows.
+    const returned = (Array.isArray(rows[0]) ? rows[0] : rows) as Array<{ id: string }>;
+    return returned.map((r) => r.id);
   }
 
   /**

@@ -6,6 +6,8 @@ import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { ActivityEvents } from '../core/activity-events.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
+import { EventOutbox } from '../events/event-outbox.js';
+import { keyEventData } from '../events/event-types.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey } from './api-key.record.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
@@ -20,6 +22,7 @@ export class ApiKeysService {
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
     @Optional() private readonly activity?: ActivityEvents,
+    @Optional() private readonly outbox?: EventOutbox,
   ) {}
 
   async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
@@ -57,7 +60,8 @@ export class ApiKeysService {
           scopes,
           createdAt: now,
           expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
-        });
+        }, this.outbox ? (k) => ({ orgId, type: 'api_key.created', data: keyEventData(k), at: now }) : undefined);
+        this.outbox?.written();
         this.activity?.emit({ type: 'api_key.minted' });
         return { key: generated.key, ...toApiKeyRecord(saved) };
       } catch (error) {
@@ -79,8 +83,24 @@ export class ApiKeysService {
   }
 
   async revoke(principal: Principal, keyId: string): Promise<void> {
-    const found = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now());
+    const events = this.outbox ? { types: ['api_key.revoked' as const], extra: { revoked_by: principal.userId } } : undefined;
+    const found = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now(), events);
     if (!found) throw new NotFoundException(KEY_NOT_FOUND);
+    this.outbox?.written();
     this.activity?.emit({ type: 'api_key.revoked' });
+  }
+
+  /**
+   * Revokes keys reported as leaked, whoever owns them, by the same statement as DELETE
+   * /api-keys/{id}; each newly revoked key emits `api_key.revoked` and `api_key.leaked`.
+   * Returns the ids of the keys found.
+   */
+  async revokeLeaked(keyIds: string[], source: string): Promise<string[]> {
+    if (keyIds.length === 0) return [];
+    const events = this.outbox ? { types: ['api_key.revoked' as const, 'api_key.leaked' as const], extra: { source } } : undefined;
+    const found = await this.keys.revokeAny(keyIds, this.settings.clock.now(), events);
+    this.outbox?.written();
+    for (let i = 0; i < found.length; i++) this.activity?.emit({ type: 'api_key.revoked' });
+    return found;
   }
 }

@@ -5,7 +5,12 @@ import { UserEntity } from '../directory/user.entity.js';
 import { WorkspaceEntity } from '../directory/workspace.entity.js';
 import { UsageCounterEntity } from '../usage/usage-counter.entity.js';
 import { Init1763769600000 } from './migrations/1763769600000-init.js';
+// events (issue 17)
+import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
+import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
+import { Events1764400000000 } from './migrations/1764400000000-events.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
-export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity];
-export const MIGRATIONS = [Init1763769600000];
+export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity,
+  EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity];
+export const MIGRATIONS = [Init1763769600000, Events1764400000000];
