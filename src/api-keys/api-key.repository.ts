@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
-import type { DataSource, Repository } from 'typeorm';
+import type { DataSource, EntityManager, Repository } from 'typeorm';
+import { returnedRows } from '../database/transactions.js';
 import type { Plan, Role } from '../common/roles.js';
-import { INSERT_OUTBOX_SQL, keyEventDataSql, outboxParams, type EventType, type OutboxEvent } from '../events/event-types.js';
 import type { Counters } from '../usage/meters.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
@@ -19,12 +19,22 @@ export interface NewApiKey {
   createdAt: Date;
 }
 
-/** The events a revoke writes to the outbox when it changes a key's state, and fields added to their data. */
-export interface RevokeEvents {
-  types: EventType[];
-  extra?: Record<string, unknown>;
+/** What a revoke touched. */
+export interface RevokedKey {
+  id: string;
+  orgId: string;
+  userId: string;
+  name: string;
+  /** It was revoked before: nothing changed. */
+  alreadyRevoked: boolean;
+  /** The masked facts an event about the key carries (events/event-types.ts). */
+  lookup: string;
+  last4: string;
+  scopes: string[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
 }
-const NO_EVENTS: RevokeEvents = { types: [] };
 
 /** A key row as verification needs it, with its owner's standing in the key's org. */
 export interface KeyVerificationRow {
@@ -113,27 +123,11 @@ export class ApiKeyRepository {
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  /**
-   * Inserts a key. With `event`, its outbox row is written in the same transaction (save() opens
-   * one anyway: the event costs one more statement, and a rolled-back mint never emits it).
-   */
-  async insert(key: NewApiKey, event?: (saved: ApiKeyEntity) => OutboxEvent): Promise<ApiKeyEntity> {
-    const entity = this.keys.create({ ...key, lastUsedAt: null, revokedAt: null });
-    if (!event) return this.keys.save(entity);
-    return this.db.transaction(async (manager) => {
-      const saved = await manager.save(entity);
-      await manager.query(INSERT_OUTBOX_SQL, outboxParams(event(saved)));
-      return saved;
-    });
-  }
-
-  /** Keys by lookup, for checking reported leaks (the caller compares hashes in constant time). */
-  async findByLookups(lookups: string[]): Promise<Array<{ id: string; orgId: string; lookup: string; keyHash: Buffer }>> {
-    const rows: Array<{ id: string; org_id: string; lookup: string; key_hash: Buffer }> = await this.db.query(
-      `SELECT id, org_id, lookup, key_hash FROM api_keys WHERE lookup = ANY($1::text[])`,
-      [lookups],
-    );
-    return rows.map((r) => ({ id: r.id, orgId: r.org_id, lookup: r.lookup, keyHash: r.key_hash }));
+  /** Inside `manager`'s transaction when given (the change and its audit event commit together). */
+  async insert(key: NewApiKey, manager?: EntityManager): Promise<ApiKeyEntity> {
+    const keys = manager ? manager.getRepository(ApiKeyEntity) : this.keys;
+    const entity = keys.create({ ...key, lastUsedAt: null, revokedAt: null });
+    return keys.save(entity);
   }
 
   /** The caller's keys, newest first; revoked and expired ones included. */
@@ -146,45 +140,52 @@ export class ApiKeyRepository {
 
   /**
    * Soft-revokes a key the caller owns. An already revoked key keeps its first `revoked_at`.
-   * Returns false when there is no such key or it is someone else's (one statement, same path).
+   * Returns null when there is no such key or it is someone else's (one statement, same path).
    */
-  async revokeOwned(userId: string, keyId: string, at: Date, events: RevokeEvents = NO_EVENTS): Promise<boolean> {
-    return (await this.revoke(keyId, userId, at, events)).length > 0;
+  async revokeOwned(userId: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+    return this.revokeWhere('user_id', userId, keyId, at, manager);
   }
 
-  /**
-   * Revokes keys whatever their owner (a reported leak), by the same statement as revokeOwned.
-   * Returns the ids that were found.
-   */
-  async revokeAny(keyIds: string[], at: Date, events: RevokeEvents = NO_EVENTS): Promise<string[]> {
-    const found: string[] = [];
-    for (const id of keyIds) found.push(...(await this.revoke(id, null, at, events)));
-    return found;
+  /** The same for an org admin: any key bound to `orgId`. */
+  async revokeInOrg(orgId: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+    return this.revokeWhere('org_id', orgId, keyId, at, manager);
   }
 
-  /**
-   * One statement: the soft revoke and, only when the key was active until now, its events in the
-   * outbox (a CTE is atomic, so the revoke and its events commit or fail together, at no extra
-   * round trip). `userId` null: any owner.
-   */
-  private async revoke(keyId: string, userId: string | null, at: Date, events: RevokeEvents): Promise<string[]> {
-    const rows: unknown[] = await this.db.query(
-      `WITH target AS (
-         SELECT id, revoked_at IS NULL AS was_active FROM api_keys
-          WHERE id = $1 AND ($2::uuid IS NULL OR user_id = $2) FOR UPDATE),
-       k AS (
-         UPDATE api_keys a SET revoked_at = COALESCE(a.revoked_at, $3) FROM target t WHERE a.id = t.id
-         RETURNING a.*, t.was_active),
-       e AS (
-         INSERT INTO event_outbox (org_id, type, data, created_at)
-         SELECT k.org_id, ev.type, ${keyEventDataSql('k')} || $5::jsonb, $3
-           FROM k CROSS JOIN unnest($4::text[]) AS ev(type) WHERE k.was_active)
-       SELECT id FROM k`,
-      [keyId, userId, at, events.types, JSON.stringify(events.extra ?? {})],
+  /** The same whoever owns the key: a key reported as leaked (same statement as DELETE /api-keys/{id}). */
+  async revokeAny(keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+    return this.revokeWhere('id', keyId, keyId, at, manager);
+  }
+
+  /** Keys by lookup, for checking reported leaks (the caller compares hashes in constant time). */
+  async findByLookups(lookups: string[]): Promise<Array<{ id: string; orgId: string; lookup: string; keyHash: Buffer }>> {
+    const rows: Array<{ id: string; org_id: string; lookup: string; key_hash: Buffer }> = await this.db.query(
+      `SELECT id, org_id, lookup, key_hash FROM api_keys WHERE lookup = ANY($1::text[])`,
+      [lookups],
     );
-    // TypeORM returns [rows, count] for UPDATE ... RETURNING on postgres; a SELECT gives rows.
-    const returned = (Array.isArray(rows[0]) ? rows[0] : rows) as Array<{ id: string }>;
-    return returned.map((r) => r.id);
+    return rows.map((r) => ({ id: r.id, orgId: r.org_id, lookup: r.lookup, keyHash: r.key_hash }));
+  }
+
+  private async revokeWhere(column: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+    // `was` is the revoked_at before this statement: the audit log records only a real change.
+    const rows = returnedRows<{
+      id: string; org_id: string; user_id: string; name: string; was: Date | null;
+      lookup: string; last4: string; scopes: string[]; created_at: Date; expires_at: Date | null; revoked_at: Date | null;
+    }>(
+      await (manager ?? this.db.manager).query(
+        `UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, $3)
+           FROM (SELECT id, revoked_at AS was FROM api_keys WHERE id = $1 AND ${column} = $2 FOR UPDATE) old
+          WHERE k.id = old.id
+          RETURNING k.id, k.org_id, k.user_id, k.name, old.was, k.lookup, k.last4, k.scopes, k.created_at, k.expires_at, k.revoked_at`,
+        [keyId, owner, at],
+      ),
+    );
+    const row = rows[0];
+    return row
+      ? {
+          id: row.id, orgId: row.org_id, userId: row.user_id, name: row.name, alreadyRevoked: row.was !== null,
+          lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at,
+        }
+      : null;
   }
 
   /**

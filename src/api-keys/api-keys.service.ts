@@ -6,6 +6,8 @@ import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { ActivityEvents } from '../core/activity-events.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
+import { actorOf, AuditService } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
 import { EventOutbox } from '../events/event-outbox.js';
 import { keyEventData } from '../events/event-types.js';
 import { ApiKeyRepository } from './api-key.repository.js';
@@ -21,6 +23,8 @@ export class ApiKeysService {
     private readonly keys: ApiKeyRepository,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
     @Optional() private readonly activity?: ActivityEvents,
     @Optional() private readonly outbox?: EventOutbox,
   ) {}
@@ -50,20 +54,31 @@ export class ApiKeysService {
     for (let attempt = 0; ; attempt++) {
       const generated = generateApiKey();
       try {
-        const saved = await this.keys.insert({
-          userId: principal.userId,
-          orgId,
-          name: dto.name ?? '',
-          lookup: generated.lookup,
-          last4: generated.last4,
-          keyHash: hashApiKey(secret, generated.key),
-          scopes,
-          createdAt: now,
-          expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
-        }, this.outbox ? (k) => ({ orgId, type: 'api_key.created', data: keyEventData(k), at: now }) : undefined);
+        const record = await this.transactions.run(async (manager) => {
+          const saved = await this.keys.insert({
+            userId: principal.userId,
+            orgId,
+            name: dto.name ?? '',
+            lookup: generated.lookup,
+            last4: generated.last4,
+            keyHash: hashApiKey(secret, generated.key),
+            scopes,
+            createdAt: now,
+            expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
+          }, manager);
+          await this.audit.record(manager, {
+            orgId,
+            action: 'api_key.minted',
+            ...actorOf(principal),
+            target: { type: 'api_key', id: saved.id },
+            details: { name: saved.name, lookup: saved.lookup, scopes, expires_at: saved.expiresAt?.toISOString() ?? null },
+          });
+          await this.outbox?.write(manager, { orgId, type: 'api_key.created', data: keyEventData(saved), at: now });
+          return toApiKeyRecord(saved);
+        });
         this.outbox?.written();
         this.activity?.emit({ type: 'api_key.minted' });
-        return { key: generated.key, ...toApiKeyRecord(saved) };
+        return { key: generated.key, ...record };
       } catch (error) {
         // A lookup collision (71 random bits) is all but impossible; draw again rather than fail.
         if ((error as { code?: string }).code === '23505' && attempt < 3) continue;
@@ -83,24 +98,55 @@ export class ApiKeysService {
   }
 
   async revoke(principal: Principal, keyId: string): Promise<void> {
-    const events = this.outbox ? { types: ['api_key.revoked' as const], extra: { revoked_by: principal.userId } } : undefined;
-    const found = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now(), events);
-    if (!found) throw new NotFoundException(KEY_NOT_FOUND);
+    const revoked = await this.transactions.run(async (manager) => {
+      const key = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now(), manager);
+      if (key && !key.alreadyRevoked) {
+        await this.audit.record(manager, {
+          orgId: key.orgId,
+          action: 'api_key.revoked',
+          ...actorOf(principal),
+          target: { type: 'api_key', id: key.id },
+          details: { name: key.name },
+        });
+        await this.outbox?.write(manager, { orgId: key.orgId, type: 'api_key.revoked', data: { ...keyEventData(key), revoked_by: principal.userId }, at: key.revokedAt! });
+      }
+      return key;
+    });
+    if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
     this.outbox?.written();
     this.activity?.emit({ type: 'api_key.revoked' });
   }
 
   /**
    * Revokes keys reported as leaked, whoever owns them, by the same statement as DELETE
-   * /api-keys/{id}; each newly revoked key emits `api_key.revoked` and `api_key.leaked`.
+   * /api-keys/{id}. Each key that was active until now is audited (actor: the system, with the
+   * source) and emits `api_key.revoked` and `api_key.leaked`, in its revoke's transaction.
    * Returns the ids of the keys found.
    */
   async revokeLeaked(keyIds: string[], source: string): Promise<string[]> {
-    if (keyIds.length === 0) return [];
-    const events = this.outbox ? { types: ['api_key.revoked' as const, 'api_key.leaked' as const], extra: { source } } : undefined;
-    const found = await this.keys.revokeAny(keyIds, this.settings.clock.now(), events);
+    const found: string[] = [];
+    for (const keyId of keyIds) {
+      const key = await this.transactions.run(async (manager) => {
+        const at = this.settings.clock.now();
+        const k = await this.keys.revokeAny(keyId, at, manager);
+        if (k && !k.alreadyRevoked) {
+          await this.audit.record(manager, {
+            orgId: k.orgId,
+            action: 'api_key.revoked_as_leaked',
+            actor: { type: 'system', id: null, source },
+            target: { type: 'api_key', id: k.id },
+            details: { name: k.name, lookup: k.lookup, source },
+          });
+          const data = { ...keyEventData(k), source };
+          await this.outbox?.write(manager, { orgId: k.orgId, type: 'api_key.revoked', data, at });
+          await this.outbox?.write(manager, { orgId: k.orgId, type: 'api_key.leaked', data, at });
+          this.activity?.emit({ type: 'api_key.revoked' });
+        }
+        return k;
+      });
+      if (key) found.push(key.id);
+    }
     this.outbox?.written();
-    for (let i = 0; i < found.length; i++) this.activity?.emit({ type: 'api_key.revoked' });
     return found;
   }
 }

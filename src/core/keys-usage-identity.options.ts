@@ -25,6 +25,8 @@ export interface KeysUsageIdentityOptions {
   planLimits?: PlanLimits;
   /** Failed authentications per client address per minute before 429; 0 turns throttling off. */
   authFailureLimit?: number;
+  /** Audit events older than this many days are pruned by the retention job (default 400; 0 = keep forever). */
+  auditRetentionDays?: number;
   /** Time source; tests inject a fixed clock. */
   clock?: Clock;
 }

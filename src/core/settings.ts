@@ -17,6 +17,8 @@ export class Settings {
   readonly planLimits: PlanLimits;
   readonly authFailureLimit: number;
   readonly clock: Clock;
+  /** Audit events older than this many days are pruned; 0 keeps them forever. */
+  readonly auditRetentionDays: number;
 
   constructor(options: KeysUsageIdentityOptions) {
     this.apiKeySecret = options.apiKeySecret ? createSecretKey(Buffer.from(options.apiKeySecret, 'utf8')) : null;
@@ -32,6 +34,7 @@ export class Settings {
     this.planLimits = options.planLimits ?? DEFAULT_PLAN_LIMITS;
     this.authFailureLimit = options.authFailureLimit ?? 30;
     this.clock = options.clock ?? new SystemClock();
+    this.auditRetentionDays = options.auditRetentionDays ?? 400;
   }
 
   get keysConfigured(): boolean {

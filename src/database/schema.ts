@@ -1,16 +1,18 @@
 import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
+import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { MembershipEntity } from '../directory/membership.entity.js';
 import { OrgEntity } from '../directory/org.entity.js';
 import { UserEntity } from '../directory/user.entity.js';
 import { WorkspaceEntity } from '../directory/workspace.entity.js';
 import { UsageCounterEntity } from '../usage/usage-counter.entity.js';
 import { Init1763769600000 } from './migrations/1763769600000-init.js';
+import { AuditEvents1764200000000 } from './migrations/1764200000000-audit-events.js';
 // events (issue 17)
 import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
 import { Events1764400000000 } from './migrations/1764400000000-events.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
-export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity,
+export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity,
   EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity];
-export const MIGRATIONS = [Init1763769600000, Events1764400000000];
+export const MIGRATIONS = [Init1763769600000, AuditEvents1764200000000, Events1764400000000];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { INSERT_OUTBOX_SQL, outboxParams, type OutboxEvent } from './event-types.js';
 
 /**
@@ -13,6 +13,11 @@ export class EventOutbox {
   private wake: (() => void) | null = null;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The transactional outbox: one more statement in the change's transaction (`manager`). */
+  async write(manager: EntityManager, event: OutboxEvent): Promise<void> {
+    await manager.query(INSERT_OUTBOX_SQL, outboxParams(event));
+  }
 
   onWritten(wake: () => void): void {
     this.wake = wake;

@@ -1,4 +1,5 @@
-import { Body, Controller, Headers, HttpCode, HttpException, Inject, Post, Req, Res, UnauthorizedException, BadRequestException, ServiceUnavailableException } from '@nestjs/common';
+import { UseInterceptors, Body, Controller, Headers, HttpCode, HttpException, Inject, Post, Req, Res, UnauthorizedException, BadRequestException, ServiceUnavailableException } from '@nestjs/common';
+import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiAcceptedResponse, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { setResponseHeader } from '../auth/http-utils.js';
 import { ApiErrors } from '../common/openapi.js';
@@ -12,6 +13,7 @@ const MAX_GITHUB_TOKENS = 1000;
 
 /** Leaked keys, revoked by whoever finds them: GitHub's secret scanning, or anyone with the key. No credential needed. */
 @ApiTags('leaked keys')
+@UseInterceptors(RequestOriginInterceptor)
 @Controller()
 export class LeakedKeysController {
   constructor(

@@ -4,7 +4,6 @@ import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { hashApiKey, hashesEqual, parseApiKey } from '../auth/api-key-format.js';
 import { Settings } from '../core/settings.js';
-import { WebhookAudit } from '../webhooks/audit-seam.js';
 
 export interface GithubTokenReport {
   token_hash: string;
@@ -18,7 +17,7 @@ export type LeakSource = 'github_secret_scanning' | 'public_revocation';
  * Keys reported as leaked are revoked at once, whoever owns them. A candidate is a true positive
  * only when its shape and checksum hold (no I/O otherwise), its lookup exists, and the keyed hash
  * matches in constant time. Revocation goes through ApiKeysService, the same statement as
- * DELETE /api-keys/{id}.
+ * DELETE /api-keys/{id}, which audits each (actor: the system, with the source).
  */
 @Injectable()
 export class LeakedKeysService {
@@ -26,7 +25,6 @@ export class LeakedKeysService {
     private readonly keys: ApiKeyRepository,
     private readonly apiKeys: ApiKeysService,
     private readonly settings: Settings,
-    private readonly audit: WebhookAudit,
   ) {}
 
   /** Revokes every genuine key among `candidates`; returns which candidates were genuine (same order). */
@@ -42,11 +40,7 @@ export class LeakedKeysService {
       return row !== undefined && hashesEqual(row.keyHash, hashApiKey(secret, c));
     });
     const ids = [...new Set(candidates.flatMap((_, i) => (genuine[i] ? [byLookup.get(lookups[i]!)!.id] : [])))];
-    const revoked = await this.apiKeys.revokeLeaked(ids, source);
-    for (const id of revoked) {
-      const orgId = rows.find((r) => r.id === id)?.orgId ?? '';
-      await this.audit.record({ orgId, actor: 'system', action: 'api_key.revoked_leaked', targetId: id, details: { source } });
-    }
+    await this.apiKeys.revokeLeaked(ids, source);
     return genuine;
   }
 

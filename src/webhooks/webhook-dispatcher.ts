@@ -3,7 +3,8 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { PgBoss, type JobInsert, type JobWithMetadata } from 'pg-boss';
 import { Settings } from '../core/settings.js';
 import { EventOutbox } from '../events/event-outbox.js';
-import { WebhookAudit } from './audit-seam.js';
+import { AuditService } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
 import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
 import { OutboundGuard } from './outbound-guard.js';
 import { SecretBox } from './secret-box.js';
@@ -50,7 +51,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     private readonly repo: WebhooksRepository,
     private readonly outbox: EventOutbox,
     private readonly core: Settings,
-    private readonly audit: WebhookAudit,
+    private readonly audit: AuditService,
+    private readonly transactions: Transactions,
   ) {
     this.sender = new WebhookSender({
       guard: new OutboundGuard(settings.allowCidrs),
@@ -199,9 +201,22 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       if (endpoint.failingSince) await this.repo.clearFailing(endpointId);
       return;
     }
-    if (job.retryCount >= job.retryLimit && (await this.repo.markFailing(endpointId, now))) {
-      this.logger.warn(`webhook ${endpointId} marked failing after ${job.retryCount + 1} attempts`);
-      await this.audit.record({ orgId: endpoint.orgId, actor: 'system', action: 'webhook.failing', targetId: endpointId, details: { event_id: event.id, last_error: result.error } });
+    if (job.retryCount >= job.retryLimit) {
+      // The org is told in its audit log, once, in the transaction that marks the endpoint.
+      const marked = await this.transactions.run(async (manager) => {
+        const changed = await this.repo.markFailing(endpointId, now, manager);
+        if (changed) {
+          await this.audit.record(manager, {
+            orgId: endpoint.orgId,
+            action: 'webhook.failing',
+            actor: { type: 'system', id: null, source: 'webhook_delivery' },
+            target: { type: 'webhook', id: endpointId },
+            details: { url: endpoint.url, event_id: event.id, event_type: event.type, attempts: job.retryCount + 1, last_error: result.error },
+          });
+        }
+        return changed;
+      });
+      if (marked) this.logger.warn(`webhook ${endpointId} marked failing after ${job.retryCount + 1} attempts`);
     }
     throw new Error(result.error ?? 'delivery failed');
   }

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
+import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -26,6 +27,7 @@ const ID = new UuidParamPipe('id');
 @ApiTags('webhooks')
 @ApiSessionOnly()
 @ApiParam({ name: 'org_id', format: 'uuid' })
+@UseInterceptors(RequestOriginInterceptor)
 @Controller('orgs/:org_id/webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}

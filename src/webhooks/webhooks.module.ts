@@ -5,7 +5,6 @@ import { LeakedKeysController } from '../leaks/leaked-keys.controller.js';
 import { LeakedKeysService } from '../leaks/leaked-keys.service.js';
 import { GITHUB_SCANNING_KEYS, GithubScanningKeys } from '../leaks/github-keys.js';
 import { REPORT_LIMIT, ReportThrottle } from '../leaks/report-throttle.js';
-import { WebhookAudit } from './audit-seam.js';
 import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
@@ -40,7 +39,6 @@ export class EventsModule {
         { provide: REPORT_LIMIT, useValue: options.reportLimit },
         ReportThrottle,
         EventOutbox,
-        WebhookAudit,
         WebhooksRepository,
         WebhookDispatcher,
         WebhooksService,

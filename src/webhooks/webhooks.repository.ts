@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import type { DataSource, QueryRunner, Repository } from 'typeorm';
+import type { DataSource, EntityManager, QueryRunner, Repository } from 'typeorm';
 import type { KeysetPosition } from '../common/pagination.js';
 import { keyEventDataSql } from '../events/event-types.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
@@ -35,8 +35,10 @@ export class WebhooksRepository {
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  createEndpoint(row: Omit<WebhookEndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'failingSince'>): Promise<WebhookEndpointEntity> {
-    return this.endpoints.save(this.endpoints.create({ ...row, failingSince: null }));
+  /** Writes take the manager of the transaction that also records their audit event. */
+  createEndpoint(row: Omit<WebhookEndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'failingSince'>, manager: EntityManager): Promise<WebhookEndpointEntity> {
+    const repo = manager.getRepository(WebhookEndpointEntity);
+    return repo.save(repo.create({ ...row, failingSince: null }));
   }
 
   findEndpoint(orgId: string, id: string): Promise<WebhookEndpointEntity | null> {
@@ -58,26 +60,26 @@ export class WebhooksRepository {
       .getMany();
   }
 
-  async updateEndpoint(orgId: string, id: string, patch: Partial<Pick<WebhookEndpointEntity, 'url' | 'eventTypes' | 'enabled' | 'description'>>, at: Date): Promise<WebhookEndpointEntity | null> {
+  async updateEndpoint(orgId: string, id: string, patch: Partial<Pick<WebhookEndpointEntity, 'url' | 'eventTypes' | 'enabled' | 'description'>>, at: Date, manager: EntityManager): Promise<WebhookEndpointEntity | null> {
     const changes: Partial<WebhookEndpointEntity> = { ...patch, updatedAt: at };
     // Re-enabling (or pointing elsewhere) clears the failing mark: the owner has acted on it.
     if (patch.enabled === true || patch.url !== undefined) changes.failingSince = null;
-    const result = await this.endpoints.update({ orgId, id }, changes);
-    return result.affected ? this.findEndpoint(orgId, id) : null;
+    const repo = manager.getRepository(WebhookEndpointEntity);
+    const result = await repo.update({ orgId, id }, changes);
+    return result.affected ? repo.findOneBy({ orgId, id }) : null;
   }
 
-  async deleteEndpoint(orgId: string, id: string): Promise<boolean> {
-    return this.db.transaction(async (m) => {
-      const result = await m.delete(WebhookEndpointEntity, { orgId, id });
-      if (!result.affected) return false;
-      await m.delete(WebhookDeliveryEntity, { endpointId: id });
-      return true;
-    });
+  async deleteEndpoint(orgId: string, id: string, manager: EntityManager): Promise<boolean> {
+    const result = await manager.delete(WebhookEndpointEntity, { orgId, id });
+    if (!result.affected) return false;
+    await manager.delete(WebhookDeliveryEntity, { endpointId: id });
+    return true;
   }
 
   /** Marks an endpoint failing once (a later failure keeps the first time); true when it changed now. */
-  async markFailing(id: string, at: Date): Promise<boolean> {
-    const result = await this.endpoints
+  async markFailing(id: string, at: Date, manager: EntityManager): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpointEntity)
       .createQueryBuilder()
       .update()
       .set({ failingSince: at })

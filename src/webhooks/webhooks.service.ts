@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { BadRequestException, ForbiddenException, Inject, Injectable, NotFoundException, NotImplementedException, ServiceUnavailableException } from '@nestjs/common';
+import { BadRequestException, Inject, Injectable, NotFoundException, NotImplementedException, ServiceUnavailableException } from '@nestjs/common';
+import { actorOf, AuditService } from '../audit/audit.service.js';
+import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
-import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf, type PageQuery } from '../common/pagination.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { TEST_EVENT_TYPE } from '../events/event-types.js';
-import { WebhookAudit } from './audit-seam.js';
+import { Transactions } from '../database/transactions.js';
 import type { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto.js';
 import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
 import { newSigningSecret, SecretBox } from './secret-box.js';
@@ -16,7 +17,6 @@ import { WebhooksRepository } from './webhooks.repository.js';
 
 export const WEBHOOK_NOT_FOUND = 'Webhook not found';
 export const DELIVERY_NOT_FOUND = 'Delivery not found';
-export const MANAGERS_ONLY = 'Only owners and admins of the organisation manage its webhooks';
 const NOT_CONFIGURED = 'Webhooks need API_KEY_SECRET (signing secrets are sealed with a key derived from it)';
 const QUEUE_DOWN = 'The job queue is not running on this instance; retry shortly';
 
@@ -78,7 +78,8 @@ export class WebhooksService {
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
     private readonly dispatcher: WebhookDispatcher,
-    private readonly audit: WebhookAudit,
+    private readonly audit: AuditService,
+    private readonly transactions: Transactions,
     @Inject(EVENTS_SETTINGS) private readonly events: EventsSettings,
   ) {}
 
@@ -86,16 +87,22 @@ export class WebhooksService {
     await this.requireManager(principal, orgId);
     this.requireAllowedUrl(dto.url);
     const secret = newSigningSecret();
-    const saved = await this.repo.createEndpoint({
-      orgId,
-      url: dto.url,
-      description: dto.description ?? '',
-      eventTypes: [...new Set(dto.event_types)],
-      enabled: true,
-      secretBox: this.box().seal(secret),
-      createdBy: principal.userId,
+    const saved = await this.transactions.run(async (manager) => {
+      const row = await this.repo.createEndpoint({
+        orgId,
+        url: dto.url,
+        description: dto.description ?? '',
+        eventTypes: [...new Set(dto.event_types)],
+        enabled: true,
+        secretBox: this.box().seal(secret),
+        createdBy: principal.userId,
+      }, manager);
+      await this.audit.record(manager, {
+        orgId, action: 'webhook.created', ...actorOf(principal), target: { type: 'webhook', id: row.id },
+        details: { url: row.url, event_types: row.eventTypes },
+      });
+      return row;
     });
-    await this.audit.record({ orgId, actor: principal.userId, action: 'webhook.created', targetId: saved.id, details: { url: saved.url, event_types: saved.eventTypes } });
     return { ...toRecord(saved), secret };
   }
 
@@ -120,16 +127,28 @@ export class WebhooksService {
       ...(dto.enabled !== undefined ? { enabled: dto.enabled } : {}),
       ...(dto.description !== undefined ? { description: dto.description } : {}),
     };
-    const updated = await this.repo.updateEndpoint(orgId, id, patch, this.settings.clock.now());
+    const updated = await this.transactions.run(async (manager) => {
+      const row = await this.repo.updateEndpoint(orgId, id, patch, this.settings.clock.now(), manager);
+      if (row) {
+        await this.audit.record(manager, {
+          orgId, action: 'webhook.updated', ...actorOf(principal), target: { type: 'webhook', id },
+          details: { ...dto },
+        });
+      }
+      return row;
+    });
     if (!updated) throw new NotFoundException(WEBHOOK_NOT_FOUND);
-    await this.audit.record({ orgId, actor: principal.userId, action: 'webhook.updated', targetId: id, details: { fields: Object.keys(dto) } });
     return toRecord(updated);
   }
 
   async remove(principal: Principal, orgId: string, id: string): Promise<void> {
     await this.requireManager(principal, orgId);
-    if (!(await this.repo.deleteEndpoint(orgId, id))) throw new NotFoundException(WEBHOOK_NOT_FOUND);
-    await this.audit.record({ orgId, actor: principal.userId, action: 'webhook.deleted', targetId: id });
+    const deleted = await this.transactions.run(async (manager) => {
+      const found = await this.repo.deleteEndpoint(orgId, id, manager);
+      if (found) await this.audit.record(manager, { orgId, action: 'webhook.deleted', ...actorOf(principal), target: { type: 'webhook', id }, details: {} });
+      return found;
+    });
+    if (!deleted) throw new NotFoundException(WEBHOOK_NOT_FOUND);
   }
 
   /** Queues a `webhook.test` event for this endpoint (delivered even while it is disabled). */
@@ -179,9 +198,7 @@ export class WebhooksService {
 
   /** Non-member (or no such org): 404, as everywhere; member or viewer: 403. */
   private async requireManager(principal: Principal, orgId: string): Promise<void> {
-    const [standing] = await this.directory.userOrgs(principal.userId, orgId, 1);
-    if (!standing) throw new NotFoundException(ORG_NOT_FOUND);
-    if (standing.role !== 'owner' && standing.role !== 'admin') throw new ForbiddenException(MANAGERS_ONLY);
+    await requireOrgAdmin(this.directory, principal, orgId);
     if (!this.settings.apiKeySecret) throw new NotImplementedException(NOT_CONFIGURED);
   }
 

@@ -54,6 +54,20 @@ export class Seeder {
     });
   }
 
+  /** The org's audit events as stored, oldest first (raw rows, for assertions). */
+  async auditEvents(orgId: string): Promise<Array<Record<string, any>>> {
+    const { rows } = await this.pool.query(`SELECT * FROM audit_events WHERE org_id = $1 ORDER BY created_at, id`, [orgId]);
+    return rows;
+  }
+
+  /** Another member of `orgId` with `role`, a workspace there, and a session. */
+  async colleague(orgId: string, role: Role) {
+    const user = await this.user();
+    await this.member(orgId, user.id, role);
+    await this.workspace(orgId, user.id);
+    return { orgId, userId: user.id, email: user.email, session: this.session(user.id, user.email) };
+  }
+
   /** An org with one member of `role` who has connected a repository, and that member's session. */
   async world(role: Role = 'owner', plan: Plan = 'free') {
     const orgId = await this.org(plan);
