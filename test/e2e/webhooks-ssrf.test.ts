@@ -52,7 +52,7 @@ describe('webhook sender: outbound safety', () => {
     // `loopback.example` exists only in the stubbed resolver: reaching the receiver proves the
     // connection used the checked address rather than resolving the name again.
     const result = await sender(['127.0.0.1/32']).send(`http://loopback.example:${port}/hook`, SECRET, message);
-    expect(result).toMatchObject({ ok: true, status: 204, error: null });
+    expect(result).toMatchObject({ ok: true, status: 200, error: null, body: 'ok from the receiver' });
     expect(receiver.received).toHaveLength(1);
     expect(receiver.received[0].verified).toEqual(JSON.parse(message.body));
     expect(receiver.received[0].headers['webhook-id']).toBe('msg_1');

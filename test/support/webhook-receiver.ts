@@ -15,7 +15,7 @@ export interface ReceivedWebhook {
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   secret: string | null = null;
-  answer: (n: number) => number = () => 204;
+  answer: (n: number) => number = () => 200;
   private server: Server | null = null;
   private waiters: Array<() => void> = [];
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, registerDecorator, type ValidationOptions } from 'class-validator';
+import { IsArray, IsBoolean, IsOptional, IsString, registerDecorator, type ValidationOptions } from 'class-validator';
 import { PageQuery } from '../../common/pagination.js';
 import { EachIn, IsStorableText, MaxStringLength } from '../../common/validation.js';
 import { EVENT_TYPES } from '../../events/event-types.js';
@@ -26,6 +26,18 @@ function IsWebhookUrl(options?: ValidationOptions) {
     });
 }
 
+/** 1..max elements; a non-array passes (that is `@IsArray`'s message to give). */
+function ArrayCount(min: number, max: number, message: string) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'arrayCount',
+      target: object.constructor,
+      propertyName,
+      options: { message },
+      validator: { validate: (v: unknown) => !Array.isArray(v) || (v.length >= min && v.length <= max) },
+    });
+}
+
 const EVENT_TYPES_DOC = `Event types to receive: ${EVENT_TYPES.join(', ')}.`;
 
 export class CreateWebhookDto {
@@ -36,8 +48,7 @@ export class CreateWebhookDto {
 
   @ApiProperty({ type: [String], enum: EVENT_TYPES, minItems: 1, maxItems: EVENT_TYPES.length, description: EVENT_TYPES_DOC })
   @IsArray({ message: 'event_types must be an array of event types' })
-  @ArrayMinSize(1, { message: 'event_types must name at least one event type' })
-  @ArrayMaxSize(EVENT_TYPES.length, { message: `event_types may name at most ${EVENT_TYPES.length} event types` })
+  @ArrayCount(1, EVENT_TYPES.length, `event_types must name 1 to ${EVENT_TYPES.length} event types`)
   @EachIn(EVENT_TYPES, { message: `event_types may only contain ${EVENT_TYPES.join(', ')}` })
   event_types: string[];
 
@@ -59,8 +70,7 @@ export class UpdateWebhookDto {
   @ApiPropertyOptional({ type: [String], enum: EVENT_TYPES, description: EVENT_TYPES_DOC })
   @IsOptional()
   @IsArray({ message: 'event_types must be an array of event types' })
-  @ArrayMinSize(1, { message: 'event_types must name at least one event type' })
-  @ArrayMaxSize(EVENT_TYPES.length, { message: `event_types may name at most ${EVENT_TYPES.length} event types` })
+  @ArrayCount(1, EVENT_TYPES.length, `event_types must name 1 to ${EVENT_TYPES.length} event types`)
   @EachIn(EVENT_TYPES, { message: `event_types may only contain ${EVENT_TYPES.join(', ')}` })
   event_types?: string[];
 
