@@ -225,15 +225,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   async scanExpiries(): Promise<number> {
     const now = this.core.clock.now();
     let total = 0;
-    const windows: Array<[number | null, string, 'api_key.expiring' | 'api_key.expired']> = [
-      [7 * DAY_MS, '7d', 'api_key.expiring'],
-      [DAY_MS, '1d', 'api_key.expiring'],
-      [null, 'expired', 'api_key.expired'],
+    const windows: Array<[number | null, number, string, 'api_key.expiring' | 'api_key.expired']> = [
+      [7 * DAY_MS, DAY_MS, '7d', 'api_key.expiring'],
+      [DAY_MS, 0, '1d', 'api_key.expiring'],
+      [null, 0, 'expired', 'api_key.expired'],
     ];
-    for (const [ahead, mark, type] of windows) {
+    for (const [ahead, notBefore, mark, type] of windows) {
       let n: number;
       do {
-        n = await this.repo.emitExpiryBatch(now, ahead, mark, type, SCAN_BATCH);
+        n = await this.repo.emitExpiryBatch(now, ahead, notBefore, mark, type, SCAN_BATCH);
         total += n;
       } while (n === SCAN_BATCH);
     }

@@ -157,15 +157,17 @@ export class WebhooksRepository {
   /**
    * The expiry scan: one statement per window that marks up to `limit` keys and writes their events,
    * so each (key, window) is emitted once whichever instance's scan gets there first.
-   * `warnBefore` null: keys that have expired; otherwise keys expiring within that many ms.
+   * `warnBefore` null: keys that have expired; otherwise keys expiring within that many ms (and after `notBefore`).
    */
-  async emitExpiryBatch(now: Date, warnBeforeMs: number | null, mark: string, type: 'api_key.expiring' | 'api_key.expired', limit: number): Promise<number> {
+  async emitExpiryBatch(now: Date, warnBeforeMs: number | null, notBeforeMs: number, mark: string, type: 'api_key.expiring' | 'api_key.expired', limit: number): Promise<number> {
     const horizon = new Date(now.getTime() + (warnBeforeMs ?? 0));
+    // A key already inside a nearer window is warned by that window only (no 7-day notice a day before).
+    const floor = new Date(now.getTime() + notBeforeMs);
     const rows: unknown[] = await this.db.query(
       `WITH due AS (
          SELECT k.* FROM api_keys k
           WHERE k.revoked_at IS NULL AND k.expires_at IS NOT NULL AND k.expires_at <= $1
-            AND ($2::boolean OR k.expires_at > $3)
+            AND ($2::boolean OR k.expires_at > $7)
             AND NOT EXISTS (SELECT 1 FROM event_marks m WHERE m.kind = 'key_expiry' AND m.subject = k.id::text AND m.mark = $4)
           ORDER BY k.expires_at LIMIT $5),
        marked AS (
@@ -176,7 +178,7 @@ export class WebhooksRepository {
          SELECT d.org_id, $6, ${keyEventDataSql('d')} || jsonb_build_object('window', $4::text), $3
            FROM due d JOIN marked mk ON mk.subject = d.id::text)
        SELECT subject FROM marked`,
-      [horizon, warnBeforeMs === null, now, mark, limit, type],
+      [horizon, warnBeforeMs === null, now, mark, limit, type, floor],
     );
     return rows.length;
   }
