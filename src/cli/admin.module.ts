@@ -5,6 +5,7 @@ import { moduleOptionsFrom, type AppConfig } from '../config/app-config.js';
 import { KeysUsageIdentityModule } from '../core/keys-usage-identity.module.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
 import { DirectoryAdminService } from './directory-admin.service.js';
+import { EventOutboxModule } from '../events/event-outbox.module.js';
 
 /** The CLI's context: the same module as the server, without HTTP. */
 @Module({})
@@ -15,6 +16,8 @@ export class AdminModule {
       imports: [
         TypeOrmModule.forRootAsync({ useFactory: () => ({}) as DataSourceOptions, dataSourceFactory: () => dataSource() }),
         KeysUsageIdentityModule.forRoot({ ...moduleOptionsFrom(config), mountControllers: false }),
+        // Events (member.removed, usage.threshold) go to the outbox; the server's relay delivers them.
+        EventOutboxModule,
       ],
       providers: [DirectoryAdminRepository, DirectoryAdminService],
     };

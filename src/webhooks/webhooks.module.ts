@@ -1,6 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { EventOutbox } from '../events/event-outbox.js';
+import { EventOutboxModule } from '../events/event-outbox.module.js';
 import { LeakedKeysController } from '../leaks/leaked-keys.controller.js';
 import { LeakedKeysService } from '../leaks/leaked-keys.service.js';
 import { GITHUB_SCANNING_KEYS, GithubScanningKeys } from '../leaks/github-keys.js';
@@ -22,8 +22,8 @@ export interface EventsModuleOptions {
 
 /**
  * Events out: the outbox relay and delivery workers (pg-boss), webhook endpoints, and leaked-key
- * revocation. Global only so that the key and usage services see EventOutbox (and so write their
- * events): without this module nothing is written to the outbox. Registers no global guard or filter.
+ * revocation. It imports EventOutboxModule, which turns event writing on for the key, usage and
+ * directory services. Registers no global guard or filter.
  */
 @Global()
 @Module({})
@@ -31,20 +31,19 @@ export class EventsModule {
   static register(options: EventsModuleOptions): DynamicModule {
     return {
       module: EventsModule,
-      imports: [TypeOrmModule.forFeature([WebhookEndpointEntity, WebhookDeliveryEntity])],
+      imports: [EventOutboxModule, TypeOrmModule.forFeature([WebhookEndpointEntity, WebhookDeliveryEntity])],
       controllers: [WebhooksController, LeakedKeysController],
       providers: [
         { provide: EVENTS_SETTINGS, useValue: options.events },
         { provide: GITHUB_SCANNING_KEYS, useValue: new GithubScanningKeys(options.githubKeys) },
         { provide: REPORT_LIMIT, useValue: options.reportLimit },
         ReportThrottle,
-        EventOutbox,
         WebhooksRepository,
         WebhookDispatcher,
         WebhooksService,
         LeakedKeysService,
       ],
-      exports: [EventOutbox, WebhookDispatcher, WebhooksService, LeakedKeysService],
+      exports: [WebhookDispatcher, WebhooksService, LeakedKeysService],
     };
   }
 }

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
 import { TestClock } from '../support/clock.js';
+import { runCli } from '../support/processes.js';
+import { TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -85,6 +87,31 @@ describe('the event catalogue: thresholds and expiry', () => {
     expect(receiver.received.some((r) => r.body.includes(soon.id) && r.verified!.data.window === '7d')).toBe(false);
     expect(receiver.received.some((r) => r.body.includes(soon.id) && r.verified!.data.window === '1d')).toBe(true);
   });
+
+  it('api_key.rotated from rotation, api_key.revoked from an admin revoke, member.removed from the operator CLI', async () => {
+    const w = await subscribed(['api_key.rotated', 'api_key.revoked', 'member.removed']);
+    const key = (await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'r' })).body;
+    const rotated = await t.api.post(`/api-keys/${key.id}/rotate`, w.session, { grace_period_seconds: 60 });
+    expect(rotated.status).toBe(201);
+    await receiver.until(() => forOrg('api_key.rotated', w.orgId).length === 1);
+    const data = forOrg('api_key.rotated', w.orgId)[0].verified!.data;
+    expect(data).toMatchObject({ id: key.id, lookup: rotated.body.lookup, previous_lookup: key.lookup });
+    expect(JSON.stringify(data)).not.toContain(rotated.body.key);
+
+    expect((await t.api.delete(`/orgs/${w.orgId}/api-keys/${key.id}`, w.session)).status).toBe(204);
+    await receiver.until(() => forOrg('api_key.revoked', w.orgId).length === 1);
+    expect(forOrg('api_key.revoked', w.orgId)[0].verified!.data).toMatchObject({ id: key.id, revoked_by: w.userId });
+
+    const leaver = await t.seed.user();
+    await t.seed.member(w.orgId, leaver.id, 'member');
+    const removed = await runCli(['member', 'remove', '--org', w.orgId, '--user', leaver.id], {
+      DATABASE_URL: t.db.url, NODE_ENV: 'test', SESSION_JWT_SECRET: TEST_SESSION_SECRET, DB_MIGRATE: 'false',
+    });
+    expect(removed.code, removed.stderr).toBe(0);
+    // Written by the CLI process, delivered by the server's relay.
+    await receiver.until(() => forOrg('member.removed', w.orgId).length === 1);
+    expect(forOrg('member.removed', w.orgId)[0].verified!.data).toMatchObject({ org_id: w.orgId, user_id: leaver.id, role: 'member' });
+  }, 60_000);
 
   it('the scan is a pg-boss schedule', async () => {
     const { rows } = await t.db.pool.query(`SELECT name, cron FROM pgboss.schedule`);

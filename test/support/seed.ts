@@ -28,11 +28,12 @@ export class Seeder {
     return { id: rows[0].id, email };
   }
 
-  async member(orgId: string, userId: string, role: Role): Promise<void> {
+  /** Adds (or changes the role of) a member; `joinedAt` pins the membership's time (default now()). */
+  async member(orgId: string, userId: string, role: Role, joinedAt?: Date): Promise<void> {
     await this.pool.query(
-      `INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, $3)
+      `INSERT INTO memberships (org_id, user_id, role, created_at) VALUES ($1, $2, $3, COALESCE($4, now()))
        ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
-      [orgId, userId, role],
+      [orgId, userId, role, joinedAt ?? null],
     );
   }
 
@@ -61,9 +62,9 @@ export class Seeder {
   }
 
   /** Another member of `orgId` with `role`, a workspace there, and a session. */
-  async colleague(orgId: string, role: Role) {
+  async colleague(orgId: string, role: Role, joinedAt?: Date) {
     const user = await this.user();
-    await this.member(orgId, user.id, role);
+    await this.member(orgId, user.id, role, joinedAt);
     await this.workspace(orgId, user.id);
     return { orgId, userId: user.id, email: user.email, session: this.session(user.id, user.email) };
   }
