@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { PgBoss, type JobInsert, type JobWithMetadata } from 'pg-boss';
 import { Settings } from '../core/settings.js';
 import { EventOutbox } from '../events/event-outbox.js';
@@ -37,7 +37,7 @@ export function deliveryJobId(eventId: string, endpointId: string): string {
  * Unix socket and never holds the app's single connection.
  */
 @Injectable()
-export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
   private boss: PgBoss | null = null;
   private relayTimer: NodeJS.Timeout | null = null;
@@ -102,12 +102,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     void this.relay();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /** No new relay runs; nothing awaited here, so the HTTP server stops accepting without delay. */
+  beforeApplicationShutdown(): void {
     this.stopping = true;
     if (this.relayTimer) clearInterval(this.relayTimer);
+  }
+
+  /** After the HTTP server closed: let a running relay finish and in-flight deliveries end (pg-boss waits up to 5 s). */
+  async onApplicationShutdown(): Promise<void> {
     await this.relaying;
-    await this.boss?.stop({ graceful: true, timeout: 5_000 });
+    const boss = this.boss;
     this.boss = null;
+    await boss?.stop({ graceful: true, timeout: 5_000 });
   }
 
   /** Sends one event to one endpoint now (the test event, a retry through the API), as a new job. */
