@@ -16,6 +16,8 @@ export const EXPIRY_SCAN_QUEUE = 'events-expiry-scan';
 const RELAY_BATCH = 100;
 const SCAN_BATCH = 500;
 const DAY_MS = 86_400_000;
+/** How long the delivery log keeps an attempt. */
+export const DELIVERY_RETENTION_DAYS = 30;
 
 /** The message a delivery job carries: the event as receivers get it, and where it goes. */
 export interface DeliverJob {
@@ -244,6 +246,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       } while (n === SCAN_BATCH);
     }
     if (total > 0) this.outbox.written();
+    await this.prune(now);
     return total;
+  }
+
+  /** Retention, in bounded batches on the same schedule: delivery logs after 30 days, past days' threshold marks after 2. */
+  async prune(now: Date): Promise<void> {
+    const deliveriesBefore = new Date(now.getTime() - DELIVERY_RETENTION_DAYS * DAY_MS);
+    const marksBefore = new Date(now.getTime() - 2 * DAY_MS);
+    for (let i = 0; i < 10 && (await this.repo.pruneDeliveries(deliveriesBefore, SCAN_BATCH)) === SCAN_BATCH; i++);
+    for (let i = 0; i < 10 && (await this.repo.pruneThresholdMarks(marksBefore, SCAN_BATCH)) === SCAN_BATCH; i++);
   }
 }
