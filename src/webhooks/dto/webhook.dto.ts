@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsArray, IsBoolean, IsOptional, IsString, registerDecorator, type ValidationOptions } from 'class-validator';
+import { IsArray, IsBoolean, IsString, registerDecorator, ValidateIf, type ValidationOptions } from 'class-validator';
 import { PageQuery } from '../../common/pagination.js';
 import { EachIn, IsStorableText, MaxStringLength } from '../../common/validation.js';
 import { EVENT_TYPES } from '../../events/event-types.js';
@@ -38,6 +38,9 @@ function ArrayCount(min: number, max: number, message: string) {
     });
 }
 
+/** Optional, but a JSON null is a wrong type, not an omission (null cannot be stored). */
+const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
+
 const EVENT_TYPES_DOC = `Event types to receive: ${EVENT_TYPES.join(', ')}.`;
 
 @ApiSchema({ name: 'CreateWebhookRequest' })
@@ -54,7 +57,7 @@ export class CreateWebhookDto {
   event_types: string[];
 
   @ApiPropertyOptional({ maxLength: 200, description: 'A label for people; default "".' })
-  @IsOptional()
+  @present('description')
   @IsString({ message: 'description must be a string' })
   @MaxStringLength(200)
   @IsStorableText()
@@ -64,25 +67,25 @@ export class CreateWebhookDto {
 @ApiSchema({ name: 'UpdateWebhookRequest' })
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: 2048 })
-  @IsOptional()
+  @present('url')
   @IsString({ message: 'url must be a string' })
   @IsWebhookUrl()
   url?: string;
 
   @ApiPropertyOptional({ type: [String], enum: EVENT_TYPES, description: EVENT_TYPES_DOC })
-  @IsOptional()
+  @present('event_types')
   @IsArray({ message: 'event_types must be an array of event types' })
   @ArrayCount(1, EVENT_TYPES.length, `event_types must name 1 to ${EVENT_TYPES.length} event types`)
   @EachIn(EVENT_TYPES, { message: `event_types may only contain ${EVENT_TYPES.join(', ')}` })
   event_types?: string[];
 
   @ApiPropertyOptional({ description: 'false stops deliveries; true resumes them and clears the failing mark.' })
-  @IsOptional()
+  @present('enabled')
   @IsBoolean({ message: 'enabled must be a boolean' })
   enabled?: boolean;
 
   @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional()
+  @present('description')
   @IsString({ message: 'description must be a string' })
   @MaxStringLength(200)
   @IsStorableText()
