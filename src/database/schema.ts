@@ -11,9 +11,14 @@ import { AuthFailureCounts1764100000000 } from './migrations/1764100000000-auth-
 import { AuditEvents1764200000000 } from './migrations/1764200000000-audit-events.js';
 import { ApiKeyRotation1764200001000 } from './migrations/1764200001000-api-key-rotation.js';
 import { UsageHistory1764300000000 } from './migrations/1764300000000-usage-history.js';
+import { Events1764400000000 } from './migrations/1764400000000-events.js';
 import { VerificationCache1764500000000 } from './migrations/1764500000000-verification-cache.js';
 import { UsersEmailCitext1764600000000 } from './migrations/1764600000000-users-email-citext.js';
+import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
+import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
-export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity];
-export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000, VerificationCache1764500000000, UsersEmailCitext1764600000000];
+export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity,
+  EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity];
+export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000,
+  Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000];

@@ -37,6 +37,11 @@ export function jsonDepthExceeds(text: string, limit = MAX_JSON_DEPTH): boolean 
  * U+FFFD) and the nesting at most MAX_JSON_DEPTH deep (deeper bodies overflowed the validator's
  * stack); each answers a 400 naming the limit, before any validation.
  */
+/** A request whose JSON body's text was kept as received. */
+export interface RawBodyCarrier {
+  rawBody?: string;
+}
+
 export function deferJsonErrors(fastify: FastifyInstance): void {
   const parse = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
@@ -47,6 +52,8 @@ export function deferJsonErrors(fastify: FastifyInstance): void {
       return;
     }
     const text = bytes.toString('utf8');
+    // Signed webhooks in (POST /secret-scanning/github) are verified over the exact bytes received.
+    (request as RawBodyCarrier).rawBody = text;
     if (jsonDepthExceeds(text)) {
       done(null, new DeferredBodyError(new BadRequestException(`The request body nests deeper than ${MAX_JSON_DEPTH} levels (the limit)`)));
       return;

@@ -55,6 +55,8 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
     .addTag('identity', 'Who the caller is')
     .addTag('operations', 'Health probes and metrics (unauthenticated by default)')
     .addTag('account', 'The browser account page (public HTML; it calls the API with a session)')
+    .addTag('webhooks', "An org's webhook endpoints and their delivery log: Standard Webhooks signing (owners and admins, browser session only)")
+    .addTag('leaked keys', 'Revocation of leaked keys by whoever finds them: GitHub secret scanning, or anyone holding the key (no credential)')
     // Relative: the API is wherever this document was fetched from.
     .addServer('/', 'This deployment')
     .build();
@@ -80,6 +82,11 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   if (mint && !('$ref' in mint)) mint.additionalProperties = false;
   const rotate = document.components?.schemas?.RotateApiKeyRequest;
   if (rotate && !('$ref' in rotate)) rotate.additionalProperties = false;
+  // Events out (issue 17): the same rule for its request bodies.
+  for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RevokeCredentialsRequest']) {
+    const body = document.components?.schemas?.[name];
+    if (body && !('$ref' in body)) body.additionalProperties = false;
+  }
   return document;
 }
 
