@@ -39,6 +39,8 @@ const state = {
   revealedRowId: null,
   revealCopied: false,
   orgKeysCursor: null,
+  /** user id → e-mail of the org's members (owners and admins only). */
+  members: new Map(),
   auditCursor: null,
 };
 
@@ -702,11 +704,10 @@ function toggleDetails(id) {
 async function loadKeyUsage(key, slot) {
   if (!slot) return;
   slot.replaceChildren(h('div', { class: 'skeleton-chart', 'aria-hidden': 'true' }));
-  const days = last30Days();
   try {
-    const data = await api('GET', `/api-keys/${encodeURIComponent(key.id)}/usage?from=${days[0]}&to=${days[29]}`);
-    const series = seriesOf(listOf(data, 'days', 'daily', 'usage', 'items'), days, (d) => numberOf(d, ['requests', 'count', 'uses', 'calls', 'total']));
-    slot.replaceChildren(chart(`Requests with ${keyName(key)}, last 30 days`, series, `key-${key.id}`));
+    const data = await api('GET', `/api-keys/${encodeURIComponent(key.id)}/usage`);
+    const series = seriesOf(listOf(data, 'days'), totalOf);
+    slot.replaceChildren(h('p', { class: 'facts-title', text: 'Usage charged with this key' }), chart(`Units charged with ${keyName(key)} per day (queries, imports and captures), last 30 days`, series, `key-${key.id}`));
   } catch (err) {
     if (handledElsewhere(err)) return;
     if (isMissingRoute(err)) slot.replaceChildren(h('p', { class: 'muted', text: 'Usage per key is not available on this deployment.' }));
@@ -1013,10 +1014,9 @@ async function loadUsage({ quiet = false } = {}) {
   const section = $('usage');
   if (!quiet) section.setAttribute('aria-busy', 'true');
   try {
-    const days = last30Days();
     const [usage, daily] = await Promise.all([
       api('GET', '/usage'),
-      api('GET', `/usage/daily?from=${days[0]}&to=${days[29]}`).catch((err) => (isMissingRoute(err) ? null : Promise.reject(err))),
+      api('GET', '/usage/daily').catch((err) => (isMissingRoute(err) ? null : Promise.reject(err))),
     ]);
     clearAlert($('usage-error'));
     state.usage = usage;
@@ -1052,11 +1052,14 @@ function numberOf(row, names) {
   return 0;
 }
 
-/** One value per day of `days` (missing days are 0). */
-function seriesOf(rows, days, pick) {
-  const byDay = new Map(rows.map((r) => [String(r.date ?? r.day ?? '').slice(0, 10), r]));
-  return days.map((day) => ({ day, value: byDay.has(day) ? pick(byDay.get(day)) : 0 }));
+/** One value per day: the server's days (oldest first, zeros included), else the last 30 with zeros. */
+function seriesOf(rows, pick) {
+  if (rows.length > 0) return rows.map((r) => ({ day: String(r.day ?? r.date ?? '').slice(0, 10), value: pick(r) }));
+  return last30Days().map((day) => ({ day, value: 0 }));
 }
+
+/** Everything a day's row charged: the query wallet, imports and captures. */
+const totalOf = (row) => numberOf(row, ['mcp_queries']) + numberOf(row, ['imports']) + numberOf(row, ['captures']);
 
 /** A 30-day bar chart: inline SVG for the eye, a table for screen readers. */
 function chart(title, series, id) {
@@ -1107,7 +1110,7 @@ function meter(spec, { used, limit }, note) {
   let history = null;
   if (state.daily) {
     const pick = id === 'queries' ? (row) => numberOf(row, spec.daily) || numberOf(row, ['asks']) + numberOf(row, ['retrieves']) : (row) => numberOf(row, spec.daily);
-    history = chart(`${label} per day, last 30 days`, seriesOf(state.daily, last30Days(), pick), id);
+    history = chart(`${label} per day, last 30 days`, seriesOf(state.daily, pick), id);
   }
   return h(
     'div',
@@ -1154,8 +1157,20 @@ async function loadOrgAdmin() {
     show(section, false);
     return;
   }
+  await loadMembers();
   const shown = await Promise.all([loadOrgKeys(), loadAudit(), loadWebhooks()]);
   show(section, shown.some(Boolean));
+}
+
+/** Member e-mails by user id, to name who minted a key or acted in the audit log. */
+async function loadMembers() {
+  state.members = new Map();
+  try {
+    const data = await api('GET', `/orgs/${encodeURIComponent(state.me.org_id)}/members?limit=100`);
+    for (const m of listOf(data, 'members', 'items')) if (m.user_id && m.email) state.members.set(m.user_id, m.email);
+  } catch (err) {
+    if (!handledElsewhere(err)) state.members = new Map();
+  }
 }
 
 function dataTable(caption, headers, rows) {
@@ -1205,7 +1220,7 @@ async function loadOrgKeys({ more = false } = {}) {
       const keys = listOf(data, 'keys', 'items');
       const rows = keys.map((key) => {
         const badge = keyBadge(key);
-        const owner = key.user_email ?? key.owner_email ?? key.created_by?.email ?? key.email ?? key.user_id ?? '';
+        const owner = key.user_email ?? state.members.get(key.user_id) ?? key.user_id ?? '';
         return h(
           'tr',
           { 'data-org-key-id': key.id, 'data-status': keyStatus(key) },
@@ -1231,11 +1246,31 @@ async function loadOrgKeys({ more = false } = {}) {
   return next !== false;
 }
 
+/** The audit filter's actions, from the route's own OpenAPI enum (so new actions appear by themselves). */
+function fillAuditActions() {
+  const select = /** @type {HTMLSelectElement} */ ($('audit-action'));
+  if (select.options.length > 1) return;
+  const params = state.paths?.['/orgs/{org_id}/audit-events']?.get?.parameters ?? [];
+  const actions = params.find((p) => p.name === 'action')?.schema?.enum ?? [];
+  select.append(...actions.map((a) => h('option', { value: a, text: a })));
+}
+
+/** "you", a member's e-mail (GET /orgs/{id}/members, where it exists), or what the event says. */
+function actorName(actor) {
+  if (!actor) return '';
+  if (actor.type !== 'user') return actor.source ? `${actor.type} (${actor.source})` : actor.type;
+  if (actor.id === state.me?.user_id) return 'you';
+  return state.members?.get(actor.id) ?? actor.id ?? 'user';
+}
+
 async function loadAudit({ more = false } = {}) {
+  fillAuditActions();
   const org = encodeURIComponent(state.me.org_id);
   const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
-  const action = $('audit-action').value.trim();
+  const action = $('audit-action').value;
   if (action) query.set('action', action);
+  const sinceDays = Number($('audit-since').value);
+  if (sinceDays) query.set('since', new Date(Date.now() - sinceDays * DAY * 1000).toISOString());
   if (more && state.auditCursor) query.set('cursor', state.auditCursor);
   const next = await loadAdminList({
     block: 'audit-block',
@@ -1247,9 +1282,9 @@ async function loadAudit({ more = false } = {}) {
     render: (data) => {
       const events = listOf(data, 'events', 'audit_events', 'items');
       const rows = events.map((e) => {
-        const at = e.occurred_at ?? e.created_at ?? e.at;
-        const actor = e.actor_email ?? e.actor?.email ?? e.actor_id ?? e.actor?.id ?? '';
-        const target = e.target_id ?? e.target?.id ?? e.key_id ?? '';
+        const at = e.created_at ?? e.occurred_at;
+        const actor = actorName(e.actor);
+        const target = e.target ? `${e.target.type} ${e.target.id}` : '';
         return h(
           'tr',
           {},
