@@ -1319,9 +1319,9 @@ async function loadWebhooks() {
         h(
           'tr',
           { 'data-webhook-id': w.id },
-          h('th', { scope: 'row', 'data-label': 'URL' }, h('code', { class: 'masked-key', text: w.url ?? '' })),
-          h('td', { 'data-label': 'Events', text: Array.isArray(w.events) ? w.events.join(', ') : Array.isArray(w.event_types) ? w.event_types.join(', ') : 'All' }),
-          h('td', { 'data-label': 'State' }, h('span', { class: `badge status ${w.enabled === false || w.disabled_at ? 'expired' : 'active'}`, text: w.enabled === false || w.disabled_at ? 'Disabled' : 'Enabled' })),
+          h('th', { scope: 'row', 'data-label': 'URL' }, h('code', { class: 'masked-key', text: w.url ?? '' }), w.description ? h('span', { class: 'hint block', text: w.description }) : null),
+          h('td', { 'data-label': 'Events', text: Array.isArray(w.event_types) && w.event_types.length ? w.event_types.join(', ') : 'All events' }),
+          h('td', { 'data-label': 'State' }, webhookBadge(w)),
           h('td', { 'data-label': 'Deliveries', class: 'cell-actions' }, h('button', { type: 'button', class: 'button ghost small', 'aria-label': `Deliveries to ${w.url}`, text: 'Deliveries', 'aria-expanded': 'false', onclick: (e) => void toggleDeliveries(w, e.currentTarget) })),
         ),
       );
@@ -1329,6 +1329,12 @@ async function loadWebhooks() {
     },
   });
   return next !== false;
+}
+
+function webhookBadge(w) {
+  if (w.enabled === false) return h('span', { class: 'badge status expired', text: 'Disabled' });
+  if (w.failing_since) return h('span', { class: 'badge status revoked', title: `Failing since ${exactTime(w.failing_since)}`, text: 'Failing' });
+  return h('span', { class: 'badge status active', text: 'Enabled' });
 }
 
 async function toggleDeliveries(hook, button) {
@@ -1349,14 +1355,15 @@ async function toggleDeliveries(hook, button) {
       deliveries.length
         ? dataTable(
             `Latest deliveries to ${hook.url}`,
-            ['When', 'Event', 'Result'],
+            ['When', 'Event', 'Attempt', 'Result'],
             deliveries.map((d) =>
               h(
                 'tr',
                 {},
                 h('td', {}, timeCell(d.created_at ?? d.attempted_at ?? d.delivered_at, '')),
-                h('th', { scope: 'row' }, h('code', { text: d.event_type ?? d.type ?? d.event ?? '' })),
-                h('td', { text: `${d.status ?? ''}${d.response_status ? ` (HTTP ${d.response_status})` : ''}` }),
+                h('th', { scope: 'row' }, h('code', { text: d.event_type ?? '' })),
+                h('td', { text: String(d.attempt ?? '') }),
+                h('td', { text: `${d.status ?? ''}${d.response_status ? ` (HTTP ${d.response_status})` : ''}${d.error ? `: ${d.error}` : ''}` }),
               ),
             ),
           )
