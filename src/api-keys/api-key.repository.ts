@@ -118,6 +118,12 @@ export class ApiKeyRepository {
     });
   }
 
+  /** Who owns a key and which org it is bound to; null when there is no such key. */
+  async findOwnership(keyId: string): Promise<{ userId: string; orgId: string } | null> {
+    const rows: Array<{ user_id: string; org_id: string }> = await this.db.query(`SELECT user_id, org_id FROM api_keys WHERE id = $1`, [keyId]);
+    return rows[0] ? { userId: rows[0].user_id, orgId: rows[0].org_id } : null;
+  }
+
   /**
    * Soft-revokes a key the caller owns. An already revoked key keeps its first `revoked_at`.
    * Returns false when there is no such key or it is someone else's (one statement, same path).

@@ -14,9 +14,15 @@ export class AdminModule {
       module: AdminModule,
       imports: [
         TypeOrmModule.forRootAsync({ useFactory: () => ({}) as DataSourceOptions, dataSourceFactory: () => dataSource() }),
-        KeysUsageIdentityModule.forRoot({ ...moduleOptionsFrom(config), mountControllers: false }),
+        // A CLI command is short-lived: it never prunes usage history (the servers do).
+        KeysUsageIdentityModule.forRoot(adminOptions(config)),
       ],
       providers: [DirectoryAdminRepository, DirectoryAdminService],
     };
   }
+}
+
+function adminOptions(config: AppConfig) {
+  const options = moduleOptionsFrom(config);
+  return { ...options, usage: { ...options.usage, pruneEveryMs: 0 }, mountControllers: false };
 }

@@ -1,11 +1,14 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { BadRequestException, type INestApplicationContext } from '@nestjs/common';
+import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { isPlan, isRole, isUuid, PLANS, ROLES } from '../common/roles.js';
 import { buildAppConfig, ConfigError, loadEnvironment } from '../config/app-config.js';
 import { fillDevelopmentSecrets } from '../config/dev-secrets.js';
 import { openDatabase } from '../database/open-database.js';
-import { isMeter, METERS, UsageLimitExceededError } from '../usage/meters.js';
+import { isMeter, METERS, UnknownOrgError, UsageLimitExceededError } from '../usage/meters.js';
+import { UsageExporter } from '../usage/usage-export.js';
 import { AdminModule } from './admin.module.js';
 import { AdminError, DirectoryAdminService } from './directory-admin.service.js';
 
@@ -19,15 +22,23 @@ const USAGE = `Usage: npm run --silent admin -- <command> [flags]
   workspace create --org <org-id> --user <user-id>
   session --user <user-id> [--org <org-id>] [--ttl <seconds>]
   usage record --org <org-id> --meter asks|retrieves|imports|captures [--count <n>]
+  usage export --org <org-id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--by-key] [--format csv|jsonl]
 
-Each command prints one JSON object on stdout; errors go to stderr with a non-zero exit.`;
+Each command prints one JSON object on stdout (usage export streams CSV or JSON Lines);
+errors go to stderr with a non-zero exit.`;
 
 class UsageError extends Error {}
 
 type Flags = Record<string, string | undefined>;
-type Command = (svc: DirectoryAdminService, f: Flags) => Promise<object>;
+type Command = (svc: DirectoryAdminService, f: Flags, app: INestApplicationContext) => Promise<object | Lines>;
 
-const FLAGS = ['name', 'plan', 'org', 'email', 'id', 'user', 'role', 'ttl', 'meter', 'count'] as const;
+/** What a streaming command returns: lines written to stdout as they come. */
+class Lines {
+  constructor(readonly lines: AsyncIterable<string>) {}
+}
+
+const FLAGS = ['name', 'plan', 'org', 'email', 'id', 'user', 'role', 'ttl', 'meter', 'count', 'from', 'to', 'format'] as const;
+const BOOLEAN_FLAGS = ['by-key'] as const;
 
 function need(f: Flags, name: string): string {
   const v = f[name];
@@ -97,24 +108,50 @@ const COMMANDS: Record<string, { flags: readonly string[]; run: Command }> = {
       return s.recordUsage(uuid(f, 'org'), meter, int(f, 'count', 1, 1, 1_000_000));
     },
   },
+  'usage export': {
+    flags: ['org', 'from', 'to', 'by-key', 'format'],
+    run: async (_s, f, app) => {
+      const format = f.format ?? 'csv';
+      if (format !== 'csv' && format !== 'jsonl') throw new UsageError(`--format must be csv or jsonl, got "${format}"`);
+      const orgId = uuid(f, 'org');
+      try {
+        return new Lines(await app.get(UsageExporter).open(orgId, { from: f.from, to: f.to }, f['by-key'] !== undefined, format));
+      } catch (error) {
+        if (error instanceof UnknownOrgError) throw new AdminError(`no org with id ${orgId}`);
+        // The range checks speak of the HTTP parameters; here they are flags.
+        if (error instanceof BadRequestException) throw new UsageError(`--${error.message}`);
+        throw error;
+      }
+    },
+  },
 };
 
 function parse(argv: string[]): { key: string; flags: Flags } {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: Object.fromEntries(FLAGS.map((n) => [n, { type: 'string' as const }])),
+    options: {
+      ...Object.fromEntries(FLAGS.map((n) => [n, { type: 'string' as const }])),
+      ...Object.fromEntries(BOOLEAN_FLAGS.map((n) => [n, { type: 'boolean' as const }])),
+    },
     allowPositionals: true,
     strict: true,
   });
   const key = positionals.length >= 2 && COMMANDS[`${positionals[0]} ${positionals[1]}`] ? `${positionals[0]} ${positionals[1]}` : positionals[0];
   if (!key || !COMMANDS[key]) throw new UsageError(positionals.length ? `unknown command "${positionals.join(' ')}"` : 'no command given');
   if (positionals.length !== key.split(' ').length) throw new UsageError(`unexpected argument "${positionals.at(-1)}"`);
-  const flags = values as Flags;
+  const flags = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v === true ? '' : v])) as Flags;
   const allowed = COMMANDS[key].flags;
   for (const name of Object.keys(flags)) {
     if (!allowed.includes(name)) throw new UsageError(`--${name} is not a flag of "${key}"`);
   }
   return { key, flags };
+}
+
+/** Streams lines to stdout, waiting whenever the pipe is full. */
+async function writeLines(lines: AsyncIterable<string>): Promise<void> {
+  for await (const line of lines) {
+    if (!process.stdout.write(line)) await once(process.stdout, 'drain');
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -136,8 +173,9 @@ async function main(argv: string[]): Promise<number> {
     abortOnError: false,
   });
   try {
-    const result = await COMMANDS[command.key].run(app.get(DirectoryAdminService), command.flags);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    const result = await COMMANDS[command.key].run(app.get(DirectoryAdminService), command.flags, app);
+    if (result instanceof Lines) await writeLines(result.lines);
+    else process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {
     await app.close();

@@ -90,6 +90,14 @@ export class EnvironmentVariables {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
+  /** Days of daily usage history kept (issue 16). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3660)
+  USAGE_RETENTION_DAYS = 400;
+
+  /** off: charge transactions commit with synchronous_commit = off (see README, "Durability of charges"). */
+  @Transform(toBool) @IsBoolean()
+  USAGE_SYNCHRONOUS_COMMIT = true;
+
   /** json (one object per line) or pretty; unset: pretty when NODE_ENV=development, else json. */
   @Transform(emptyToUndefined) @IsOptional() @IsIn(['json', 'pretty'])
   LOG_FORMAT?: 'json' | 'pretty';
@@ -183,5 +191,6 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     },
     planLimits: config.planLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
+    usage: { retentionDays: env.USAGE_RETENTION_DAYS, synchronousCommit: env.USAGE_SYNCHRONOUS_COMMIT },
   };
 }

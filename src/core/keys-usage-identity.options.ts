@@ -25,6 +25,20 @@ export interface KeysUsageIdentityOptions {
   planLimits?: PlanLimits;
   /** Failed authentications per client address per minute before 429; 0 turns throttling off. */
   authFailureLimit?: number;
+  /** Usage history and charging (issue 16). */
+  usage?: UsageOptions;
   /** Time source; tests inject a fixed clock. */
   clock?: Clock;
+}
+
+export interface UsageOptions {
+  /** Days of daily history kept per org, meter and credential (default 400); older days are pruned in bounded batches. */
+  retentionDays?: number;
+  /** How often the pruning runs, in ms (default one hour; 0 = never, e.g. for a CLI). */
+  pruneEveryMs?: number;
+  /**
+   * `false` commits charge transactions with `synchronous_commit = off`: faster, but a database
+   * crash can lose the last few hundred milliseconds of committed charges (see README). Default true.
+   */
+  synchronousCommit?: boolean;
 }

@@ -17,6 +17,9 @@ export class Settings {
   readonly planLimits: PlanLimits;
   readonly authFailureLimit: number;
   readonly clock: Clock;
+  readonly usageRetentionDays: number;
+  readonly usagePruneEveryMs: number;
+  readonly usageSynchronousCommit: boolean;
 
   constructor(options: KeysUsageIdentityOptions) {
     this.apiKeySecret = options.apiKeySecret ? createSecretKey(Buffer.from(options.apiKeySecret, 'utf8')) : null;
@@ -32,6 +35,10 @@ export class Settings {
     this.planLimits = options.planLimits ?? DEFAULT_PLAN_LIMITS;
     this.authFailureLimit = options.authFailureLimit ?? 30;
     this.clock = options.clock ?? new SystemClock();
+    this.usageRetentionDays = options.usage?.retentionDays ?? 400;
+    if (!Number.isSafeInteger(this.usageRetentionDays) || this.usageRetentionDays < 1) throw new Error('usage.retentionDays must be a positive integer');
+    this.usagePruneEveryMs = options.usage?.pruneEveryMs ?? 3_600_000;
+    this.usageSynchronousCommit = options.usage?.synchronousCommit ?? true;
   }
 
   get keysConfigured(): boolean {

@@ -41,3 +41,17 @@ describe('ChargeInterceptor', () => {
     expect(bug).not.toBeInstanceOf(HttpException);
   });
 });
+
+describe('ChargeInterceptor attribution', () => {
+  it('charges as the request’s principal, so the charge is attributed to its key or user', async () => {
+    const calls: unknown[][] = [];
+    const usage = { charge: async (...args: unknown[]) => (calls.push(args), { orgId: 'o', meter: 'captures', count: 1 }) } as unknown as UsageService;
+    const interceptor = new ChargeInterceptor(new Reflector(), usage, settings);
+    const keyPrincipal = { ...principal, keyId: 'k' } as Principal;
+    const { ctx } = context(keyPrincipal);
+
+    await interceptor.intercept(ctx, { handle: () => of('done') });
+
+    expect(calls).toEqual([['o', 'captures', 1, keyPrincipal]]);
+  });
+});

@@ -50,7 +50,7 @@ export class ChargeInterceptor implements NestInterceptor {
     if (!principal.orgId) throw new HttpException('No organisation selected: send the X-Org-Id header', HttpStatus.BAD_REQUEST);
     let charge: ChargeResult;
     try {
-      charge = await this.usage.charge(principal.orgId, spec.meter, spec.count);
+      charge = await this.usage.charge(principal.orgId, spec.meter, spec.count, principal);
     } catch (error) {
       if (error instanceof UsageLimitExceededError) {
         const now = this.settings.clock.now().getTime();

@@ -44,3 +44,17 @@ export class UnknownOrgError extends Error {
     this.name = 'UnknownOrgError';
   }
 }
+
+/** Who made a charge: an API key (by id), a session (by its user) or the system (host code, the CLI). */
+export type CredentialKind = 'api_key' | 'session' | 'system';
+
+export interface Attribution {
+  kind: CredentialKind;
+  /** The key's id, the session's user id, or the nil UUID for the system. */
+  credentialId: string;
+  /** The key's owner or the session's user; null for the system. */
+  userId: string | null;
+}
+
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+export const SYSTEM_ATTRIBUTION: Attribution = Object.freeze({ kind: 'system', credentialId: NIL_UUID, userId: null });

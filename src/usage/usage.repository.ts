@@ -2,45 +2,100 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
-import { MAX_LIMIT, type Limit } from '../common/plan-limits.js';
+import type { Limit, MeterLimits } from '../common/plan-limits.js';
+import type { Plan } from '../common/roles.js';
 import { TurnBatcher } from '../common/turn-batcher.js';
-import type { Counters, Meter } from './meters.js';
+import { Settings } from '../core/settings.js';
+import type { Attribution, Counters, CredentialKind, Meter } from './meters.js';
 
-// What a limit is checked against, per meter (the wallet is asks + retrieves), in bigint so the
-// sum itself can never overflow.
-const USED: Record<Meter, string> = {
-  asks: 'c.asks::bigint + c.retrieves',
-  retrieves: 'c.asks::bigint + c.retrieves',
-  imports: 'c.imports::bigint',
-  captures: 'c.captures::bigint',
-};
-
-/**
- * One statement per charge: insert today's row or add to it, but only while the limit holds.
- * ON CONFLICT DO UPDATE locks the row and re-checks the WHERE against the latest committed
- * version, so concurrent charges from any number of processes never pass the limit, and a
- * refused charge writes nothing. Every meter, unlimited ones included, is also bounded by
- * what its integer column holds, so a charge is refused cleanly rather than overflowing.
- */
-function chargeSql(meter: Meter): string {
-  return `
-    INSERT INTO usage_counters AS c (org_id, day, ${meter})
-    SELECT $1::uuid, $2::date, $3::int WHERE $4::int IS NULL OR $3::int <= $4::int
-    ON CONFLICT (org_id, day) DO UPDATE SET ${meter} = c.${meter} + EXCLUDED.${meter}
-      WHERE c.${meter}::bigint + EXCLUDED.${meter} <= ${MAX_LIMIT}
-        AND ($4::int IS NULL OR ${USED[meter]} + EXCLUDED.${meter} <= $4::int)
-    RETURNING c.asks, c.retrieves, c.imports, c.captures`;
+/** One charge as the batch statement takes it. */
+export interface ChargeRequest {
+  orgId: string;
+  day: string;
+  meter: Meter;
+  count: number;
+  /** The limit this meter is checked against (the wallet for asks and retrieves); null = unlimited. */
+  limit: Limit;
+  /** The plan and all its limits, recorded on the day's row as "what applied that day". */
+  plan: Plan;
+  limits: MeterLimits;
+  by: Attribution;
 }
 
-const CHARGE_SQL = Object.fromEntries((['asks', 'retrieves', 'imports', 'captures'] as const).map((m) => [m, chargeSql(m)])) as Record<Meter, string>;
+/** One UTC day of history: the counters, and the plan and limits recorded with them (null when nothing was charged). */
+export interface DailyRow {
+  day: string;
+  counters: Counters;
+  plan: Plan | null;
+  limits: MeterLimits | null;
+}
 
-// Gives back a charge whose work failed; never below zero, and on the day the charge was made.
+/** One row of `usage export --by-key`. */
+export interface AttributionRow {
+  day: string;
+  kind: CredentialKind;
+  credentialId: string;
+  userId: string | null;
+  counters: Counters;
+}
+
+// Gives back a charge whose work failed, on the day it was made and never below zero, from the
+// org's counter and from the credential's row together (one statement, counter row first).
 const REFUND_SQL = Object.fromEntries(
   (['asks', 'retrieves', 'imports', 'captures'] as const).map((m) => [
     m,
-    `UPDATE usage_counters SET ${m} = GREATEST(${m} - $3::int, 0) WHERE org_id = $1::uuid AND day = $2::date`,
+    `WITH c AS (
+       UPDATE usage_counters SET ${m} = GREATEST(${m} - $3::int, 0) WHERE org_id = $1::uuid AND day = $2::date RETURNING 1
+     )
+     UPDATE usage_attribution SET ${m} = GREATEST(${m} - $3::int, 0)
+      WHERE org_id = $1::uuid AND day = $2::date AND credential_kind = $4 AND credential_id = $5::uuid
+        AND EXISTS (SELECT 1 FROM c)`,
   ]),
 ) as Record<Meter, string>;
+
+const DAY_COLUMNS = `to_char(d.day, 'YYYY-MM-DD') AS day`;
+const COUNTER_COLUMNS = (t: string) =>
+  `COALESCE(${t}.asks, 0) AS asks, COALESCE(${t}.retrieves, 0) AS retrieves, COALESCE(${t}.imports, 0) AS imports, COALESCE(${t}.captures, 0) AS captures`;
+const LIMIT_COLUMNS = `c.plan, c.wallet_limit, c.imports_limit, c.captures_limit`;
+const DAYS = `generate_series($2::date, $3::date, interval '1 day') AS d(day)`;
+
+const ORG_DAILY_SQL = `
+  SELECT ${DAY_COLUMNS}, ${COUNTER_COLUMNS('c')}, ${LIMIT_COLUMNS}
+    FROM ${DAYS}
+    LEFT JOIN usage_counters c ON c.org_id = $1::uuid AND c.day = d.day::date
+   WHERE d.day > COALESCE($4::date, '-infinity'::date)
+   ORDER BY d.day
+   LIMIT $5`;
+
+const CREDENTIAL_DAILY_SQL = `
+  SELECT ${DAY_COLUMNS}, ${COUNTER_COLUMNS('a')}, ${LIMIT_COLUMNS}
+    FROM ${DAYS}
+    LEFT JOIN usage_attribution a ON a.org_id = $1::uuid AND a.day = d.day::date AND a.credential_kind = $4 AND a.credential_id = $5::uuid
+    LEFT JOIN usage_counters c ON c.org_id = $1::uuid AND c.day = d.day::date
+   ORDER BY d.day`;
+
+const ATTRIBUTION_PAGE_SQL = `
+  SELECT to_char(a.day, 'YYYY-MM-DD') AS day, a.credential_kind, a.credential_id, a.user_id, a.asks, a.retrieves, a.imports, a.captures
+    FROM usage_attribution a
+   WHERE a.org_id = $1::uuid AND a.day BETWEEN $2::date AND $3::date
+     AND ($4::date IS NULL OR (a.day, a.credential_kind, a.credential_id) > ($4::date, $5::text, $6::uuid))
+   ORDER BY a.day, a.credential_kind, a.credential_id
+   LIMIT $7`;
+
+interface RawDailyRow extends Counters {
+  day: string;
+  plan: Plan | null;
+  wallet_limit: number | null;
+  imports_limit: number | null;
+  captures_limit: number | null;
+}
+
+const toDaily = (r: RawDailyRow): DailyRow => ({
+  day: r.day,
+  counters: { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures },
+  plan: r.plan,
+  limits: r.plan ? { wallet: r.wallet_limit, imports: r.imports_limit, captures: r.captures_limit } : null,
+});
 
 const readKey = (orgId: string, day: string) => `${orgId.toLowerCase()}|${day}`;
 
@@ -48,20 +103,56 @@ const ZERO: Counters = { asks: 0, retrieves: 0, imports: 0, captures: 0 };
 
 @Injectable()
 export class UsageRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  private sequence = 0;
 
-  /** The counters after the charge, or null when the limit refused it (nothing recorded). */
-  async charge(orgId: string, day: string, meter: Meter, count: number, limit: Limit): Promise<Counters | null> {
-    const result = await this.pool().query<Counters>({
-      name: `kui_charge_${meter}`,
-      text: CHARGE_SQL[meter],
-      values: [orgId, day, count, limit],
-    });
-    return result.rows[0] ?? null;
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly settings: Settings,
+  ) {}
+
+  /**
+   * The counters after the charge, or null when the limit refused it (nothing recorded).
+   * Charges that arrive in the same event-loop turn share one statement and one commit
+   * (`kui_charge_batch`), each still decided alone and in arrival order; the credential's
+   * share is written by the same statement, so attribution costs no round trip.
+   */
+  async charge(request: ChargeRequest): Promise<Counters | null> {
+    return (await this.charges.load({ ...request, seq: ++this.sequence })) ?? null;
   }
 
-  async refund(orgId: string, day: string, meter: Meter, count: number): Promise<void> {
-    await this.pool().query({ name: `kui_refund_${meter}`, text: REFUND_SQL[meter], values: [orgId, day, count] });
+  private readonly charges = new TurnBatcher<ChargeRequest & { seq: number }, Counters>(
+    async (batch) => {
+      const result = await this.pool().query<{ idx: number; r_asks: number; r_retrieves: number; r_imports: number; r_captures: number }>({
+        name: 'kui_charge_batch',
+        text: 'SELECT idx, r_asks, r_retrieves, r_imports, r_captures FROM kui_charge_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+        values: [
+          batch.map((c) => c.orgId),
+          batch.map((c) => c.day),
+          batch.map((c) => c.meter),
+          batch.map((c) => c.count),
+          batch.map((c) => c.limit),
+          batch.map((c) => c.plan),
+          batch.map((c) => c.limits.wallet),
+          batch.map((c) => c.limits.imports),
+          batch.map((c) => c.limits.captures),
+          batch.map((c) => c.by.kind),
+          batch.map((c) => c.by.credentialId),
+          batch.map((c) => c.by.userId),
+          !this.settings.usageSynchronousCommit,
+        ],
+      });
+      return new Map(
+        result.rows.map((r) => [
+          String(batch[r.idx - 1].seq),
+          { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures },
+        ]),
+      );
+    },
+    (c) => String(c.seq),
+  );
+
+  async refund(orgId: string, day: string, meter: Meter, count: number, by: Attribution): Promise<void> {
+    await this.pool().query({ name: `kui_refund_${meter}`, text: REFUND_SQL[meter], values: [orgId, day, count, by.kind, by.credentialId] });
   }
 
   /**
@@ -87,6 +178,53 @@ export class UsageRepository {
     },
     (k) => readKey(k.orgId, k.day),
   );
+
+  /**
+   * Every UTC day from `from` to `to` (inclusive) of an org, days without charges as zeros;
+   * after `afterDay` when given (keyset paging for exports), at most `limit` days.
+   */
+  async orgDaily(orgId: string, from: string, to: string, afterDay: string | null = null, limit = 1000): Promise<DailyRow[]> {
+    const rows: RawDailyRow[] = await this.db.query(ORG_DAILY_SQL, [orgId, from, to, afterDay, limit]);
+    return rows.map(toDaily);
+  }
+
+  /** Every UTC day from `from` to `to` of what one credential charged to an org (zeros included), with the org's recorded limits. */
+  async credentialDaily(orgId: string, kind: CredentialKind, credentialId: string, from: string, to: string): Promise<DailyRow[]> {
+    const rows: RawDailyRow[] = await this.db.query(CREDENTIAL_DAILY_SQL, [orgId, from, to, kind, credentialId]);
+    return rows.map(toDaily);
+  }
+
+  /** One page of an org's attribution rows in (day, kind, credential) order, after the given row. */
+  async attributionPage(
+    orgId: string,
+    from: string,
+    to: string,
+    after: { day: string; kind: CredentialKind; credentialId: string } | null,
+    limit: number,
+  ): Promise<AttributionRow[]> {
+    const rows: Array<Counters & { day: string; credential_kind: CredentialKind; credential_id: string; user_id: string | null }> =
+      await this.db.query(ATTRIBUTION_PAGE_SQL, [orgId, from, to, after?.day ?? null, after?.kind ?? null, after?.credentialId ?? null, limit]);
+    return rows.map((r) => ({
+      day: r.day,
+      kind: r.credential_kind,
+      credentialId: r.credential_id,
+      userId: r.user_id,
+      counters: { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures },
+    }));
+  }
+
+  /**
+   * Deletes at most `batch` rows older than `before` from one history table; returns how many.
+   * Bounded so that pruning never holds locks or a transaction for long.
+   */
+  async pruneBatch(table: 'usage_counters' | 'usage_attribution', before: string, batch: number): Promise<number> {
+    const key = table === 'usage_counters' ? '(org_id, day)' : '(org_id, day, credential_kind, credential_id)';
+    const result = await this.pool().query(
+      `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key.slice(1, -1)} FROM ${table} WHERE day < $1::date LIMIT $2)`,
+      [before, batch],
+    );
+    return result.rowCount ?? 0;
+  }
 
   // Hot paths (every /usage read, every charge) use named statements on the driver's pool.
   private pool(): Pool {

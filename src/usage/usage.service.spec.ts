@@ -6,8 +6,8 @@ import { parsePlanLimits, type Limit } from '../common/plan-limits.js';
 import type { Plan } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
-import { UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './meters.js';
-import type { UsageRepository } from './usage.repository.js';
+import { UnknownOrgError, UsageLimitExceededError, type Attribution, type Counters, type Meter } from './meters.js';
+import type { ChargeRequest, UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';
 
 const ORG = '0f8e6a34-51c3-4d8e-a1f2-9c0b7d6e5a41';
@@ -16,11 +16,11 @@ const ZERO: Counters = { asks: 0, retrieves: 0, imports: 0, captures: 0 };
 /** Counters in memory, with the repository's contract: all or nothing against the limit it is given. */
 class FakeUsageRepository {
   readonly rows = new Map<string, Counters>();
-  readonly charges: Array<{ orgId: string; day: string; meter: Meter; count: number; limit: Limit }> = [];
+  readonly charges: Array<{ orgId: string; day: string; meter: Meter; count: number; limit: Limit; by?: Attribution }> = [];
   readonly reads: Array<{ orgId: string; day: string }> = [];
 
-  async charge(orgId: string, day: string, meter: Meter, count: number, limit: Limit): Promise<Counters | null> {
-    this.charges.push({ orgId, day, meter, count, limit });
+  async charge({ orgId, day, meter, count, limit, by }: ChargeRequest): Promise<Counters | null> {
+    this.charges.push(by.kind === 'system' ? { orgId, day, meter, count, limit } : { orgId, day, meter, count, limit, by });
     const row = { ...(this.rows.get(`${orgId}/${day}`) ?? ZERO) };
     const used = meter === 'asks' || meter === 'retrieves' ? row.asks + row.retrieves : row[meter];
     if (limit !== null && used + count > limit) return null;
@@ -144,8 +144,33 @@ describe('UsageService', () => {
         day: '2031-03-14',
         counters: { asks: 0, retrieves: 0, imports: 2, captures: 0 },
         resetsAt: new Date('2031-03-15T00:00:00.000Z'),
+        by: { kind: 'system', credentialId: '00000000-0000-0000-0000-000000000000', userId: null },
       });
       expect(repo.charges).toEqual([{ orgId: ORG, day: '2031-03-14', meter: 'imports', count: 2, limit: 3 }]);
+    });
+
+    it('attributes a charge to the API key of the principal that made it, with the plan its verification read', async () => {
+      directory.plans.clear(); // the directory is not asked: a lookup would find no org
+
+      const result = await sut.charge(ORG, 'captures', 1, principal({ kind: 'api_key', keyId: 'k-1', userId: 'u-1' }));
+
+      expect(result.by).toEqual({ kind: 'api_key', credentialId: 'k-1', userId: 'u-1' });
+      expect(repo.charges).toEqual([{ orgId: ORG, day: '2031-03-14', meter: 'captures', count: 1, limit: 5, by: result.by }]);
+    });
+
+    it('attributes a session’s charge to its user', async () => {
+      const result = await sut.charge(ORG, 'asks', 1, principal({ kind: 'session', userId: 'u-2' }));
+
+      expect(result.by).toEqual({ kind: 'session', credentialId: 'u-2', userId: 'u-2' });
+    });
+
+    it('charges as the system, and asks the directory for the plan, when the principal is of another org', async () => {
+      directory.plans.set('other-org', 'pro');
+
+      const result = await sut.charge('other-org', 'imports', 1, principal({ kind: 'api_key', keyId: 'k-1' }));
+
+      expect(result.by.kind).toBe('system');
+      expect(repo.charges[0].limit).toBeNull();
     });
 
     it('charges one unit when no count is given', async () => {

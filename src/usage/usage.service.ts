@@ -6,8 +6,16 @@ import type { Plan } from '../common/roles.js';
 import { ActivityEvents } from '../core/activity-events.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { limitKeyOf, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './meters.js';
-import { UsageRepository } from './usage.repository.js';
+import {
+  limitKeyOf,
+  SYSTEM_ATTRIBUTION,
+  UnknownOrgError,
+  UsageLimitExceededError,
+  type Attribution,
+  type Counters,
+  type Meter,
+} from './meters.js';
+import { UsageRepository, type DailyRow } from './usage.repository.js';
 import { usageSnapshotOf } from './usage-snapshot.js';
 
 export interface MeterReport {
@@ -33,6 +41,25 @@ export interface ChargeResult {
   /** The day's counters after the charge. */
   counters: Counters;
   resetsAt: Date;
+  /** Who the charge is attributed to (what a refund gives back to). */
+  by: Attribution;
+}
+
+/** The credential a principal charges as. */
+export function attributionOf(principal: Principal): Attribution {
+  return principal.kind === 'api_key' && principal.keyId
+    ? { kind: 'api_key', credentialId: principal.keyId, userId: principal.userId }
+    : { kind: 'session', credentialId: principal.userId, userId: principal.userId };
+}
+
+/** One UTC day of history, in the meter shapes of GET /usage, with the plan and limits that applied. */
+export interface DailyUsage {
+  day: string;
+  plan: Plan;
+  mcp_queries: MeterReport;
+  breakdown: { asks: number; retrieves: number };
+  imports: MeterReport;
+  captures: MeterReport;
 }
 
 const MAX_CHARGE = 1_000_000;
@@ -70,18 +97,25 @@ export class UsageService {
    * Charges `count` units of `meter` to the org's counter for the current UTC day, all or
    * nothing. Throws UsageLimitExceededError (nothing recorded) when it would pass the limit,
    * UnknownOrgError for an org the directory does not know.
+   *
+   * `by`, the request's principal, attributes the charge to its API key or session user (in the
+   * same statement); without it the charge is the system's. A principal of the same org also
+   * brings the plan its verification read, which saves the directory round trip.
    */
-  async charge(orgId: string, meter: Meter, count = 1): Promise<ChargeResult> {
+  async charge(orgId: string, meter: Meter, count = 1, by?: Principal): Promise<ChargeResult> {
     if (!Number.isSafeInteger(count) || count < 1 || count > MAX_CHARGE) {
       throw new RangeError(`count must be an integer from 1 to ${MAX_CHARGE}`);
     }
-    const plan = await this.directory.orgPlan(orgId);
+    const sameOrg = by && by.orgId === orgId && by.plan ? by : undefined;
+    const plan = sameOrg?.plan ?? (await this.directory.orgPlan(orgId));
     if (!plan) throw new UnknownOrgError(orgId);
+    const attribution = sameOrg ? attributionOf(sameOrg) : SYSTEM_ATTRIBUTION;
     const now = this.settings.clock.now();
     const day = utcDay(now);
-    const limit = this.settings.planLimits[plan][limitKeyOf(meter)];
+    const limits = this.settings.planLimits[plan];
+    const limit = limits[limitKeyOf(meter)];
     const resetsAt = nextUtcMidnight(now);
-    const counters = await this.usage.charge(orgId, day, meter, count, limit);
+    const counters = await this.usage.charge({ orgId, day, meter, count, limit, plan, limits, by: attribution });
     if (!counters) {
       this.activity?.emit({ type: 'usage.refused', meter, count });
       const current = await this.usage.read(orgId, day);
@@ -90,7 +124,7 @@ export class UsageService {
       throw new UsageLimitExceededError(meter, limit, used, count, resetsAt);
     }
     this.activity?.emit({ type: 'usage.charged', meter, count });
-    return { orgId, meter, count, day, counters, resetsAt };
+    return { orgId, meter, count, day, counters, resetsAt, by: attribution };
   }
 
   /**
@@ -98,7 +132,28 @@ export class UsageService {
    * request that was refused after being charged does not spend the meter.
    */
   async refund(charge: ChargeResult): Promise<void> {
-    await this.usage.refund(charge.orgId, charge.day, charge.meter, charge.count);
+    await this.usage.refund(charge.orgId, charge.day, charge.meter, charge.count, charge.by ?? SYSTEM_ATTRIBUTION);
     this.activity?.emit({ type: 'usage.refunded', meter: charge.meter, count: charge.count });
+  }
+
+  /**
+   * Turns history rows into the report's day entries: a day without charges shows the
+   * `fallback` plan (the org's current one) and its limits; a charged day shows what its last
+   * charge was decided under.
+   */
+  toDailyUsage(rows: DailyRow[], fallback: Plan): DailyUsage[] {
+    return rows.map((r) => {
+      const plan = r.plan ?? fallback;
+      const limits = r.limits ?? this.settings.planLimits[plan];
+      const c = r.counters;
+      return {
+        day: r.day,
+        plan,
+        mcp_queries: { used: c.asks + c.retrieves, limit: limits.wallet },
+        breakdown: { asks: c.asks, retrieves: c.retrieves },
+        imports: { used: c.imports, limit: limits.imports },
+        captures: { used: c.captures, limit: limits.captures },
+      };
+    });
   }
 }

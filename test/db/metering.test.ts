@@ -158,6 +158,7 @@ describe('the metering engine on real PostgreSQL', () => {
       day: '2031-03-14',
       counters: { asks: 0, retrieves: 3, imports: 0, captures: 2 },
       resetsAt: new Date('2031-03-15T00:00:00.000Z'),
+      by: { kind: 'system', credentialId: '00000000-0000-0000-0000-000000000000', userId: null },
     });
   });
 
@@ -188,7 +189,7 @@ describe('the metering engine on real PostgreSQL', () => {
     expect((await rows(orgId)).map((r) => [r.day, r.imports, r.captures])).toEqual([['2031-03-14', 0, 100], ['2031-03-15', 1, 0]]);
   });
 
-  it('writes a charge with a single statement', async () => {
+  it('writes a charge and its attribution with a single statement', async () => {
     const orgId = await seed.org('free');
     await usageA.charge(orgId, 'asks', 1);
     const pool = (a.app.get(DataSource).driver as unknown as { master: Pool }).master;
@@ -205,9 +206,10 @@ describe('the metering engine on real PostgreSQL', () => {
       pool.query = query as Pool['query'];
     }
 
-    const onCounters = statements.filter((s) => s.includes('usage_counters'));
-    expect(onCounters).toHaveLength(1);
-    expect(onCounters[0]).toMatch(/INSERT INTO usage_counters[\s\S]*ON CONFLICT[\s\S]*DO UPDATE/);
+    // The batch function runs the counter upsert and the attribution upsert (see the migration).
+    const onUsage = statements.filter((s) => /usage_|kui_charge/.test(s));
+    expect(onUsage).toHaveLength(1);
+    expect(onUsage[0]).toMatch(/kui_charge_batch/);
   });
 
   it('refuses an org it does not know with UnknownOrgError and records nothing', async () => {

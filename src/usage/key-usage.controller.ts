@@ -1,0 +1,65 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
+import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { queryPipe, UuidParamPipe } from '../common/validation.js';
+import { DayRangeQueryDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
+import { UsageHistoryService, type KeyDailyUsageReport } from './usage-history.service.js';
+
+const RANGE_ERRORS = 'from or to not a YYYY-MM-DD day, from after to, to after today, more than 92 days, or from before the retention window';
+
+@ApiTags('usage')
+@ApiSessionOnly()
+@Controller('api-keys')
+export class ApiKeyUsageController {
+  constructor(private readonly history: UsageHistoryService) {}
+
+  @Get(':keyID/usage')
+  @SessionOnly()
+  @ApiOperation({ operationId: 'getApiKeyUsage', summary: "Daily usage of one of your keys", description: 'Browser session only. What the key charged per UTC day (zeros included).' })
+  @ApiParam({ name: 'keyID', format: 'uuid' })
+  @ApiOkResponse({ type: KeyDailyUsageReportDto })
+  @ApiErrors({
+    400: `keyID is not a UUID, or ${RANGE_ERRORS}.`,
+    ...AUTH_ERRORS,
+    403: 'Called with an API key: this route needs a browser session.',
+    404: "No such key, or not the caller's; both cases look identical.",
+  })
+  keyUsage(
+    @CurrentPrincipal() principal: Principal,
+    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @Query(queryPipe) query: DayRangeQueryDto,
+  ): Promise<KeyDailyUsageReport> {
+    return this.history.ownKeyDaily(principal, keyId, query);
+  }
+}
+
+/** The org-admin view of a key's usage; its own role check, beside the other /orgs routes. */
+@ApiTags('usage')
+@ApiSessionOnly()
+@Controller('orgs')
+export class OrgKeyUsageController {
+  constructor(private readonly history: UsageHistoryService) {}
+
+  @Get(':org_id/api-keys/:keyID/usage')
+  @SessionOnly()
+  @ApiOperation({ operationId: 'getOrgApiKeyUsage', summary: "Daily usage of any key of an org", description: 'Browser session of an owner or admin of the org.' })
+  @ApiParam({ name: 'org_id', format: 'uuid' })
+  @ApiParam({ name: 'keyID', format: 'uuid' })
+  @ApiOkResponse({ type: KeyDailyUsageReportDto })
+  @ApiErrors({
+    400: `org_id or keyID is not a UUID, or ${RANGE_ERRORS}.`,
+    ...AUTH_ERRORS,
+    403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
+    404: "The org does not exist or the caller is not in it; or no such key in this org.",
+  })
+  keyUsage(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @Query(queryPipe) query: DayRangeQueryDto,
+  ): Promise<KeyDailyUsageReport> {
+    return this.history.orgKeyDaily(principal, orgId, keyId, query);
+  }
+}
