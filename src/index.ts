@@ -48,3 +48,29 @@ export { WorkspaceEntity } from './directory/workspace.entity.js';
 // Time, roles, scopes and plans.
 export { Clock, SystemClock } from './common/clock.js';
 export { PLANS, ROLES, roleCeiling, SCOPES, type Plan, type Role, type Scope } from './common/roles.js';
+
+// Audit log (issue 15): record changes in their own transaction, read and export an org's log.
+export { AuditModule } from './audit/audit.module.js';
+export {
+  actorOf,
+  AuditService,
+  OPERATOR,
+  type AuditActor,
+  type AuditCredential,
+  type AuditEntry,
+  type AuditEventRecord,
+} from './audit/audit.service.js';
+export { AUDIT_ACTIONS, isAuditAction, type AuditAction } from './audit/audit-actions.js';
+export { AuditEventEntity } from './audit/audit-event.entity.js';
+export { RequestOriginInterceptor } from './audit/request-origin.interceptor.js';
+export { Transactions } from './database/transactions.js';
+
+// The caller's orgs and an org's members (issue 15).
+export { OrgsModule } from './orgs/orgs.module.js';
+export { OrgsService, type MemberRecord, type OrgRecord } from './orgs/orgs.service.js';
+export {
+  DirectoryListingUnsupportedError,
+  type DirectoryPage,
+  type OrgMemberSummary,
+  type UserOrgSummary,
+} from './directory/org-directory.js';

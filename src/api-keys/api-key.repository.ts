@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
-import type { DataSource, Repository } from 'typeorm';
+import type { DataSource, EntityManager, Repository } from 'typeorm';
+import { returnedRows } from '../database/transactions.js';
 import type { Plan, Role } from '../common/roles.js';
 import type { Counters } from '../usage/meters.js';
 import { ApiKeyEntity } from './api-key.entity.js';
@@ -16,6 +17,16 @@ export interface NewApiKey {
   scopes: string[];
   expiresAt: Date | null;
   createdAt: Date;
+}
+
+/** What a revoke touched. */
+export interface RevokedKey {
+  id: string;
+  orgId: string;
+  userId: string;
+  name: string;
+  /** It was revoked before: nothing changed. */
+  alreadyRevoked: boolean;
 }
 
 /** A key row as verification needs it, with its owner's standing in the key's org. */
@@ -105,9 +116,11 @@ export class ApiKeyRepository {
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
-  async insert(key: NewApiKey): Promise<ApiKeyEntity> {
-    const entity = this.keys.create({ ...key, lastUsedAt: null, revokedAt: null });
-    return this.keys.save(entity);
+  /** Inside `manager`'s transaction when given (the change and its audit event commit together). */
+  async insert(key: NewApiKey, manager?: EntityManager): Promise<ApiKeyEntity> {
+    const keys = manager ? manager.getRepository(ApiKeyEntity) : this.keys;
+    const entity = keys.create({ ...key, lastUsedAt: null, revokedAt: null });
+    return keys.save(entity);
   }
 
   /** The caller's keys, newest first; revoked and expired ones included. */
@@ -126,16 +139,30 @@ export class ApiKeyRepository {
 
   /**
    * Soft-revokes a key the caller owns. An already revoked key keeps its first `revoked_at`.
-   * Returns false when there is no such key or it is someone else's (one statement, same path).
+   * Returns null when there is no such key or it is someone else's (one statement, same path).
    */
-  async revokeOwned(userId: string, keyId: string, at: Date): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND user_id = $2 RETURNING id`,
-      [keyId, userId, at],
+  async revokeOwned(userId: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+    return this.revokeWhere('user_id', userId, keyId, at, manager);
+  }
+
+  /** The same for an org admin: any key bound to `orgId`. */
+  async revokeInOrg(orgId: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+    return this.revokeWhere('org_id', orgId, keyId, at, manager);
+  }
+
+  private async revokeWhere(column: 'user_id' | 'org_id', owner: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+    // `was` is the revoked_at before this statement: the audit log records only a real change.
+    const rows = returnedRows<{ id: string; org_id: string; user_id: string; name: string; was: Date | null }>(
+      await (manager ?? this.db.manager).query(
+        `UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, $3)
+           FROM (SELECT id, revoked_at AS was FROM api_keys WHERE id = $1 AND ${column} = $2 FOR UPDATE) old
+          WHERE k.id = old.id
+          RETURNING k.id, k.org_id, k.user_id, k.name, old.was`,
+        [keyId, owner, at],
+      ),
     );
-    // TypeORM returns [rows, count] for UPDATE ... RETURNING on postgres.
-    const returned = Array.isArray(rows[0]) ? (rows[0] as unknown[]) : rows;
-    return returned.length > 0;
+    const row = rows[0];
+    return row ? { id: row.id, orgId: row.org_id, userId: row.user_id, name: row.name, alreadyRevoked: row.was !== null } : null;
   }
 
   /**

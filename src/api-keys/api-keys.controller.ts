@@ -1,9 +1,10 @@
-import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
 import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { ApiKeyRecord, MintedApiKey } from './api-key.record.js';
@@ -23,6 +24,7 @@ const NOT_CONFIGURED = 'API keys are not configured on this deployment (API_KEY_
 
 @ApiTags('api-keys')
 @ApiSessionOnly()
+@UseInterceptors(RequestOriginInterceptor)
 @Controller('api-keys')
 export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}

@@ -8,7 +8,10 @@ import type { Role } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
-import type { ApiKeyRepository, NewApiKey } from './api-key.repository.js';
+import type { EntityManager } from 'typeorm';
+import type { AuditEntry, AuditService } from '../audit/audit.service.js';
+import type { Transactions } from '../database/transactions.js';
+import type { ApiKeyRepository, NewApiKey, RevokedKey } from './api-key.repository.js';
 import { ApiKeysService, KEY_NOT_FOUND } from './api-keys.service.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
@@ -50,12 +53,23 @@ class FakeKeyRepository {
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
   }
 
-  async revokeOwned(userId: string, keyId: string, at: Date): Promise<boolean> {
+  async revokeOwned(userId: string, keyId: string, at: Date): Promise<RevokedKey | null> {
     this.revokeCalls.push({ userId, keyId, at });
     const row = this.rows.find((r) => r.id === keyId && r.userId === userId);
-    if (!row) return false;
+    if (!row) return null;
+    const alreadyRevoked = row.revokedAt !== null;
     row.revokedAt ??= at;
-    return true;
+    return { id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked };
+  }
+}
+
+/** Runs the work with a stand-in manager; the audit fake records what it was given. */
+const fakeTransactions = { run: <T>(work: (m: EntityManager) => Promise<T>) => work({} as EntityManager) } as Transactions;
+
+class FakeAudit {
+  readonly entries: AuditEntry[] = [];
+  async record(_manager: EntityManager, entry: AuditEntry): Promise<void> {
+    this.entries.push(entry);
   }
 }
 
@@ -101,6 +115,7 @@ describe('ApiKeysService', () => {
   let clock: FixedClock;
   let settings: Settings;
   let sut: ApiKeysService;
+  let audit: FakeAudit;
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });
 
@@ -109,7 +124,8 @@ describe('ApiKeysService', () => {
     directory = new FakeDirectory();
     clock = new FixedClock(new Date('2030-01-02T03:04:05.678Z'));
     settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
-    sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settings);
+    audit = new FakeAudit();
+    sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settings, fakeTransactions, audit as unknown as AuditService);
   });
 
   describe('mint', () => {
@@ -285,6 +301,23 @@ describe('ApiKeysService', () => {
 
     it('answers 404 when the repository finds no such key of the caller', async () => {
       await expect(sut.revoke(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed')).rejects.toThrow(new NotFoundException(KEY_NOT_FOUND));
+      expect(audit.entries).toEqual([]);
+    });
+
+    it('records one audit event for the revoke that changed something, none for a repeat', async () => {
+      member('owner');
+      const { id } = await sut.mint(session(), { org_id: ORG, name: 'ci' });
+      await sut.revoke(session(), id);
+      await sut.revoke(session(), id);
+      expect(audit.entries.map((e) => e.action)).toEqual(['api_key.minted', 'api_key.revoked']);
+      expect(audit.entries[1]).toEqual({
+        orgId: ORG,
+        action: 'api_key.revoked',
+        actor: { type: 'user', id: USER },
+        credential: { type: 'session', id: null },
+        target: { type: 'api_key', id },
+        details: { name: 'ci' },
+      });
     });
   });
 });

@@ -6,6 +6,8 @@ import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { ActivityEvents } from '../core/activity-events.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
+import { actorOf, AuditService } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey } from './api-key.record.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
@@ -19,6 +21,8 @@ export class ApiKeysService {
     private readonly keys: ApiKeyRepository,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
     @Optional() private readonly activity?: ActivityEvents,
   ) {}
 
@@ -47,19 +51,29 @@ export class ApiKeysService {
     for (let attempt = 0; ; attempt++) {
       const generated = generateApiKey();
       try {
-        const saved = await this.keys.insert({
-          userId: principal.userId,
-          orgId,
-          name: dto.name ?? '',
-          lookup: generated.lookup,
-          last4: generated.last4,
-          keyHash: hashApiKey(secret, generated.key),
-          scopes,
-          createdAt: now,
-          expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
+        const record = await this.transactions.run(async (manager) => {
+          const saved = await this.keys.insert({
+            userId: principal.userId,
+            orgId,
+            name: dto.name ?? '',
+            lookup: generated.lookup,
+            last4: generated.last4,
+            keyHash: hashApiKey(secret, generated.key),
+            scopes,
+            createdAt: now,
+            expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
+          }, manager);
+          await this.audit.record(manager, {
+            orgId,
+            action: 'api_key.minted',
+            ...actorOf(principal),
+            target: { type: 'api_key', id: saved.id },
+            details: { name: saved.name, lookup: saved.lookup, scopes, expires_at: saved.expiresAt?.toISOString() ?? null },
+          });
+          return toApiKeyRecord(saved);
         });
         this.activity?.emit({ type: 'api_key.minted' });
-        return { key: generated.key, ...toApiKeyRecord(saved) };
+        return { key: generated.key, ...record };
       } catch (error) {
         // A lookup collision (71 random bits) is all but impossible; draw again rather than fail.
         if ((error as { code?: string }).code === '23505' && attempt < 3) continue;
@@ -79,8 +93,20 @@ export class ApiKeysService {
   }
 
   async revoke(principal: Principal, keyId: string): Promise<void> {
-    const found = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now());
-    if (!found) throw new NotFoundException(KEY_NOT_FOUND);
+    const revoked = await this.transactions.run(async (manager) => {
+      const key = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now(), manager);
+      if (key && !key.alreadyRevoked) {
+        await this.audit.record(manager, {
+          orgId: key.orgId,
+          action: 'api_key.revoked',
+          ...actorOf(principal),
+          target: { type: 'api_key', id: key.id },
+          details: { name: key.name },
+        });
+      }
+      return key;
+    });
+    if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
     this.activity?.emit({ type: 'api_key.revoked' });
   }
 }

@@ -23,21 +23,27 @@ const USAGE = `Usage: npm run --silent admin -- <command> [flags]
   session --user <user-id> [--org <org-id>] [--ttl <seconds>]
   usage record --org <org-id> --meter asks|retrieves|imports|captures [--count <n>]
   usage export --org <org-id> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--by-key] [--format csv|jsonl]
+  audit export --org <org-id> [--since <time>] [--until <time>]
 
 Each command prints one JSON object on stdout (usage export streams CSV or JSON Lines);
-errors go to stderr with a non-zero exit.`;
+errors go to stderr with a non-zero exit.
+audit export prints the org's audit events instead, oldest first, one JSON object per line
+(JSON Lines), streamed; --since (inclusive) and --until (exclusive) take an RFC 3339 time or a
+date (YYYY-MM-DD, UTC midnight). Changes made by these commands in an org are recorded in its
+audit log with the operator CLI as actor.`;
 
 class UsageError extends Error {}
 
 type Flags = Record<string, string | undefined>;
-type Command = (svc: DirectoryAdminService, f: Flags, app: INestApplicationContext) => Promise<object | Lines>;
+/** A command's result is printed as one JSON object; Lines are streamed; null means it wrote its own output. */
+type Command = (svc: DirectoryAdminService, f: Flags, app: INestApplicationContext) => Promise<object | Lines | null>;
 
 /** What a streaming command returns: lines written to stdout as they come. */
 class Lines {
   constructor(readonly lines: AsyncIterable<string>) {}
 }
 
-const FLAGS = ['name', 'plan', 'org', 'email', 'id', 'user', 'role', 'ttl', 'meter', 'count', 'from', 'to', 'format'] as const;
+const FLAGS = ['name', 'plan', 'org', 'email', 'id', 'user', 'role', 'ttl', 'meter', 'count', 'from', 'to', 'format', 'since', 'until'] as const;
 const BOOLEAN_FLAGS = ['by-key'] as const;
 
 function need(f: Flags, name: string): string {
@@ -66,6 +72,26 @@ function int(f: Flags, name: string, fallback: number, min: number, max: number)
     throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function time(f: Flags, name: string): Date | undefined {
+  const raw = f[name];
+  if (raw === undefined) return undefined;
+  const ok = /^\d{4}-\d{2}-\d{2}$/.test(raw) || /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(raw);
+  const at = new Date(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
+  if (!ok || Number.isNaN(at.getTime())) throw new UsageError(`--${name} must be an RFC 3339 time or a date (YYYY-MM-DD), got "${raw}"`);
+  return at;
+}
+
+/** Writes to stdout and waits when the pipe is full, so a large export never piles up in memory. */
+function writeStdout(chunk: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (process.stdout.write(chunk)) resolve();
+    else {
+      process.stdout.once('drain', resolve);
+      process.stdout.once('error', reject);
+    }
+  });
 }
 
 const COMMANDS: Record<string, { flags: readonly string[]; run: Command }> = {
@@ -124,6 +150,13 @@ const COMMANDS: Record<string, { flags: readonly string[]; run: Command }> = {
       }
     },
   },
+  'audit export': {
+    flags: ['org', 'since', 'until'],
+    run: async (s, f) => {
+      await s.exportAudit(uuid(f, 'org'), time(f, 'since'), time(f, 'until'), writeStdout);
+      return null;
+    },
+  },
 };
 
 function parse(argv: string[]): { key: string; flags: Flags } {
@@ -175,7 +208,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const result = await COMMANDS[command.key].run(app.get(DirectoryAdminService), command.flags, app);
     if (result instanceof Lines) await writeLines(result.lines);
-    else process.stdout.write(`${JSON.stringify(result)}\n`);
+    else if (result !== null) process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {
     await app.close();

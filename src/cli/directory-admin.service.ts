@@ -1,4 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { AuditService, OPERATOR, type AuditEntry, type AuditEventRecord } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
 import { signSessionToken } from '../auth/session-token.js';
 import type { Plan, Role } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
@@ -9,23 +12,43 @@ import type { Meter } from '../usage/meters.js';
 /** A failure the operator can act on; its message goes to stderr as it is. */
 export class AdminError extends Error {}
 
-/** The operator commands, on the same repositories and services as the HTTP API. */
+/**
+ * The operator commands, on the same repositories and services as the HTTP API. Every change
+ * in an org is recorded in the audit log with the operator CLI as actor, in the change's own
+ * transaction. (`user create` happens in no org and is not recorded; see README.)
+ */
 @Injectable()
 export class DirectoryAdminService {
   constructor(
     private readonly repo: DirectoryAdminRepository,
     private readonly usage: UsageService,
     private readonly settings: Settings,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
+  private record(manager: EntityManager, entry: Omit<AuditEntry, 'actor' | 'credential'>): Promise<void> {
+    return this.audit.record(manager, { ...OPERATOR, ...entry });
+  }
+
   async createOrg(name: string, plan: Plan) {
-    return (await this.repo.createOrg(name, plan))!;
+    return this.transactions.run(async (m) => {
+      const org = (await this.repo.createOrg(name, plan, m))!;
+      await this.record(m, { orgId: org.id, action: 'org.created', target: { type: 'org', id: org.id }, details: { name, plan } });
+      return org;
+    });
   }
 
   async setPlan(orgId: string, plan: Plan) {
-    const org = await this.repo.setPlan(orgId, plan);
-    if (!org) throw new AdminError(`no org with id ${orgId}`);
-    return org;
+    return this.transactions.run(async (m) => {
+      const org = await this.repo.setPlan(orgId, plan, m);
+      if (!org) throw new AdminError(`no org with id ${orgId}`);
+      const { previous_plan: previous, ...result } = org;
+      if (previous !== plan) {
+        await this.record(m, { orgId, action: 'org.plan_changed', target: { type: 'org', id: orgId }, details: { from: previous, to: plan } });
+      }
+      return result;
+    });
   }
 
   async createUser(email: string, id: string | null) {
@@ -36,18 +59,33 @@ export class DirectoryAdminService {
 
   async addMember(orgId: string, userId: string, role: Role) {
     await this.requireOrgAndUser(orgId, userId);
-    return (await this.repo.upsertMember(orgId, userId, role))!;
+    return this.transactions.run(async (m) => {
+      const { previous_role: previous, ...member } = (await this.repo.upsertMember(orgId, userId, role, m))!;
+      const target = { type: 'user', id: userId };
+      if (previous === null) await this.record(m, { orgId, action: 'member.added', target, details: { role } });
+      else if (previous !== role) await this.record(m, { orgId, action: 'member.role_changed', target, details: { from: previous, to: role } });
+      return member;
+    });
   }
 
   async removeMember(orgId: string, userId: string) {
-    const removed = await this.repo.removeMember(orgId, userId);
-    if (!removed) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
-    return { ...removed, removed: true };
+    return this.transactions.run(async (m) => {
+      const removed = await this.repo.removeMember(orgId, userId, m);
+      if (!removed) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
+      await this.record(m, { orgId, action: 'member.removed', target: { type: 'user', id: userId }, details: { role: removed.role } });
+      return { ...removed, removed: true };
+    });
   }
 
   async createWorkspace(orgId: string, userId: string) {
     await this.requireOrgAndUser(orgId, userId);
-    return (await this.repo.createWorkspace(orgId, userId))!;
+    return this.transactions.run(async (m) => {
+      const { created, ...workspace } = (await this.repo.createWorkspace(orgId, userId, m))!;
+      if (created) {
+        await this.record(m, { orgId, action: 'workspace.created', target: { type: 'workspace', id: workspace.id }, details: { user_id: userId } });
+      }
+      return workspace;
+    });
   }
 
   async session(userId: string, orgId: string | null, ttlSeconds: number) {
@@ -58,6 +96,12 @@ export class DirectoryAdminService {
     if (orgId) {
       if (!(await this.repo.findOrg(orgId))) throw new AdminError(`no org with id ${orgId}`);
       if (!(await this.repo.isMember(orgId, userId))) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
+    }
+    // A token that acts in an org is an operator action in that org; one with no org is in none.
+    if (orgId) {
+      await this.transactions.run((m) =>
+        this.record(m, { orgId, action: 'session.issued', target: { type: 'user', id: userId }, details: { ttl_seconds: ttlSeconds } }),
+      );
     }
     const token = signSessionToken(secret, {
       userId: user.id,
@@ -73,7 +117,25 @@ export class DirectoryAdminService {
   async recordUsage(orgId: string, meter: Meter, count: number) {
     if (!(await this.repo.findOrg(orgId))) throw new AdminError(`no org with id ${orgId}`);
     const result = await this.usage.charge(orgId, meter, count);
+    // The charge is one atomic statement of the metering engine; its event follows it at once.
+    await this.transactions.run((m) =>
+      this.record(m, { orgId, action: 'usage.recorded', target: { type: 'org', id: orgId }, details: { meter, count } }),
+    );
     return { org_id: orgId, meter, count, ...result.counters, resets_at: result.resetsAt.toISOString() };
+  }
+
+  /**
+   * `audit export`: the org's events, oldest first, one JSON object per line, written batch by
+   * batch as they are read (keyset batches: the log is never held in memory whole).
+   */
+  async exportAudit(orgId: string, since: Date | undefined, until: Date | undefined, write: (chunk: string) => Promise<void>): Promise<number> {
+    if (!(await this.repo.findOrg(orgId))) throw new AdminError(`no org with id ${orgId}`);
+    let count = 0;
+    for await (const batch of this.audit.exportEvents(orgId, since, until)) {
+      await write(batch.map((e: AuditEventRecord) => `${JSON.stringify(e)}\n`).join(''));
+      count += batch.length;
+    }
+    return count;
   }
 
   private async requireOrgAndUser(orgId: string, userId: string): Promise<void> {

@@ -151,3 +151,17 @@ export function IsStorableText(options?: ValidationOptions) {
       validator: { validate: (v: unknown) => typeof v !== 'string' || !UNSTORABLE.test(v) },
     });
 }
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** An RFC 3339 date-time with a zone (`2026-11-23T10:00:00Z`), e.g. a `since`/`until` filter. */
+export function IsRfc3339(options?: ValidationOptions) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isRfc3339',
+      target: object.constructor,
+      propertyName,
+      options: { message: `${propertyName} must be an RFC 3339 date-time such as 2026-01-31T00:00:00Z`, ...options },
+      validator: { validate: (v: unknown) => typeof v === 'string' && RFC3339.test(v) && !Number.isNaN(Date.parse(v)) },
+    });
+}

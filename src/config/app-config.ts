@@ -87,6 +87,10 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   TRUST_PROXY?: string;
 
+  /** Days an audit event is kept before the retention job prunes it; 0 keeps events forever. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  AUDIT_RETENTION_DAYS = 400;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
@@ -192,5 +196,6 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     planLimits: config.planLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
     usage: { retentionDays: env.USAGE_RETENTION_DAYS, synchronousCommit: env.USAGE_SYNCHRONOUS_COMMIT },
+    auditRetentionDays: env.AUDIT_RETENTION_DAYS,
   };
 }

@@ -1,9 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
+import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { IdentityModule } from '../identity/identity.module.js';
+import { OrgsModule } from '../orgs/orgs.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { CoreModule } from './core.module.js';
 import {
@@ -31,12 +33,12 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
   private static assemble(base: DynamicModule, extras: KeysUsageIdentityExtras): DynamicModule {
     const mount = extras.mountControllers !== false;
     const features = mount
-      ? [ApiKeysModule.withHttp(), UsageModule.withHttp(), IdentityModule.withHttp()]
-      : [ApiKeysModule, UsageModule, IdentityModule];
+      ? [ApiKeysModule.withHttp(), UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp()]
+      : [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule];
     // RouterModule prefixes only the modules it names, so the host's own routes keep their paths.
     const prefix = extras.routePrefix?.replace(/^\/+|\/+$/g, '') ?? '';
     const routes = mount && prefix
-      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule] }])]
+      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule] }])]
       : [];
     return {
       module: KeysUsageIdentityModule,
@@ -47,7 +49,7 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
         ...features,
         ...routes,
       ],
-      exports: [AuthModule, UsageModule, ApiKeysModule, IdentityModule],
+      exports: [AuthModule, UsageModule, ApiKeysModule, IdentityModule, AuditModule, OrgsModule],
     };
   }
 }

@@ -27,6 +27,8 @@ export interface KeysUsageIdentityOptions {
   authFailureLimit?: number;
   /** Usage history and charging (issue 16). */
   usage?: UsageOptions;
+  /** Audit events older than this many days are pruned by the retention job (default 400; 0 = keep forever). */
+  auditRetentionDays?: number;
   /** Time source; tests inject a fixed clock. */
   clock?: Clock;
 }

@@ -20,6 +20,8 @@ export class Settings {
   readonly usageRetentionDays: number;
   readonly usagePruneEveryMs: number;
   readonly usageSynchronousCommit: boolean;
+  /** Audit events older than this many days are pruned; 0 keeps them forever. */
+  readonly auditRetentionDays: number;
 
   constructor(options: KeysUsageIdentityOptions) {
     this.apiKeySecret = options.apiKeySecret ? createSecretKey(Buffer.from(options.apiKeySecret, 'utf8')) : null;
@@ -39,6 +41,7 @@ export class Settings {
     if (!Number.isSafeInteger(this.usageRetentionDays) || this.usageRetentionDays < 1) throw new Error('usage.retentionDays must be a positive integer');
     this.usagePruneEveryMs = options.usage?.pruneEveryMs ?? 3_600_000;
     this.usageSynchronousCommit = options.usage?.synchronousCommit ?? true;
+    this.auditRetentionDays = options.auditRetentionDays ?? 400;
   }
 
   get keysConfigured(): boolean {

@@ -1,4 +1,5 @@
 import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
+import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { MembershipEntity } from '../directory/membership.entity.js';
 import { OrgEntity } from '../directory/org.entity.js';
 import { UserEntity } from '../directory/user.entity.js';
@@ -6,8 +7,9 @@ import { WorkspaceEntity } from '../directory/workspace.entity.js';
 import { UsageAttributionEntity } from '../usage/usage-attribution.entity.js';
 import { UsageCounterEntity } from '../usage/usage-counter.entity.js';
 import { Init1763769600000 } from './migrations/1763769600000-init.js';
+import { AuditEvents1764200000000 } from './migrations/1764200000000-audit-events.js';
 import { UsageHistory1764300000000 } from './migrations/1764300000000-usage-history.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
-export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, UsageAttributionEntity];
-export const MIGRATIONS = [Init1763769600000, UsageHistory1764300000000];
+export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, UsageAttributionEntity, AuditEventEntity];
+export const MIGRATIONS = [Init1763769600000, AuditEvents1764200000000, UsageHistory1764300000000];

@@ -1,30 +1,44 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { returnedRows } from '../database/transactions.js';
 import type { Plan, Role } from '../common/roles.js';
 
 export interface OrgRow { id: string; name: string; plan: Plan }
 export interface UserRow { id: string; email: string }
 export interface MembershipRow { org_id: string; user_id: string; role: Role }
 export interface WorkspaceRow { id: string; org_id: string; user_id: string }
+/** A membership after an upsert, with the role it had before (null: it is new). */
+export interface UpsertedMembershipRow extends MembershipRow { previous_role: Role | null }
+export interface PlanChangeRow extends OrgRow { previous_plan: Plan }
+export interface CreatedWorkspaceRow extends WorkspaceRow { created: boolean }
 
-/** Writes to the built-in directory tables, for the operator CLI. One statement per call. */
+/**
+ * Writes to the built-in directory tables, for the operator CLI. One statement per call; a
+ * write takes the manager of the transaction that also records its audit event.
+ */
 @Injectable()
 export class DirectoryAdminRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  private async one<T>(sql: string, params: unknown[]): Promise<T | null> {
-    const result: unknown = await this.db.query(sql, params);
-    const rows = Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as T[]) : (result as T[]);
-    return rows[0] ?? null;
+  private async one<T>(sql: string, params: unknown[], manager?: EntityManager): Promise<T | null> {
+    const result: unknown = await (manager ?? this.db.manager).query(sql, params);
+    return returnedRows<T>(result)[0] ?? null;
   }
 
-  createOrg(name: string, plan: Plan): Promise<OrgRow | null> {
-    return this.one(`INSERT INTO orgs (name, plan) VALUES ($1, $2) RETURNING id, name, plan`, [name, plan]);
+  createOrg(name: string, plan: Plan, manager?: EntityManager): Promise<OrgRow | null> {
+    return this.one(`INSERT INTO orgs (name, plan) VALUES ($1, $2) RETURNING id, name, plan`, [name, plan], manager);
   }
 
-  setPlan(orgId: string, plan: Plan): Promise<OrgRow | null> {
-    return this.one(`UPDATE orgs SET plan = $2 WHERE id = $1 RETURNING id, name, plan`, [orgId, plan]);
+  setPlan(orgId: string, plan: Plan, manager?: EntityManager): Promise<PlanChangeRow | null> {
+    return this.one(
+      `UPDATE orgs o SET plan = $2
+         FROM (SELECT id, plan AS previous_plan FROM orgs WHERE id = $1 FOR UPDATE) old
+        WHERE o.id = old.id
+        RETURNING o.id, o.name, o.plan, old.previous_plan`,
+      [orgId, plan],
+      manager,
+    );
   }
 
   findOrg(orgId: string): Promise<OrgRow | null> {
@@ -44,29 +58,33 @@ export class DirectoryAdminRepository {
     return this.one(`SELECT id, email FROM users WHERE id = $1`, [userId]);
   }
 
-  upsertMember(orgId: string, userId: string, role: Role): Promise<MembershipRow | null> {
+  upsertMember(orgId: string, userId: string, role: Role, manager?: EntityManager): Promise<UpsertedMembershipRow | null> {
+    // The CTE reads the row as it was before this statement: the previous role, if any.
     return this.one(
-      `INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, $3)
+      `WITH old AS (SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2)
+       INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, $3)
        ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role
-       RETURNING org_id, user_id, role`,
+       RETURNING org_id, user_id, role, (SELECT role FROM old) AS previous_role`,
       [orgId, userId, role],
+      manager,
     );
   }
 
-  removeMember(orgId: string, userId: string): Promise<MembershipRow | null> {
-    return this.one(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2 RETURNING org_id, user_id, role`, [orgId, userId]);
+  removeMember(orgId: string, userId: string, manager?: EntityManager): Promise<MembershipRow | null> {
+    return this.one(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2 RETURNING org_id, user_id, role`, [orgId, userId], manager);
   }
 
-  /** Idempotent: connecting a repository twice keeps the first workspace. */
-  async createWorkspace(orgId: string, userId: string): Promise<WorkspaceRow | null> {
+  /** Idempotent: connecting a repository twice keeps the first workspace (`created` false). */
+  async createWorkspace(orgId: string, userId: string, manager?: EntityManager): Promise<CreatedWorkspaceRow | null> {
     return this.one(
       `WITH ins AS (
          INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2) ON CONFLICT (org_id, user_id) DO NOTHING
          RETURNING id, org_id, user_id)
-       SELECT id, org_id, user_id FROM ins
-       UNION ALL SELECT id, org_id, user_id FROM workspaces WHERE org_id = $1 AND user_id = $2
+       SELECT id, org_id, user_id, true AS created FROM ins
+       UNION ALL SELECT id, org_id, user_id, false AS created FROM workspaces WHERE org_id = $1 AND user_id = $2
        LIMIT 1`,
       [orgId, userId],
+      manager,
     );
   }
 

@@ -16,6 +16,32 @@ export interface MintStanding {
   hasWorkspace: boolean;
 }
 
+/** One of a user's orgs, as `GET /orgs` lists it; `createdAt` is when the user joined it. */
+export interface UserOrgSummary {
+  id: string;
+  name: string;
+  plan: Plan;
+  role: Role;
+  createdAt: Date;
+}
+
+/** One member of an org, as `GET /orgs/{org_id}/members` lists it; `id` is the user id, `createdAt` when they joined. */
+export interface OrgMemberSummary {
+  id: string;
+  email: string;
+  role: Role;
+  createdAt: Date;
+}
+
+/** A keyset page request: rows strictly after `after` in (createdAt DESC, id DESC) order, `limit + 1` of them. */
+export interface DirectoryPage {
+  after: { createdAt: Date; id: string } | null;
+  limit: number;
+}
+
+/** Thrown by a directory that cannot list (a host's own directory that does not override the list methods). */
+export class DirectoryListingUnsupportedError extends Error {}
+
 export const memberKey = (userId: string, orgId: string) => `${userId}:${orgId}`;
 
 /**
@@ -38,4 +64,17 @@ export abstract class OrgDirectory {
 
   /** The org's plan, or null when the org does not exist. */
   abstract orgPlan(orgId: string): Promise<Plan | null>;
+
+  /**
+   * The user's orgs with names, newest membership first (`GET /orgs`). Not abstract, so a
+   * host's directory written before it still compiles; override it to serve that route.
+   */
+  listUserOrgs(_userId: string, _page: DirectoryPage): Promise<UserOrgSummary[]> {
+    return Promise.reject(new DirectoryListingUnsupportedError('this OrgDirectory does not list a user’s orgs'));
+  }
+
+  /** The org's members with e-mails, newest first (`GET /orgs/{org_id}/members`); override as above. */
+  listMembers(_orgId: string, _page: DirectoryPage): Promise<OrgMemberSummary[]> {
+    return Promise.reject(new DirectoryListingUnsupportedError('this OrgDirectory does not list an org’s members'));
+  }
 }

@@ -3,7 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Plan, Role } from '../common/roles.js';
-import { memberKey, OrgDirectory, type MemberContext, type MintStanding } from './org-directory.js';
+import {
+  memberKey,
+  OrgDirectory,
+  type DirectoryPage,
+  type MemberContext,
+  type MintStanding,
+  type OrgMemberSummary,
+  type UserOrgSummary,
+} from './org-directory.js';
 
 interface MemberRow {
   user_id: string;
@@ -80,6 +88,30 @@ export class TypeOrmOrgDirectory extends OrgDirectory {
   async orgPlan(orgId: string): Promise<Plan | null> {
     const rows: Array<{ plan: Plan }> = await this.db.query(`SELECT plan FROM orgs WHERE id = $1`, [orgId]);
     return rows[0]?.plan ?? null;
+  }
+
+  // memberships.created_at comes from now() (microseconds) while cursors carry milliseconds: order
+  // and compare on the millisecond so a page boundary never skips or repeats a row.
+  override async listUserOrgs(userId: string, page: DirectoryPage): Promise<UserOrgSummary[]> {
+    return this.db.query(
+      `SELECT o.id, o.name, o.plan, m.role, date_trunc('milliseconds', m.created_at) AS "createdAt"
+         FROM memberships m JOIN orgs o ON o.id = m.org_id
+        WHERE m.user_id = $1 AND ($2::timestamptz IS NULL OR (date_trunc('milliseconds', m.created_at), m.org_id) < ($2::timestamptz, $3::uuid))
+        ORDER BY date_trunc('milliseconds', m.created_at) DESC, m.org_id DESC
+        LIMIT $4`,
+      [userId, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit + 1],
+    );
+  }
+
+  override async listMembers(orgId: string, page: DirectoryPage): Promise<OrgMemberSummary[]> {
+    return this.db.query(
+      `SELECT u.id, u.email, m.role, date_trunc('milliseconds', m.created_at) AS "createdAt"
+         FROM memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.org_id = $1 AND ($2::timestamptz IS NULL OR (date_trunc('milliseconds', m.created_at), m.user_id) < ($2::timestamptz, $3::uuid))
+        ORDER BY date_trunc('milliseconds', m.created_at) DESC, m.user_id DESC
+        LIMIT $4`,
+      [orgId, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit + 1],
+    );
   }
 
   private pool(): Pool {

@@ -50,6 +50,7 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
       API_KEY_SCHEME,
     )
     .addTag('api-keys', 'Key lifecycle (browser session only)')
+    .addTag('orgs', "The caller's orgs and, for owners and admins, their members, keys and audit log (browser session only)")
     .addTag('usage', 'Plan and daily meters')
     .addTag('identity', 'Who the caller is')
     .addTag('operations', 'Health probes and metrics (unauthenticated by default)')

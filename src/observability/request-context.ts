@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
@@ -53,4 +54,47 @@ export function loggablePath(raw: IncomingMessage): string {
   const url = raw.url ?? '/';
   const q = url.indexOf('?');
   return scrubCredentials(q === -1 ? url : url.slice(0, q));
+}
+
+/** Where a request came from, as the audit log records it. */
+export interface RequestOrigin {
+  clientAddress: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+}
+
+const origins = new AsyncLocalStorage<RequestOrigin>();
+
+/**
+ * The origin of the request being handled, when there is one (routes that record audit events
+ * enter it with RequestOriginInterceptor; the CLI and background jobs have none).
+ */
+export function currentRequestOrigin(): RequestOrigin | undefined {
+  return origins.getStore();
+}
+
+export function runWithRequestOrigin<T>(origin: RequestOrigin, work: () => T): T {
+  return origins.run(origin, work);
+}
+
+interface OriginRequest {
+  ip?: string;
+  id?: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+const MAX_USER_AGENT = 512;
+
+/** The origin of an HTTP request on Fastify or Express (Express has no request id: a sane X-Request-Id, else none). */
+export function requestOriginOf(request: OriginRequest): RequestOrigin {
+  const ua = request.headers['user-agent'];
+  const given = request.headers['x-request-id'];
+  let requestId: string | null = null;
+  if (typeof request.id === 'string') requestId = request.id;
+  else if (typeof given === 'string' && SANE_REQUEST_ID.test(given) && !containsCredential(given)) requestId = given;
+  return {
+    clientAddress: request.ip ?? null,
+    userAgent: typeof ua === 'string' ? scrubCredentials(ua).slice(0, MAX_USER_AGENT) : null,
+    requestId,
+  };
 }

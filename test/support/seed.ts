@@ -28,11 +28,12 @@ export class Seeder {
     return { id: rows[0].id, email };
   }
 
-  async member(orgId: string, userId: string, role: Role): Promise<void> {
+  /** Adds (or changes the role of) a member; `joinedAt` pins the membership's time (default now()). */
+  async member(orgId: string, userId: string, role: Role, joinedAt?: Date): Promise<void> {
     await this.pool.query(
-      `INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, $3)
+      `INSERT INTO memberships (org_id, user_id, role, created_at) VALUES ($1, $2, $3, COALESCE($4, now()))
        ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
-      [orgId, userId, role],
+      [orgId, userId, role, joinedAt ?? null],
     );
   }
 
@@ -52,6 +53,20 @@ export class Seeder {
       subject: userId,
       expiresIn: options.ttlSeconds ?? 3600,
     });
+  }
+
+  /** The org's audit events as stored, oldest first (raw rows, for assertions). */
+  async auditEvents(orgId: string): Promise<Array<Record<string, any>>> {
+    const { rows } = await this.pool.query(`SELECT * FROM audit_events WHERE org_id = $1 ORDER BY created_at, id`, [orgId]);
+    return rows;
+  }
+
+  /** Another member of `orgId` with `role`, a workspace there, and a session. */
+  async colleague(orgId: string, role: Role, joinedAt?: Date) {
+    const user = await this.user();
+    await this.member(orgId, user.id, role, joinedAt);
+    await this.workspace(orgId, user.id);
+    return { orgId, userId: user.id, email: user.email, session: this.session(user.id, user.email) };
   }
 
   /** An org with one member of `role` who has connected a repository, and that member's session. */

@@ -1,0 +1,39 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
+import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { queryPipe, UuidParamPipe } from '../common/validation.js';
+import { AuditService, type AuditEventRecord } from './audit.service.js';
+import { AuditEventPageDto } from './dto/audit-event.dto.js';
+import { ListAuditEventsQuery } from './dto/list-audit-events.query.js';
+
+@ApiTags('orgs')
+@ApiSessionOnly()
+@Controller('orgs')
+export class AuditController {
+  constructor(private readonly audit: AuditService) {}
+
+  @Get(':org_id/audit-events')
+  @SessionOnly()
+  @ApiOperation({
+    operationId: 'listAuditEvents',
+    summary: "The org's audit log",
+    description: 'Browser session only; owners and admins of the org. Newest first, keyset-paginated; filters combine (all must hold).',
+  })
+  @ApiParam({ name: 'org_id', format: 'uuid' })
+  @ApiOkResponse({ type: AuditEventPageDto })
+  @ApiErrors({
+    400: 'org_id or a filter is malformed (the message names it): actor_id/target_id not a UUID, an unknown action, since/until not RFC 3339, limit outside 1 to 100, a cursor this service did not return.',
+    ...AUTH_ERRORS,
+    403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
+    404: "The org does not exist or the caller is not a member; both look identical.",
+  })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @Query(queryPipe) query: ListAuditEventsQuery,
+  ): Promise<{ events: AuditEventRecord[]; next_cursor?: string }> {
+    return this.audit.list(principal, orgId, query);
+  }
+}

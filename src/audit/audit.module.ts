@@ -1,0 +1,23 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { Transactions } from '../database/transactions.js';
+import { AuditRetentionJob } from './audit-retention.job.js';
+import { AuditController } from './audit.controller.js';
+import { AuditRepository } from './audit.repository.js';
+import { AuditService } from './audit.service.js';
+import { RequestOriginInterceptor } from './request-origin.interceptor.js';
+
+/**
+ * The audit log: owns `audit_events`. Exports AuditService (record, read, export, prune),
+ * Transactions (one transaction around a change and its event) and RequestOriginInterceptor.
+ */
+@Module({
+  imports: [AuthModule],
+  providers: [AuditRepository, AuditService, AuditRetentionJob, Transactions, RequestOriginInterceptor],
+  exports: [AuditService, Transactions, RequestOriginInterceptor],
+})
+export class AuditModule {
+  static withHttp(): DynamicModule {
+    return { module: AuditModule, controllers: [AuditController] };
+  }
+}

@@ -1,0 +1,132 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { KeysetPosition } from '../common/pagination.js';
+import { returnedRows } from '../database/transactions.js';
+
+/** A row of audit_events as the service reads and writes it. */
+export interface AuditRow {
+  id: string;
+  createdAt: Date;
+  orgId: string;
+  action: string;
+  actorType: string;
+  actorId: string | null;
+  actorSource: string | null;
+  credentialType: string | null;
+  credentialId: string | null;
+  targetType: string;
+  targetId: string;
+  clientAddress: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+  details: Record<string, unknown>;
+}
+
+export type NewAuditRow = Omit<AuditRow, 'id'>;
+
+export interface AuditFilter {
+  orgId: string;
+  action?: string;
+  actorId?: string;
+  targetId?: string;
+  /** Inclusive. */
+  since?: Date;
+  /** Exclusive. */
+  until?: Date;
+}
+
+const COLUMNS = `id, created_at AS "createdAt", org_id AS "orgId", action, actor_type AS "actorType", actor_id AS "actorId",
+  actor_source AS "actorSource", credential_type AS "credentialType", credential_id AS "credentialId",
+  target_type AS "targetType", target_id AS "targetId", client_address AS "clientAddress", user_agent AS "userAgent",
+  request_id AS "requestId", details`;
+
+/** The filter as SQL conditions from parameter $1 on; returns the conditions and their values. */
+function where(filter: AuditFilter): { sql: string; values: unknown[] } {
+  const values: unknown[] = [filter.orgId];
+  const conditions = ['org_id = $1'];
+  const add = (column: string, op: string, value: unknown) => {
+    values.push(value);
+    conditions.push(`${column} ${op} $${values.length}`);
+  };
+  if (filter.action !== undefined) add('action', '=', filter.action);
+  if (filter.actorId !== undefined) add('actor_id', '=', filter.actorId);
+  if (filter.targetId !== undefined) add('target_id', '=', filter.targetId);
+  if (filter.since !== undefined) add('created_at', '>=', filter.since);
+  if (filter.until !== undefined) add('created_at', '<', filter.until);
+  return { sql: conditions.join(' AND '), values };
+}
+
+/**
+ * The audit log's table. Append-only: there is no update method, and the only delete is the
+ * retention job's bounded batch, the one place that sets the `audit.retention` flag the
+ * database trigger checks.
+ */
+@Injectable()
+export class AuditRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Inside the caller's transaction, so the event commits with the change or not at all. */
+  async insert(manager: EntityManager, row: NewAuditRow): Promise<void> {
+    await manager.query(
+      `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, actor_source, credential_type, credential_id,
+                                 target_type, target_id, client_address, user_agent, request_id, details)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb)`,
+      [
+        row.createdAt, row.orgId, row.action, row.actorType, row.actorId, row.actorSource, row.credentialType, row.credentialId,
+        row.targetType, row.targetId, row.clientAddress, row.userAgent, row.requestId, JSON.stringify(row.details),
+      ],
+    );
+  }
+
+  /** One page, newest first: `limit + 1` rows after `after` (see common/pagination.ts). */
+  async page(filter: AuditFilter, after: KeysetPosition | null, limit: number): Promise<AuditRow[]> {
+    const { sql, values } = where(filter);
+    let keyset = '';
+    if (after) {
+      values.push(after.createdAt, after.id);
+      keyset = ` AND (created_at, id) < ($${values.length - 1}, $${values.length})`;
+    }
+    values.push(limit + 1);
+    return this.db.query(
+      `SELECT ${COLUMNS} FROM audit_events WHERE ${sql}${keyset} ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+      values,
+    );
+  }
+
+  /** For exports: up to `limit` rows oldest first, strictly after `after`. */
+  async batchAscending(filter: AuditFilter, after: KeysetPosition | null, limit: number): Promise<AuditRow[]> {
+    const { sql, values } = where(filter);
+    let keyset = '';
+    if (after) {
+      values.push(after.createdAt, after.id);
+      keyset = ` AND (created_at, id) > ($${values.length - 1}, $${values.length})`;
+    }
+    values.push(limit);
+    return this.db.query(
+      `SELECT ${COLUMNS} FROM audit_events WHERE ${sql}${keyset} ORDER BY created_at, id LIMIT $${values.length}`,
+      values,
+    );
+  }
+
+  /**
+   * Retention: deletes at most `batch` events older than `before`, in a transaction of its own
+   * that raises the flag the append-only trigger lets through. Replicas pruning at once skip
+   * each other's rows rather than wait. Returns how many were deleted.
+   */
+  async pruneBatch(before: Date, batch: number): Promise<number> {
+    return this.db.transaction(async (manager) => {
+      await manager.query(`SELECT set_config('audit.retention', 'on', true)`);
+      const deleted = returnedRows<{ id: string }>(
+        await manager.query(
+          `DELETE FROM audit_events a
+            USING (SELECT id FROM audit_events WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED) doomed
+            WHERE a.id = doomed.id
+           RETURNING a.id`,
+          [before, batch],
+        ),
+      );
+      return deleted.length;
+    });
+  }
+}

@@ -1,0 +1,47 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
+import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { PageQuery } from '../common/pagination.js';
+import { queryPipe, UuidParamPipe } from '../common/validation.js';
+import { OrgListDto, OrgMemberListDto } from './dto/org.dto.js';
+import { OrgsService, type MemberRecord, type OrgRecord } from './orgs.service.js';
+
+const PAGE_ERRORS = 'limit outside 1 to 100, or a cursor this service did not return.';
+
+@ApiTags('orgs')
+@ApiSessionOnly()
+@Controller('orgs')
+export class OrgsController {
+  constructor(private readonly orgs: OrgsService) {}
+
+  @Get()
+  @SessionOnly()
+  @ApiOperation({ operationId: 'listMyOrgs', summary: "The caller's orgs", description: 'Browser session only. Every org the session’s user belongs to, with its name, plan and the user’s role; newest membership first, keyset-paginated.' })
+  @ApiOkResponse({ type: OrgListDto })
+  @ApiErrors({ 400: PAGE_ERRORS, ...AUTH_ERRORS, 403: 'Called with an API key.', 501: 'The deployment’s own org directory cannot list orgs.' })
+  list(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: PageQuery): Promise<{ orgs: OrgRecord[]; next_cursor?: string }> {
+    return this.orgs.listMine(principal, query);
+  }
+
+  @Get(':org_id/members')
+  @SessionOnly()
+  @ApiOperation({ operationId: 'listOrgMembers', summary: "An org's members", description: 'Browser session only; owners and admins of the org. Newest member first, keyset-paginated.' })
+  @ApiParam({ name: 'org_id', format: 'uuid' })
+  @ApiOkResponse({ type: OrgMemberListDto })
+  @ApiErrors({
+    400: `org_id is not a UUID, ${PAGE_ERRORS}`,
+    ...AUTH_ERRORS,
+    403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
+    404: 'The org does not exist or the caller is not a member; both look identical.',
+    501: 'The deployment’s own org directory cannot list members.',
+  })
+  members(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @Query(queryPipe) query: PageQuery,
+  ): Promise<{ members: MemberRecord[]; next_cursor?: string }> {
+    return this.orgs.members(principal, orgId, query);
+  }
+}
