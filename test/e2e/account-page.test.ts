@@ -232,6 +232,10 @@ describe('the account page in a browser', () => {
     expect(await page.locator('#keys-empty').textContent()).toContain('Create your first key');
     await poll(() => page.locator('#usage-plan').textContent()).toBe('Free plan');
     expect(await page.locator('[data-meter="queries"] .meter-value').textContent()).toBe('10 / 100');
+    await poll(() => page.locator('[data-meter="queries"] figcaption').textContent()).toBe('Last 30 days: 10 in total');
+    expect(await page.locator('[data-meter="imports"] figcaption').textContent()).toBe('Last 30 days: 0 in total');
+    expect(await page.locator('#identity-org-name').textContent()).toBe('Org');
+    expect(await page.locator('#org-switcher').isVisible()).toBe(false);
     // The keys come before usage in the document: they are the page's first content.
     expect(await page.evaluate(() => document.getElementById('keys')!.compareDocumentPosition(document.getElementById('usage')!) & Node.DOCUMENT_POSITION_FOLLOWING)).toBeTruthy();
     await expectAccessible(page, 'empty');
@@ -309,14 +313,20 @@ describe('the account page in a browser', () => {
     await poll(() => row.locator('.cell-last-used').textContent()).toBe('just now');
     await shot(page, '04-listed');
 
-    // Details: the key's facts and its usage of the last 30 days (or a note where the route is missing).
+    // Details: the key's facts and its usage of the last 30 days, charted with a table for screen readers.
+    const keyId = (await row.getAttribute('data-key-id'))!;
+    await t.app.get(UsageService).charge(w.orgId, 'asks', 5, { kind: 'api_key', userId: w.userId, email: w.email, orgId: w.orgId, orgRole: 'owner', orgMemberCount: 1, plan: 'free', scopes: ['decisions:read'], keyId });
     await row.getByRole('button', { name: 'Details of CI pipeline' }).focus();
     await page.keyboard.press('Enter');
     const details = page.locator('tr.details-row').first();
     await poll(() => details.isVisible()).toBe(true);
     expect(await row.getByRole('button', { name: 'Details of CI pipeline' }).getAttribute('aria-expanded')).toBe('true');
-    await poll(() => details.locator('.key-usage').textContent()).toMatch(/Last 30 days|not available/);
-    expect(await details.locator('.facts').textContent()).toContain(key.length > 0 ? 'Key ID' : '');
+    await poll(() => details.locator('.key-usage figcaption').textContent()).toBe('Last 30 days: 5 in total');
+    expect(await details.locator('.key-usage table caption').textContent()).toMatch(/^Units charged with CI pipeline per day/);
+    expect(await details.locator('.key-usage table tbody tr').count()).toBe(30);
+    expect(await details.locator('.key-usage table tbody tr').last().locator('td').textContent()).toBe('5');
+    expect(await details.locator('.key-usage svg rect').count()).toBe(30);
+    expect(await details.locator('.facts').textContent()).toContain(keyId);
     await expectAccessible(page, 'details');
     await shot(page, '05-details', true);
     await page.keyboard.press('Enter');
@@ -566,64 +576,135 @@ describe('the account page in a browser', () => {
     await page.close();
   });
 
-  it('keeps the chosen organisation in the URL, so a link opens the same view', async () => {
+  it('gives a first screen to a user with no organisation: what to do next', async () => {
+    const user = await t.seed.user();
+    const page = await openPage({ viewport: { width: 320, height: 720 }, theme: 'dark' });
+    await signIn(page, t.seed.session(user.id, user.email));
+    await poll(() => page.locator('#no-org').isVisible()).toBe(true);
+    expect(await focusedId(page)).toBe('no-org-title');
+    expect(await page.locator('#no-org').textContent()).toContain('Ask an owner or admin');
+    await expectAccessible(page, 'no org');
+    // Added meanwhile: "Check again" opens the org.
+    const orgId = await t.seed.org('free', 'Newco');
+    await t.seed.member(orgId, user.id, 'member');
+    await page.locator('#no-org-retry').focus();
+    await page.keyboard.press('Enter');
+    await poll(() => page.locator('#identity-org-name').textContent()).toBe('Newco');
+    await expectClean(page);
+    await page.close();
+  });
+
+  it('lists three organisations by name and role, switches between them, and keeps the choice in the URL', async () => {
     const page = await openPage();
     await signIn(page, 'not-a-valid-token');
     await poll(() => page.locator('#signin-error').textContent()).toMatch(/not accepted/);
     expect(await page.evaluate(() => sessionStorage.getItem('svc_session'))).toBeNull();
 
-    const a = await t.seed.world('admin', 'pro');
-    const b = await t.seed.org('free', 'Beta Labs');
-    await t.seed.member(b, a.userId, 'viewer');
+    const user = await t.seed.user();
+    const acme = await t.seed.org('pro', 'Acme Corp');
+    const beta = await t.seed.org('free', 'Beta Labs');
+    const gamma = await t.seed.org('free', 'Gamma Research');
+    await t.seed.member(acme, user.id, 'admin');
+    await t.seed.member(beta, user.id, 'viewer');
+    await t.seed.member(gamma, user.id, 'member');
+    const session = t.seed.session(user.id, user.email);
     await page.getByLabel('Session token', { exact: true }).focus();
-    await page.keyboard.insertText(a.session);
+    await page.keyboard.insertText(session);
     await page.keyboard.press('Enter');
 
-    // Two orgs and none in the session: the picker comes first.
-    await poll(() => page.locator('#org-picker').isVisible()).toBe(true);
-    expect(await page.locator('#identity-email').textContent()).toBe(a.email);
+    // Several orgs and none in the session: the picker comes first, by name, with roles.
+    await poll(() => page.locator('#org-list').isVisible()).toBe(true);
+    expect(await page.locator('#org-form').isVisible()).toBe(false);
+    expect(await page.locator('.org-choice .org-name').allTextContents()).toEqual(expect.arrayContaining(['Acme Corp', 'Beta Labs', 'Gamma Research']));
+    expect(await page.locator(`.org-choice[data-org-id="${beta}"]`).textContent()).toContain('viewer');
+    expect(await page.locator('#identity-email').textContent()).toBe(user.email);
     expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
     await expectAccessible(page, 'org picker');
     await shot(page, '10-org-picker', true);
-    await pickOrg(page, a.orgId);
+    await tabTo(page, `.org-choice[data-org-id="${acme}"]`);
+    await page.keyboard.press('Enter');
 
     await poll(() => page.locator('#identity-role').textContent()).toBe('admin');
-    expect(new URL(page.url()).searchParams.get('org')).toBe(a.orgId);
+    expect(new URL(page.url()).searchParams.get('org')).toBe(acme);
     await poll(() => page.locator('#usage-plan').textContent()).toBe('Pro plan');
+    // The switcher names every org with its role.
+    expect(await page.locator('#org-switch option').allTextContents()).toEqual(expect.arrayContaining(['Acme Corp (admin)', 'Beta Labs (viewer)', 'Gamma Research (member)']));
+    expect(await page.locator('#org-switch').inputValue()).toBe(acme);
+    await expectAccessible(page, 'org switcher');
 
     // The same link in a new tab (session handed over) opens the same org.
     const link = page.url();
     const second = await openPage();
     await second.goto(`${t.url}/account`);
-    await second.evaluate((s) => sessionStorage.setItem('svc_session', s), a.session);
+    await second.evaluate((s) => sessionStorage.setItem('svc_session', s), session);
     await second.goto(link);
     await poll(() => second.locator('#identity-role').textContent()).toBe('admin');
+    expect(await second.locator('#org-switch').inputValue()).toBe(acme);
     await expectClean(second);
     await second.close();
 
-    // Another org's link opens that org with its own role; a link to an org that is not yours asks again.
-    await page.goto(`${t.url}/account?org=${b}`);
+    // Switching changes the view and the URL; Back returns to the previous org.
+    await page.locator('#org-switch').focus();
+    await page.locator('#org-switch').selectOption(beta);
     await poll(() => page.locator('#identity-role').textContent()).toBe('viewer');
+    expect(new URL(page.url()).searchParams.get('org')).toBe(beta);
     await poll(() => page.locator('#usage-plan').textContent()).toBe('Free plan');
+    await page.goBack();
+    await poll(() => page.locator('#identity-role').textContent()).toBe('admin');
+
+    // A link to an org that is not yours says so and asks again.
     await page.goto(`${t.url}/account?org=0f0e0d0c-0b0a-4908-8706-050403020100`);
     await poll(() => page.locator('#org-picker').isVisible()).toBe(true);
     expect(new URL(page.url()).searchParams.get('org')).toBeNull();
-    await poll(() => announced(page)).toMatch(/not found, or you are not a member/);
+    await poll(() => page.locator('#banner').textContent()).toMatch(/not found, or you are not a member/);
+    await expectAccessible(page, 'org not found');
     await expectClean(page);
     await page.close();
   });
 
-  /** Chooses an org on the picker by keyboard: by name where GET /orgs exists, else by its ID. */
-  async function pickOrg(page: Page, orgId: string): Promise<void> {
-    if (await page.locator('#org-list').isVisible()) {
-      await page.locator(`.org-choice[data-org-id="${orgId}"]`).focus();
-      await page.keyboard.press('Enter');
-      return;
+  it('shows owners and admins the audit log, filtered by action and period, and hides it from members', async () => {
+    const w = await t.seed.world('owner', 'free');
+    const colleague = await t.seed.colleague(w.orgId, 'member');
+    for (const name of ['alpha', 'beta']) {
+      expect((await t.api.post('/api-keys', colleague.session, { org_id: w.orgId, name })).status).toBe(201);
     }
-    await page.getByLabel('Organisation ID').focus();
-    await page.keyboard.insertText(orgId);
+    const own = await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'mine' });
+    expect((await t.api.delete(`/api-keys/${own.body.id}`, w.session)).status).toBe(204);
+    const page = await openPage({ viewport: { width: 768, height: 900 } });
+    await signIn(page, w.session);
+    const audit = page.locator('#audit-list tbody tr');
+    await poll(() => audit.count()).toBe(4);
+    expect(await page.locator('#org-admin').isVisible()).toBe(true);
+    // Newest first; actors by e-mail (GET /orgs/{id}/members), "you" for yourself.
+    expect(await audit.first().locator('th').textContent()).toBe('api_key.revoked');
+    expect(await audit.first().locator('td').nth(1).textContent()).toBe('you');
+    expect(await audit.last().locator('td').nth(1).textContent()).toBe(colleague.email);
+    await expectAccessible(page, 'audit log');
+    await shot(page, '12-audit', true);
+
+    // Filter by action (the options come from the route's OpenAPI enum).
+    await page.locator('#audit-action').focus();
+    await page.locator('#audit-action').selectOption('api_key.minted');
+    await tabTo(page, '#audit-filters button[type="submit"]');
     await page.keyboard.press('Enter');
-  }
+    await poll(() => audit.count()).toBe(3);
+    await poll(() => announced(page)).toMatch(/Audit log filtered/);
+    await page.locator('#audit-action').selectOption('member.removed');
+    await page.locator('#audit-filters button[type="submit"]').focus();
+    await page.keyboard.press('Enter');
+    await poll(() => page.locator('#audit-list').textContent()).toBe('No events match this filter. Clear it to see every event.');
+    await expectClean(page);
+    await page.close();
+
+    // A member sees no organisation section at all.
+    const other = await openPage();
+    await signIn(other, colleague.session);
+    await poll(() => other.locator('#keys-body tr.key-row').count()).toBe(2);
+    await poll(() => other.locator('#usage-plan').isVisible()).toBe(true);
+    expect(await other.locator('#org-admin').isVisible()).toBe(false);
+    await expectClean(other);
+    await other.close();
+  });
 
   it('warns at 80 % and 100 % of a daily limit, and refreshes the meters on focus, every minute and after UTC midnight', async () => {
     const w = await t.seed.world('owner', 'free');
