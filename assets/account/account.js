@@ -1284,7 +1284,9 @@ async function loadAudit({ more = false } = {}) {
       const rows = events.map((e) => {
         const at = e.created_at ?? e.occurred_at;
         const actor = actorName(e.actor);
-        const target = e.target ? `${e.target.type} ${e.target.id}` : '';
+        // A key is named as its owner named it (the event's details carry the name), else by id.
+        const named = typeof e.details?.name === 'string' && e.details.name ? `“${e.details.name}”` : e.target?.id;
+        const target = e.target ? `${e.target.type.replace('_', ' ')} ${named ?? ''}` : '';
         return h(
           'tr',
           {},
