@@ -28,8 +28,9 @@ export { DEFAULT_PLAN_LIMITS, parsePlanLimits, type Limit, type MeterLimits, typ
 
 // Keys from code (the same service behind POST/GET/DELETE /api-keys).
 export { ApiKeysService } from './api-keys/api-keys.service.js';
-export type { ApiKeyRecord, MintedApiKey } from './api-keys/api-key.record.js';
+export type { ApiKeyRecord, MintedApiKey, OrgApiKeyRecord } from './api-keys/api-key.record.js';
 export { MintApiKeyDto } from './api-keys/dto/mint-api-key.dto.js';
+export { RotateApiKeyDto } from './api-keys/dto/rotate-api-key.dto.js';
 
 // Orgs, users and memberships: the port and the default implementation.
 export { memberKey, OrgDirectory, type MemberContext, type MintStanding } from './directory/org-directory.js';

@@ -3,6 +3,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 @Entity({ name: 'api_keys' })
 @Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
 @Index('api_keys_org_id_idx', ['orgId'])
+@Index('api_keys_org_created_idx', ['orgId', 'createdAt', 'id'])
 export class ApiKeyEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -41,4 +42,14 @@ export class ApiKeyEntity {
 
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt: Date | null;
+
+  /** Rotation: the replaced secret's lookup, hash and the end of its grace period (all null outside one). */
+  @Column({ name: 'previous_lookup', type: 'text', nullable: true, unique: true })
+  previousLookup: string | null;
+
+  @Column({ name: 'previous_key_hash', type: 'bytea', nullable: true })
+  previousKeyHash: Buffer | null;
+
+  @Column({ name: 'previous_expires_at', type: 'timestamptz', nullable: true })
+  previousExpiresAt: Date | null;
 }

@@ -12,13 +12,16 @@ export interface ApiKeyRecord {
   expires_at?: string;
   last_used_at?: string;
   revoked_at?: string;
+  /** Rotation: the replaced secret still verifies until then (present only while it does). */
+  previous_secret_expires_at?: string;
 }
 
 export interface MintedApiKey extends ApiKeyRecord {
   key: string;
 }
 
-export function toApiKeyRecord(k: ApiKeyEntity): ApiKeyRecord {
+/** `now` decides whether a rotation's grace period is still running (omitted: shown if set). */
+export function toApiKeyRecord(k: ApiKeyEntity, now?: Date): ApiKeyRecord {
   const record: ApiKeyRecord = {
     id: k.id,
     org_id: k.orgId,
@@ -31,5 +34,19 @@ export function toApiKeyRecord(k: ApiKeyEntity): ApiKeyRecord {
   if (k.expiresAt) record.expires_at = k.expiresAt.toISOString();
   if (k.lastUsedAt) record.last_used_at = k.lastUsedAt.toISOString();
   if (k.revokedAt) record.revoked_at = k.revokedAt.toISOString();
+  if (k.previousExpiresAt && !k.revokedAt && (!now || k.previousExpiresAt.getTime() > now.getTime())) {
+    record.previous_secret_expires_at = k.previousExpiresAt.toISOString();
+  }
   return record;
+}
+
+/** A key of an org as its owners and admins see it (`GET /orgs/{org_id}/api-keys`). */
+export interface OrgApiKeyRecord extends ApiKeyRecord {
+  /** The user who minted it. */
+  user_id: string;
+  /** Their e-mail (omitted if the user is unknown to this service's directory). */
+  owner_email?: string;
+  /** `removed`: the owner is no longer a member of the org, so the key no longer verifies. */
+  owner_status: 'member' | 'removed';
+  state: 'active' | 'revoked' | 'expired';
 }

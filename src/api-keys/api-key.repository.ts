@@ -19,6 +19,39 @@ export interface NewApiKey {
   createdAt: Date;
 }
 
+/** The secret a rotation puts in place. */
+export interface NewSecret {
+  lookup: string;
+  last4: string;
+  keyHash: Buffer;
+}
+
+export type KeyState = 'active' | 'revoked' | 'expired';
+
+/** A key of an org as its admins see it: with the owner's e-mail and whether they are still a member. */
+export interface OrgKeyRow extends ApiKeyEntity {
+  ownerEmail: string | null;
+  ownerIsMember: boolean;
+}
+
+export interface OrgKeyFilter {
+  orgId: string;
+  state?: KeyState;
+  userId?: string;
+  /** The instant `state` is judged at. */
+  now: Date;
+}
+
+const ENTITY_COLUMNS = `k.id, k.user_id AS "userId", k.org_id AS "orgId", k.name, k.lookup, k.last4, k.key_hash AS "keyHash", k.scopes,
+  k.created_at AS "createdAt", k.expires_at AS "expiresAt", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+  k.previous_lookup AS "previousLookup", k.previous_key_hash AS "previousKeyHash", k.previous_expires_at AS "previousExpiresAt"`;
+
+const STATE_SQL: Record<KeyState, string> = {
+  active: 'k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)',
+  revoked: 'k.revoked_at IS NOT NULL',
+  expired: 'k.revoked_at IS NULL AND k.expires_at <= $2',
+};
+
 /** What a revoke touched. */
 export interface RevokedKey {
   id: string;
@@ -34,6 +67,10 @@ export interface KeyVerificationRow {
   id: string;
   lookup: string;
   keyHash: Buffer;
+  /** Rotation: the replaced secret, which verifies until `previousExpiresAt`. */
+  previousLookup: string | null;
+  previousKeyHash: Buffer | null;
+  previousExpiresAt: Date | null;
   userId: string;
   orgId: string;
   scopes: string[];
@@ -53,6 +90,9 @@ interface RawVerificationRow {
   id: string;
   lookup: string;
   key_hash: Buffer;
+  previous_lookup: string | null;
+  previous_key_hash: Buffer | null;
+  previous_expires_at: Date | null;
   user_id: string;
   org_id: string;
   scopes: string[];
@@ -71,8 +111,9 @@ interface RawVerificationRow {
 
 // One statement for a whole batch of verifications: key, owner, membership, member count, and
 // the key's org's meters for the day (so GET /usage with a key needs no second round trip).
+// A key is found by its lookup or, during a rotation's grace period, by its previous lookup.
 const VERIFY_WITH_DIRECTORY_SQL = `
-  SELECT k.id, k.lookup, k.key_hash, k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
+  SELECT k.id, k.lookup, k.key_hash, k.previous_lookup, k.previous_key_hash, k.previous_expires_at, k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
          u.email, m.role, o.plan,
          CASE WHEN m.role IS NULL THEN 0
               ELSE (SELECT count(*)::int FROM memberships c WHERE c.org_id = k.org_id) END AS member_count,
@@ -82,20 +123,23 @@ const VERIFY_WITH_DIRECTORY_SQL = `
     LEFT JOIN users u ON u.id = k.user_id AND m.role IS NOT NULL
     LEFT JOIN orgs o ON o.id = k.org_id AND m.role IS NOT NULL
     LEFT JOIN usage_counters uc ON uc.org_id = k.org_id AND uc.day = $2::date
-   WHERE k.lookup = ANY($1::text[])`;
+   WHERE k.lookup = ANY($1::text[]) OR k.previous_lookup = ANY($1::text[])`;
 
 const VERIFY_KEYS_ONLY_SQL = `
-  SELECT k.id, k.lookup, k.key_hash, k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
+  SELECT k.id, k.lookup, k.key_hash, k.previous_lookup, k.previous_key_hash, k.previous_expires_at, k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
          NULL::text AS email, NULL::text AS role, NULL::text AS plan, 0 AS member_count,
          uc.asks, uc.retrieves, uc.imports, uc.captures
     FROM api_keys k
     LEFT JOIN usage_counters uc ON uc.org_id = k.org_id AND uc.day = $2::date
-   WHERE k.lookup = ANY($1::text[])`;
+   WHERE k.lookup = ANY($1::text[]) OR k.previous_lookup = ANY($1::text[])`;
 
 const toVerificationRow = (r: RawVerificationRow): KeyVerificationRow => ({
   id: r.id,
   lookup: r.lookup,
   keyHash: r.key_hash,
+  previousLookup: r.previous_lookup,
+  previousKeyHash: r.previous_key_hash,
+  previousExpiresAt: r.previous_expires_at,
   userId: r.user_id,
   orgId: r.org_id,
   scopes: r.scopes,
@@ -143,6 +187,63 @@ export class ApiKeyRepository {
    */
   async revokeOwned(userId: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
     return this.revokeWhere('user_id', userId, keyId, at, manager);
+  }
+
+  /**
+   * Rotation, one statement: the new secret replaces the current one, which moves to `previous_*`
+   * until `graceEndsAt` (null: it stops at once). A previous secret still in its grace is dropped:
+   * rotating again ends the older grace at once. Only an active key of the caller rotates;
+   * otherwise null (and `keyStanding` tells a missing key from a revoked or expired one).
+   */
+  async rotateOwned(userId: string, keyId: string, secret: NewSecret, now: Date, graceEndsAt: Date | null, manager?: EntityManager): Promise<ApiKeyEntity | null> {
+    const rows = returnedRows<ApiKeyEntity>(
+      await (manager ?? this.db.manager).query(
+        `UPDATE api_keys k
+            SET previous_lookup = CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE k.lookup END,
+                previous_key_hash = CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE k.key_hash END,
+                previous_expires_at = $7::timestamptz,
+                lookup = $3, last4 = $4, key_hash = $5
+          WHERE k.id = $1 AND k.user_id = $2 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $6)
+          RETURNING ${ENTITY_COLUMNS}`,
+        [keyId, userId, secret.lookup, secret.last4, secret.keyHash, now, graceEndsAt],
+      ),
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Why a key of the caller cannot be rotated: null when there is no such key of theirs. */
+  async keyStanding(userId: string, keyId: string, manager?: EntityManager): Promise<{ revokedAt: Date | null; expiresAt: Date | null } | null> {
+    const rows: Array<{ revokedAt: Date | null; expiresAt: Date | null }> = await (manager ?? this.db.manager).query(
+      `SELECT revoked_at AS "revokedAt", expires_at AS "expiresAt" FROM api_keys WHERE id = $1 AND user_id = $2`,
+      [keyId, userId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Every key bound to an org, whoever minted it, newest first: `limit + 1` rows after `after` (keyset). */
+  async listInOrg(filter: OrgKeyFilter, after: { createdAt: Date; id: string } | null, limit: number): Promise<OrgKeyRow[]> {
+    const values: unknown[] = [filter.orgId, filter.now];
+    const conditions = ['k.org_id = $1'];
+    if (filter.state) conditions.push(STATE_SQL[filter.state]);
+    if (filter.userId) {
+      values.push(filter.userId);
+      conditions.push(`k.user_id = $${values.length}`);
+    }
+    if (after) {
+      values.push(after.createdAt, after.id);
+      conditions.push(`(k.created_at, k.id) < ($${values.length - 1}, $${values.length})`);
+    }
+    values.push(limit + 1);
+    return this.db.query(
+      `SELECT ${ENTITY_COLUMNS}, u.email AS "ownerEmail", (m.user_id IS NOT NULL) AS "ownerIsMember"
+         FROM api_keys k
+         LEFT JOIN users u ON u.id = k.user_id
+         LEFT JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.user_id
+        WHERE ${conditions.join(' AND ')} AND $2::timestamptz IS NOT NULL
+        ORDER BY k.created_at DESC, k.id DESC
+        LIMIT $${values.length}`,
+      values,
+    );
   }
 
   /** The same for an org admin: any key bound to `orgId`. */

@@ -8,7 +8,8 @@ import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { ApiKeyRecord, MintedApiKey } from './api-key.record.js';
-import { ApiKeyListDto, MintedApiKeyDto } from './dto/api-key-record.dto.js';
+import { ApiKeyListDto, MintedApiKeyDto, RotatedApiKeyDto } from './dto/api-key-record.dto.js';
+import { RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 import { ListApiKeysQuery } from './dto/list-api-keys.query.js';
 
@@ -16,11 +17,11 @@ import { ListApiKeysQuery } from './dto/list-api-keys.query.js';
  * Key lifecycle: a browser session only, then 501 when keys are not configured. `no-store` is set
  * here too (not only by the standalone app) so a minted key is never cached inside a host either.
  */
-const KeyLifecycle = () =>
+export const KeyLifecycle = () =>
   applyDecorators(SessionOnly(), UseGuards(ApiKeysEnabledGuard), Header('Cache-Control', 'no-store'));
 
-const SESSION_REQUIRED = 'Called with an API key: key lifecycle needs a browser session.';
-const NOT_CONFIGURED = 'API keys are not configured on this deployment (API_KEY_SECRET unset).';
+export const SESSION_REQUIRED = 'Called with an API key: key lifecycle needs a browser session.';
+export const NOT_CONFIGURED = 'API keys are not configured on this deployment (API_KEY_SECRET unset).';
 
 @ApiTags('api-keys')
 @ApiSessionOnly()
@@ -59,6 +60,34 @@ export class ApiKeysController {
   })
   list(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: ListApiKeysQuery): Promise<{ keys: ApiKeyRecord[] }> {
     return this.apiKeys.list(principal, query.org_id ?? null);
+  }
+
+  @Post(':keyID/rotate')
+  @KeyLifecycle()
+  @ApiOperation({
+    operationId: 'rotateApiKey',
+    summary: 'Rotate a key',
+    description:
+      'Browser session only, your own key. Same id, name, org, scopes and expiry; a new secret (new lookup and last4) shown in this response only. ' +
+      'The replaced secret keeps verifying for grace_period_seconds (default 86400); rotating again during a grace period ends the older one at once; revoking stops both.',
+  })
+  @ApiParam({ name: 'keyID', format: 'uuid', description: 'The id from mint or list.' })
+  @ApiBody({ type: RotateApiKeyDto, required: false })
+  @ApiCreatedResponse({ description: 'Rotated: the key record including the new `key`, shown exactly once, and `previous_secret_expires_at` while the old secret still verifies.', type: RotatedApiKeyDto })
+  @ApiErrors({
+    400: 'keyID is not a UUID, grace_period_seconds is not an integer from 0 to 604800, an unknown field, or a body that is not a JSON object.',
+    ...AUTH_ERRORS,
+    403: SESSION_REQUIRED,
+    404: "No such key, or not the caller's; both cases look identical.",
+    409: 'The key is revoked or expired: it cannot be rotated.',
+    501: NOT_CONFIGURED,
+  })
+  rotate(
+    @CurrentPrincipal() principal: Principal,
+    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @Body(StrictBodyPipe) dto: RotateApiKeyDto,
+  ): Promise<MintedApiKey> {
+    return this.apiKeys.rotate(principal, keyId, dto);
   }
 
   @Delete(':keyID')

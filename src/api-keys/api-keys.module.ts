@@ -4,6 +4,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { OrgApiKeysController } from './org-api-keys.controller.js';
 
 @Module({
   imports: [AuthModule, AuditModule],
@@ -13,6 +14,6 @@ import { ApiKeysService } from './api-keys.service.js';
 export class ApiKeysModule {
   /** The same module with its HTTP routes mounted. */
   static withHttp(): DynamicModule {
-    return { module: ApiKeysModule, controllers: [ApiKeysController] };
+    return { module: ApiKeysModule, controllers: [ApiKeysController, OrgApiKeysController] };
   }
 }

@@ -1,6 +1,8 @@
 import { ConflictException, ForbiddenException, Injectable, NotFoundException, Optional } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
+import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
+import { decodeCursor, MAX_PAGE_LIMIT, pageOf } from '../common/pagination.js';
 import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
 import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { ActivityEvents } from '../core/activity-events.js';
@@ -9,7 +11,9 @@ import { OrgDirectory } from '../directory/org-directory.js';
 import { actorOf, AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { ApiKeyRepository } from './api-key.repository.js';
-import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey } from './api-key.record.js';
+import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey, type OrgApiKeyRecord } from './api-key.record.js';
+import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
+import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 
 const DAY_MS = 86_400_000;
@@ -82,6 +86,100 @@ export class ApiKeysService {
     }
   }
 
+  /**
+   * Rotation with a grace period: same key (id, name, org, scopes, expiry), new secret shown once.
+   * The replaced secret verifies until `grace_period_seconds` from now; a second rotation drops
+   * the older one at once. 404 as for revoke; 409 for a revoked or expired key.
+   */
+  async rotate(principal: Principal, keyId: string, dto: RotateApiKeyDto): Promise<MintedApiKey> {
+    const secret = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
+    const grace = dto.grace_period_seconds ?? DEFAULT_GRACE_PERIOD_SECONDS;
+    const now = this.settings.clock.now();
+    const graceEndsAt = grace > 0 ? new Date(now.getTime() + grace * 1000) : null;
+    for (let attempt = 0; ; attempt++) {
+      const generated = generateApiKey();
+      try {
+        const record = await this.transactions.run(async (manager) => {
+          const next = { lookup: generated.lookup, last4: generated.last4, keyHash: hashApiKey(secret, generated.key) };
+          const rotated = await this.keys.rotateOwned(principal.userId, keyId, next, now, graceEndsAt, manager);
+          if (!rotated) {
+            const standing = await this.keys.keyStanding(principal.userId, keyId, manager);
+            if (!standing) throw new NotFoundException(KEY_NOT_FOUND);
+            throw new ConflictException(
+              standing.revokedAt ? 'This API key is revoked: it cannot be rotated' : 'This API key has expired: it cannot be rotated',
+            );
+          }
+          await this.audit.record(manager, {
+            orgId: rotated.orgId,
+            action: 'api_key.rotated',
+            ...actorOf(principal),
+            target: { type: 'api_key', id: rotated.id },
+            details: {
+              name: rotated.name,
+              lookup: rotated.lookup,
+              previous_lookup: rotated.previousLookup,
+              grace_period_seconds: grace,
+              previous_secret_expires_at: graceEndsAt?.toISOString() ?? null,
+            },
+          });
+          return toApiKeyRecord(rotated, now);
+        });
+        this.activity?.emit({ type: 'api_key.rotated' });
+        return { key: generated.key, ...record };
+      } catch (error) {
+        if ((error as { code?: string }).code === '23505' && attempt < 3) continue;
+        throw error;
+      }
+    }
+  }
+
+  /** `GET /orgs/{org_id}/api-keys`: every key bound to the org, for its owners and admins. */
+  async listInOrg(principal: Principal, orgId: string, query: ListOrgApiKeysQuery): Promise<{ keys: OrgApiKeyRecord[]; next_cursor?: string }> {
+    await requireOrgAdmin(this.directory, principal, orgId);
+    const now = this.settings.clock.now();
+    const limit = query.limit ?? MAX_PAGE_LIMIT;
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const rows = await this.keys.listInOrg({ orgId, state: query.state, userId: query.user_id?.toLowerCase(), now }, after, limit);
+    const { items, nextCursor } = pageOf(rows, limit);
+    const body: { keys: OrgApiKeyRecord[]; next_cursor?: string } = {
+      keys: items.map((k) => {
+        const record: OrgApiKeyRecord = {
+          ...toApiKeyRecord(k, now),
+          user_id: k.userId,
+          owner_status: k.ownerIsMember ? 'member' : 'removed',
+          state: k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active',
+        };
+        if (k.ownerEmail) record.owner_email = k.ownerEmail;
+        return record;
+      }),
+    };
+    if (nextCursor) body.next_cursor = nextCursor;
+    return body;
+  }
+
+  /**
+   * `DELETE /orgs/{org_id}/api-keys/{keyID}`: an owner or admin revokes any key bound to the org.
+   * A key of another org is a 404, like a missing one. The event names the admin as actor.
+   */
+  async revokeInOrg(principal: Principal, orgId: string, keyId: string): Promise<void> {
+    await requireOrgAdmin(this.directory, principal, orgId);
+    const revoked = await this.transactions.run(async (manager) => {
+      const key = await this.keys.revokeInOrg(orgId, keyId, this.settings.clock.now(), manager);
+      if (key && !key.alreadyRevoked) {
+        await this.audit.record(manager, {
+          orgId,
+          action: 'api_key.revoked_by_admin',
+          ...actorOf(principal),
+          target: { type: 'api_key', id: key.id },
+          details: { name: key.name, owner_id: key.userId },
+        });
+      }
+      return key;
+    });
+    if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
+    this.activity?.emit({ type: 'api_key.revoked' });
+  }
+
   async list(principal: Principal, orgId: string | null): Promise<{ keys: ApiKeyRecord[] }> {
     const org = orgId ? orgId.toLowerCase() : null;
     // decisions.md: a filter naming an org that is missing or not the caller's is a 404, as for mint.
@@ -89,7 +187,8 @@ export class ApiKeysService {
       throw new NotFoundException(ORG_NOT_FOUND);
     }
     const keys = await this.keys.listOwned(principal.userId, org);
-    return { keys: keys.map(toApiKeyRecord) };
+    const now = this.settings.clock.now();
+    return { keys: keys.map((k) => toApiKeyRecord(k, now)) };
   }
 
   async revoke(principal: Principal, keyId: string): Promise<void> {

@@ -47,6 +47,9 @@ class FakeKeyRows {
       id: `aaaaaaaa-0000-4000-8000-${String(this.rows.size + 1).padStart(12, '0')}`,
       lookup: key.lookup,
       keyHash: hashApiKey(createSecretKey(Buffer.from(SECRET)), key.key),
+      previousLookup: null,
+      previousKeyHash: null,
+      previousExpiresAt: null,
       userId,
       orgId: ORG,
       scopes: ['decisions:read', 'decisions:write'],
@@ -61,6 +64,7 @@ class FakeKeyRows {
       ...over,
     } as KeyVerificationRow;
     this.rows.set(key.lookup, row);
+    if (row.previousLookup) this.rows.set(row.previousLookup, row);
     return row;
   }
 
@@ -97,6 +101,29 @@ function misChecksummed(key: string): string {
 }
 
 describe('ApiKeyVerifier', () => {
+  it('accepts both secrets of a rotated key during its grace period, and the old one not from its end', async () => {
+    const keys = new FakeKeyRows();
+    const old = generateApiKey();
+    const current = generateApiKey();
+    const hmac = (k: string) => hashApiKey(createSecretKey(Buffer.from(SECRET)), k);
+    const row = keys.add(current, { previousLookup: old.lookup, previousKeyHash: hmac(old.key), previousExpiresAt: new Date('2030-01-15T12:00:01Z') });
+    const { verifier } = verifierOver(keys);
+    expect((await verifier.verify(current.key))?.keyId).toBe(row.id);
+    expect((await verifier.verify(old.key))?.keyId).toBe(row.id);
+    // A forged secret under the old lookup is refused like any other.
+    const forged = old.key.slice(0, old.key.indexOf(old.lookup) + old.lookup.length) + current.key.slice(current.key.indexOf(current.lookup) + current.lookup.length);
+    expect(await verifier.verify(forged)).toBeNull();
+
+    row.previousExpiresAt = new Date('2030-01-15T12:00:00Z'); // the clock's instant: the grace has ended
+    expect(await verifier.verify(old.key)).toBeNull();
+    expect((await verifier.verify(current.key))?.keyId).toBe(row.id);
+
+    row.revokedAt = new Date('2030-01-01T00:00:00Z');
+    row.previousExpiresAt = new Date('2031-01-01T00:00:00Z');
+    expect(await verifier.verify(old.key)).toBeNull();
+    expect(await verifier.verify(current.key)).toBeNull();
+  });
+
   it('gives each of many concurrent verifications of mixed keys its own answer, from one statement', async () => {
     const keys = new FakeKeyRows();
     const valid = generateApiKey();

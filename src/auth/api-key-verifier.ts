@@ -25,7 +25,14 @@ export class ApiKeyVerifier {
   private readonly rows = new TurnBatcher<string, VerifiedRow>(
     async (lookups) => {
       const day = utcDay(this.settings.clock.now());
-      return new Map((await this.fetch(lookups, day)).map((r) => [r.lookup, { ...r, day }]));
+      const found = new Map<string, VerifiedRow>();
+      for (const r of await this.fetch(lookups, day)) {
+        const row = { ...r, day };
+        found.set(r.lookup, row);
+        // A rotated key in its grace period answers to its previous lookup too.
+        if (r.previousLookup) found.set(r.previousLookup, row);
+      }
+      return found;
     },
     (lookup) => lookup,
   );
@@ -49,8 +56,16 @@ export class ApiKeyVerifier {
     if (!lookup) return this.refuse('malformed');
     if (!secret) return this.refuse('not_configured');
     const row = await this.rows.load(lookup);
-    if (!row || !hashesEqual(row.keyHash, hashApiKey(secret, token))) return this.refuse('unknown');
+    if (!row) return this.refuse('unknown');
+    const hash = hashApiKey(secret, token);
     const now = this.settings.clock.now();
+    if (row.lookup === lookup) {
+      if (!hashesEqual(row.keyHash, hash)) return this.refuse('unknown');
+    } else {
+      // The secret a rotation replaced: valid until its grace period ends.
+      if (!row.previousKeyHash || !hashesEqual(row.previousKeyHash, hash)) return this.refuse('unknown');
+      if (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= now.getTime()) return this.refuse('expired');
+    }
     if (row.revokedAt) return this.refuse('revoked');
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
     if (!row.role || !row.email || !row.plan) return this.refuse('not_member');

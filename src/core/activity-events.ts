@@ -4,6 +4,7 @@ import type { Meter } from '../usage/meters.js';
 export type ActivityEvent =
   | { type: 'api_key.minted' }
   | { type: 'api_key.revoked' }
+  | { type: 'api_key.rotated' }
   | { type: 'usage.charged'; meter: Meter; count: number }
   | { type: 'usage.refused'; meter: Meter; count: number }
   | { type: 'usage.refunded'; meter: Meter; count: number };

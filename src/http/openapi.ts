@@ -64,6 +64,8 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   // decisions.md: unknown body fields are a 400, so the request schema admits no others.
   const mint = document.components?.schemas?.MintApiKeyRequest;
   if (mint && !('$ref' in mint)) mint.additionalProperties = false;
+  const rotate = document.components?.schemas?.RotateApiKeyRequest;
+  if (rotate && !('$ref' in rotate)) rotate.additionalProperties = false;
   return document;
 }
 

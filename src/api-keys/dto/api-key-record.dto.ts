@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { SCOPES, type Scope } from '../../common/roles.js';
-import type { ApiKeyRecord, MintedApiKey } from '../api-key.record.js';
+import type { ApiKeyRecord, MintedApiKey, OrgApiKeyRecord } from '../api-key.record.js';
+import { KEY_STATES } from './list-org-api-keys.query.js';
 
 /** OpenAPI description of the key record (contract 2.1); `implements` keeps it in step with the real type. */
 @ApiSchema({ name: 'ApiKey', description: 'An API key record, as listed: never the key itself. Fields that do not apply yet are omitted, not null.' })
@@ -34,6 +35,9 @@ export class ApiKeyRecordDto implements ApiKeyRecord {
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Present once the key is revoked.' })
   revoked_at?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Present while a rotation’s grace period runs: the replaced secret verifies until then.' })
+  previous_secret_expires_at?: string;
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })
@@ -46,4 +50,31 @@ export class MintedApiKeyDto extends ApiKeyRecordDto implements MintedApiKey {
 export class ApiKeyListDto {
   @ApiProperty({ type: () => ApiKeyRecordDto, isArray: true, description: 'Every key the caller minted, newest first; revoked and expired keys included.' })
   keys: ApiKeyRecordDto[];
+}
+
+@ApiSchema({ name: 'RotatedApiKey', description: 'The key record (same id, name, org, scopes and expiry; new lookup and last4) plus the new key, returned exactly once.' })
+export class RotatedApiKeyDto extends MintedApiKeyDto {}
+
+@ApiSchema({ name: 'OrgApiKey', description: 'A key bound to the org, as its owners and admins see it. Never the key itself.' })
+export class OrgApiKeyDto extends ApiKeyRecordDto implements OrgApiKeyRecord {
+  @ApiProperty({ format: 'uuid', description: 'The user who minted the key.' })
+  user_id: string;
+
+  @ApiPropertyOptional({ description: "That user's e-mail." })
+  owner_email?: string;
+
+  @ApiProperty({ enum: ['member', 'removed'], description: '`removed`: the owner is no longer a member of the org, so the key no longer verifies.' })
+  owner_status: 'member' | 'removed';
+
+  @ApiProperty({ enum: KEY_STATES })
+  state: (typeof KEY_STATES)[number];
+}
+
+@ApiSchema({ name: 'OrgApiKeyList' })
+export class OrgApiKeyListDto {
+  @ApiProperty({ type: () => OrgApiKeyDto, isArray: true, description: 'Newest first; revoked and expired keys included unless filtered.' })
+  keys: OrgApiKeyDto[];
+
+  @ApiPropertyOptional({ description: 'Present when more keys exist: pass it as `cursor`.' })
+  next_cursor?: string;
 }

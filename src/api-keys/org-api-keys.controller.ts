@@ -1,0 +1,74 @@
+import { Controller, Delete, Get, HttpCode, Param, Query, UseInterceptors } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
+import { CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
+import { ApiErrors, ApiSessionOnly, AUTH_ERRORS } from '../common/openapi.js';
+import { queryPipe, UuidParamPipe } from '../common/validation.js';
+import { KeyLifecycle, NOT_CONFIGURED } from './api-keys.controller.js';
+import { ApiKeysService } from './api-keys.service.js';
+import type { OrgApiKeyRecord } from './api-key.record.js';
+import { OrgApiKeyListDto } from './dto/api-key-record.dto.js';
+import { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
+
+const ADMINS_ONLY = 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).';
+const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
+
+/** Org-admin oversight: every key bound to an org, whoever minted it. Owners and admins only. */
+@ApiTags('orgs')
+@ApiSessionOnly()
+@UseInterceptors(RequestOriginInterceptor)
+@Controller('orgs')
+export class OrgApiKeysController {
+  constructor(private readonly apiKeys: ApiKeysService) {}
+
+  @Get(':org_id/api-keys')
+  @KeyLifecycle()
+  @ApiOperation({
+    operationId: 'listOrgApiKeys',
+    summary: "Every key of an org (owners and admins)",
+    description: "Browser session only. Every key bound to the org whoever minted it, with the owner's id and e-mail and whether they are still a member; newest first, keyset-paginated.",
+  })
+  @ApiParam({ name: 'org_id', format: 'uuid' })
+  @ApiOkResponse({ type: OrgApiKeyListDto })
+  @ApiErrors({
+    400: 'org_id or user_id is not a UUID, state is not active, revoked or expired, limit outside 1 to 100, or a cursor this service did not return.',
+    ...AUTH_ERRORS,
+    403: ADMINS_ONLY,
+    404: ORG_404,
+    501: NOT_CONFIGURED,
+  })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @Query(queryPipe) query: ListOrgApiKeysQuery,
+  ): Promise<{ keys: OrgApiKeyRecord[]; next_cursor?: string }> {
+    return this.apiKeys.listInOrg(principal, orgId, query);
+  }
+
+  @Delete(':org_id/api-keys/:keyID')
+  @KeyLifecycle()
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'revokeOrgApiKey',
+    summary: "Revoke any key of an org (owners and admins)",
+    description: 'Browser session only. Revokes a key bound to the org, whoever minted it; recorded in the audit log with the admin as actor. Already revoked: 204, revoked_at unchanged.',
+  })
+  @ApiParam({ name: 'org_id', format: 'uuid' })
+  @ApiParam({ name: 'keyID', format: 'uuid' })
+  @ApiNoContentResponse({ description: 'Revoked.' })
+  @ApiErrors({
+    400: 'org_id or keyID is not a UUID.',
+    ...AUTH_ERRORS,
+    403: ADMINS_ONLY,
+    404: `${ORG_404} Or: no such key in this org (a key of another org looks the same).`,
+    501: NOT_CONFIGURED,
+  })
+  revoke(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+  ): Promise<void> {
+    return this.apiKeys.revokeInOrg(principal, orgId, keyId);
+  }
+}
