@@ -677,6 +677,7 @@ function detailsPanel(key) {
     'dl',
     { class: 'facts' },
     h('div', {}, h('dt', { text: 'Key ID' }), h('dd', {}, h('code', { text: key.id }))),
+    h('div', {}, h('dt', { text: 'Created' }), h('dd', {}, timeCell(key.created_at, ''))),
     h('div', {}, h('dt', { text: 'Expires' }), h('dd', {}, timeCell(key.expires_at, 'Never'))),
     key.previous_secret_expires_at ? h('div', {}, h('dt', { text: 'Previous secret works until' }), h('dd', {}, timeCell(key.previous_secret_expires_at, ''))) : null,
   );
@@ -948,7 +949,7 @@ async function confirmRevoke(event) {
     dialog.close();
     announce(`Key ${keyName(key)} revoked. It no longer works.`);
     if (scope === 'org') {
-      await Promise.all([loadOrgKeys(), loadKeys()]);
+      await Promise.all([loadOrgKeys(), loadKeys(), loadAudit()]);
       $('org-keys-title').focus();
       return;
     }
@@ -1192,6 +1193,7 @@ async function loadAdminList({ block, error, list, more, path, cursor, render, e
     if ($(list).childElementCount === 0) $(list).replaceChildren(h('p', { class: 'empty muted', text: emptyText }));
     show($(more), Boolean(data && typeof data.next_cursor === 'string'));
     show($(block), true);
+    show($('org-admin'), true);
     return data && typeof data.next_cursor === 'string' ? data.next_cursor : null;
   } catch (err) {
     if (handledElsewhere(err)) return undefined;
@@ -1220,7 +1222,8 @@ async function loadOrgKeys({ more = false } = {}) {
       const keys = listOf(data, 'keys', 'items');
       const rows = keys.map((key) => {
         const badge = keyBadge(key);
-        const owner = key.user_email ?? state.members.get(key.user_id) ?? key.user_id ?? '';
+        const email = key.owner_email ?? state.members.get(key.user_id) ?? key.user_id ?? '';
+        const owner = key.owner_status === 'removed' ? `${email} (no longer a member)` : email;
         return h(
           'tr',
           { 'data-org-key-id': key.id, 'data-status': keyStatus(key) },

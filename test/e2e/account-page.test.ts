@@ -454,9 +454,13 @@ describe('the account page in a browser', () => {
             }
             return words.length > 0;
           });
-          return { sideways: document.documentElement.scrollWidth > document.documentElement.clientWidth, outside, split: split.length };
+          const width = document.documentElement.clientWidth;
+          const sideways = [...document.body.querySelectorAll('*')]
+            .filter((el) => el.getClientRects().length > 0 && !el.closest('.visually-hidden, dialog:not([open])') && el.getBoundingClientRect().right > width + 0.5)
+            .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className}`);
+          return { sideways: document.documentElement.scrollWidth > width ? sideways : [], outside, split: split.length };
         });
-        expect(layout, label).toEqual({ sideways: false, outside: [], split: 0 });
+        expect(layout, label).toEqual({ sideways: [], outside: [], split: 0 });
         // Rows become cards on narrow screens: the header row is out of sight.
         expect(await page.locator('#keys-table thead').evaluate((el) => el.getBoundingClientRect().height > 1), label).toBe(viewport.width > 880);
         await expectAccessible(page, `keys ${label}`);
@@ -662,6 +666,76 @@ describe('the account page in a browser', () => {
     await page.close();
   });
 
+  it('rotates a key with the grace period chosen, shows the new secret once, and marks the key in grace', async () => {
+    const w = await t.seed.world('owner', 'free');
+    const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'billing worker' });
+    expect(minted.status).toBe(201);
+    const page = await openPage({ viewport: { width: 320, height: 720 } });
+    await signIn(page, w.session);
+    const row = page.locator('#keys-body tr.key-row').first();
+    await poll(() => row.locator('.badge.status').textContent()).toBe('Active');
+
+    await row.getByRole('button', { name: 'Rotate billing worker' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => isOpen(page, 'rotate-dialog')).toBe(true);
+    expect(await focusedId(page)).toBe('rotate-grace');
+    expect(await page.locator('#rotate-grace').inputValue()).toBe('86400');
+    await page.locator('#rotate-grace').selectOption('3600');
+    await expectAccessible(page, 'rotate dialog');
+    await shot(page, '13-rotate-dialog', true);
+    await tabTo(page, '#rotate-confirm');
+    await page.keyboard.press('Enter');
+
+    // The new secret, once, in the same reveal; the old one still works during the grace period.
+    await poll(() => isOpen(page, 'reveal-dialog')).toBe(true);
+    expect(await page.locator('#reveal-title').textContent()).toBe('Save the new secret');
+    const fresh = await page.locator('#reveal-key').inputValue();
+    expect(fresh).not.toBe(minted.body.key);
+    await poll(() => announced(page)).toMatch(/^Key billing worker rotated/);
+    await page.keyboard.press('Enter');
+    await poll(() => page.locator('#reveal-copy').textContent()).toBe('Copied');
+    await tabTo(page, '#reveal-close');
+    await page.keyboard.press('Enter');
+    expect(await isOpen(page, 'reveal-dialog')).toBe(false);
+    expect(await page.evaluate((k) => document.documentElement.outerHTML.includes(k), fresh)).toBe(false);
+    expect(await row.locator('.badge.status').textContent()).toBe('In grace');
+    expect(await row.locator('.badge.status').getAttribute('title')).toMatch(/^Rotated: the previous secret works until \d{4}-/);
+    expect((await t.api.get('/me', fresh)).status).toBe(200);
+    expect((await t.api.get('/me', minted.body.key)).status).toBe(200);
+    await page.reload();
+    await poll(() => row.locator('.badge.status').textContent()).toBe('In grace');
+    await expectAccessible(page, 'in grace');
+    await expectClean(page);
+    await page.close();
+  });
+
+  it('shows owners and admins every key in the org with who minted it, and lets them revoke one', async () => {
+    const w = await t.seed.world('admin', 'pro');
+    const colleague = await t.seed.colleague(w.orgId, 'member');
+    const theirs = await t.api.post('/api-keys', colleague.session, { org_id: w.orgId, name: 'their laptop' });
+    expect(theirs.status).toBe(201);
+    const page = await openPage();
+    await signIn(page, w.session);
+    const orgKey = page.locator(`#org-keys-list tr[data-org-key-id="${theirs.body.id}"]`);
+    await poll(() => orgKey.count()).toBe(1);
+    expect(await orgKey.locator('td').first().textContent()).toBe(colleague.email);
+    expect(await page.locator('#keys-body tr.key-row').count()).toBe(0);
+    await expectAccessible(page, 'org keys');
+    await shot(page, '14-org-keys', true);
+
+    await orgKey.getByRole('button', { name: `Revoke their laptop (minted by ${colleague.email})` }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => isOpen(page, 'revoke-dialog')).toBe(true);
+    await page.keyboard.type('their laptop');
+    await page.keyboard.press('Enter');
+    await poll(() => orgKey.getAttribute('data-status')).toBe('revoked');
+    expect(await focusedId(page)).toBe('org-keys-title');
+    expect((await t.api.get('/me', theirs.body.key)).status).toBe(401);
+    await poll(() => page.locator('#audit-list tbody tr').first().locator('th').textContent()).toBe('api_key.revoked_by_admin');
+    await expectClean(page);
+    await page.close();
+  });
+
   it('shows owners and admins the audit log, filtered by action and period, and hides it from members', async () => {
     const w = await t.seed.world('owner', 'free');
     const colleague = await t.seed.colleague(w.orgId, 'member');
@@ -674,7 +748,7 @@ describe('the account page in a browser', () => {
     await signIn(page, w.session);
     const audit = page.locator('#audit-list tbody tr');
     await poll(() => audit.count()).toBe(4);
-    expect(await page.locator('#org-admin').isVisible()).toBe(true);
+    await poll(() => page.locator('#org-admin').isVisible()).toBe(true);
     // Newest first; actors by e-mail (GET /orgs/{id}/members), "you" for yourself.
     expect(await audit.first().locator('th').textContent()).toBe('api_key.revoked');
     expect(await audit.first().locator('td').nth(1).textContent()).toBe('you');
