@@ -10,6 +10,33 @@ import { KeysUsageIdentityModule } from './core/keys-usage-identity.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HttpExceptionFilter } from './http/http-exception.filter.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { EMBEDDED_SOCKET_PORT } from './database/embedded.js';
+import type { EventsSettings } from './webhooks/events-settings.js';
+import { EventsModule } from './webhooks/webhooks.module.js';
+
+/**
+ * Events out (issue 17), from the environment. pg-boss gets its own connection: DATABASE_URL, or
+ * on the embedded database the server's Unix socket (the app's pool there is one connection, which
+ * a queue's polling must never hold).
+ */
+export function eventsSettingsFrom(config: AppConfig): EventsSettings {
+  const env = config.env;
+  return {
+    queue: env.DATABASE_URL
+      ? { connectionString: env.DATABASE_URL }
+      : { host: config.dataDir, port: EMBEDDED_SOCKET_PORT, user: 'postgres', database: 'postgres' },
+    queuePoolMax: env.EVENTS_QUEUE_POOL_MAX,
+    worker: env.EVENTS_WORKER,
+    pollIntervalMs: env.EVENTS_POLL_INTERVAL_MS,
+    retryLimit: env.WEBHOOK_RETRY_LIMIT,
+    retryDelaySeconds: env.WEBHOOK_RETRY_DELAY_SECONDS,
+    retryDelayMaxSeconds: env.WEBHOOK_RETRY_DELAY_MAX_SECONDS,
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    httpsOnly: config.production,
+    allowCidrs: (env.WEBHOOK_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    expiryScanCron: env.EVENTS_EXPIRY_SCAN_CRON,
+  };
+}
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -41,6 +68,11 @@ export class AppModule {
           ...moduleOptionsFrom(config),
           clock: options.clock,
           mountControllers: options.mountControllers ?? true,
+        }),
+        EventsModule.register({
+          events: eventsSettingsFrom(config),
+          githubKeys: config.githubScanningKeys,
+          reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT,
         }),
         AccountModule,
         HealthModule,

@@ -60,6 +60,13 @@ export interface RevokedKey {
   name: string;
   /** It was revoked before: nothing changed. */
   alreadyRevoked: boolean;
+  /** The masked facts an event about the key carries (events/event-types.ts). */
+  lookup: string;
+  last4: string;
+  scopes: string[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
 }
 
 /** A key row as verification needs it, with its owner's standing in the key's org. */
@@ -251,19 +258,45 @@ export class ApiKeyRepository {
     return this.revokeWhere('org_id', orgId, keyId, at, manager);
   }
 
-  private async revokeWhere(column: 'user_id' | 'org_id', owner: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+  /** The same whoever owns the key: a key reported as leaked (same statement as DELETE /api-keys/{id}). */
+  async revokeAny(keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
+    return this.revokeWhere('id', keyId, keyId, at, manager);
+  }
+
+  /** Keys by lookup, for checking reported leaks (the caller compares hashes in constant time). */
+  async findByLookups(lookups: string[]): Promise<Array<{ id: string; orgId: string; lookup: string; keyHash: Buffer }>> {
+    // A rotated key's replaced secret (still verifying during its grace) is a secret of the key too.
+    const rows: Array<{ id: string; org_id: string; lookup: string; key_hash: Buffer }> = await this.db.query(
+      `SELECT id, org_id, lookup, key_hash FROM api_keys WHERE lookup = ANY($1::text[])
+       UNION ALL
+       SELECT id, org_id, previous_lookup, previous_key_hash FROM api_keys
+        WHERE previous_lookup = ANY($1::text[]) AND previous_key_hash IS NOT NULL`,
+      [lookups],
+    );
+    return rows.map((r) => ({ id: r.id, orgId: r.org_id, lookup: r.lookup, keyHash: r.key_hash }));
+  }
+
+  private async revokeWhere(column: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, at: Date, manager?: EntityManager): Promise<RevokedKey | null> {
     // `was` is the revoked_at before this statement: the audit log records only a real change.
-    const rows = returnedRows<{ id: string; org_id: string; user_id: string; name: string; was: Date | null }>(
+    const rows = returnedRows<{
+      id: string; org_id: string; user_id: string; name: string; was: Date | null;
+      lookup: string; last4: string; scopes: string[]; created_at: Date; expires_at: Date | null; revoked_at: Date | null;
+    }>(
       await (manager ?? this.db.manager).query(
         `UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, $3)
            FROM (SELECT id, revoked_at AS was FROM api_keys WHERE id = $1 AND ${column} = $2 FOR UPDATE) old
           WHERE k.id = old.id
-          RETURNING k.id, k.org_id, k.user_id, k.name, old.was`,
+          RETURNING k.id, k.org_id, k.user_id, k.name, old.was, k.lookup, k.last4, k.scopes, k.created_at, k.expires_at, k.revoked_at`,
         [keyId, owner, at],
       ),
     );
     const row = rows[0];
-    return row ? { id: row.id, orgId: row.org_id, userId: row.user_id, name: row.name, alreadyRevoked: row.was !== null } : null;
+    return row
+      ? {
+          id: row.id, orgId: row.org_id, userId: row.user_id, name: row.name, alreadyRevoked: row.was !== null,
+          lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at,
+        }
+      : null;
   }
 
   /**

@@ -59,7 +59,10 @@ class FakeKeyRepository {
     if (!row) return null;
     const alreadyRevoked = row.revokedAt !== null;
     row.revokedAt ??= at;
-    return { id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked };
+    return {
+      id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked,
+      lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: row.revokedAt,
+    };
   }
 }
 

@@ -10,6 +10,8 @@ import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { actorOf, AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
+import { EventOutbox } from '../events/event-outbox.js';
+import { keyEventData } from '../events/event-types.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey, type OrgApiKeyRecord } from './api-key.record.js';
 import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
@@ -28,6 +30,7 @@ export class ApiKeysService {
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
     @Optional() private readonly activity?: ActivityEvents,
+    @Optional() private readonly outbox?: EventOutbox,
   ) {}
 
   async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
@@ -74,8 +77,10 @@ export class ApiKeysService {
             target: { type: 'api_key', id: saved.id },
             details: { name: saved.name, lookup: saved.lookup, scopes, expires_at: saved.expiresAt?.toISOString() ?? null },
           });
+          await this.outbox?.write(manager, { orgId, type: 'api_key.created', data: keyEventData(saved), at: now });
           return toApiKeyRecord(saved);
         });
+        this.outbox?.written();
         this.activity?.emit({ type: 'api_key.minted' });
         return { key: generated.key, ...record };
       } catch (error) {
@@ -122,8 +127,15 @@ export class ApiKeysService {
               previous_secret_expires_at: graceEndsAt?.toISOString() ?? null,
             },
           });
+          await this.outbox?.write(manager, {
+            orgId: rotated.orgId,
+            type: 'api_key.rotated',
+            data: { ...keyEventData(rotated), previous_lookup: rotated.previousLookup, previous_secret_expires_at: graceEndsAt?.toISOString() ?? null },
+            at: now,
+          });
           return toApiKeyRecord(rotated, now);
         });
+        this.outbox?.written();
         this.activity?.emit({ type: 'api_key.rotated' });
         return { key: generated.key, ...record };
       } catch (error) {
@@ -173,10 +185,12 @@ export class ApiKeysService {
           target: { type: 'api_key', id: key.id },
           details: { name: key.name, owner_id: key.userId },
         });
+        await this.outbox?.write(manager, { orgId, type: 'api_key.revoked', data: { ...keyEventData(key), revoked_by: principal.userId }, at: key.revokedAt! });
       }
       return key;
     });
     if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
+    this.outbox?.written();
     this.activity?.emit({ type: 'api_key.revoked' });
   }
 
@@ -202,10 +216,45 @@ export class ApiKeysService {
           target: { type: 'api_key', id: key.id },
           details: { name: key.name },
         });
+        await this.outbox?.write(manager, { orgId: key.orgId, type: 'api_key.revoked', data: { ...keyEventData(key), revoked_by: principal.userId }, at: key.revokedAt! });
       }
       return key;
     });
     if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
+    this.outbox?.written();
     this.activity?.emit({ type: 'api_key.revoked' });
+  }
+
+  /**
+   * Revokes keys reported as leaked, whoever owns them, by the same statement as DELETE
+   * /api-keys/{id}. Each key that was active until now is audited (actor: the system, with the
+   * source) and emits `api_key.revoked` and `api_key.leaked`, in its revoke's transaction.
+   * Returns the ids of the keys found.
+   */
+  async revokeLeaked(keyIds: string[], source: string): Promise<string[]> {
+    const found: string[] = [];
+    for (const keyId of keyIds) {
+      const key = await this.transactions.run(async (manager) => {
+        const at = this.settings.clock.now();
+        const k = await this.keys.revokeAny(keyId, at, manager);
+        if (k && !k.alreadyRevoked) {
+          await this.audit.record(manager, {
+            orgId: k.orgId,
+            action: 'api_key.revoked_as_leaked',
+            actor: { type: 'system', id: null, source },
+            target: { type: 'api_key', id: k.id },
+            details: { name: k.name, lookup: k.lookup, source },
+          });
+          const data = { ...keyEventData(k), source };
+          await this.outbox?.write(manager, { orgId: k.orgId, type: 'api_key.revoked', data, at });
+          await this.outbox?.write(manager, { orgId: k.orgId, type: 'api_key.leaked', data, at });
+          this.activity?.emit({ type: 'api_key.revoked' });
+        }
+        return k;
+      });
+      if (key) found.push(key.id);
+    }
+    this.outbox?.written();
+    return found;
   }
 }

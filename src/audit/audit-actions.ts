@@ -17,6 +17,11 @@ export const AUDIT_ACTIONS = [
   'member.removed',
   'member.role_changed',
   'workspace.created',
+  // Webhooks (issue 17)
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.failing',
   // Other operator CLI actions
   'session.issued',
   'usage.recorded',

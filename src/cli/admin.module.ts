@@ -5,6 +5,7 @@ import { moduleOptionsFrom, type AppConfig } from '../config/app-config.js';
 import { KeysUsageIdentityModule } from '../core/keys-usage-identity.module.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
 import { DirectoryAdminService } from './directory-admin.service.js';
+import { EventOutboxModule } from '../events/event-outbox.module.js';
 
 /** The CLI's context: the same module as the server, without HTTP. */
 @Module({})
@@ -16,6 +17,8 @@ export class AdminModule {
         TypeOrmModule.forRootAsync({ useFactory: () => ({}) as DataSourceOptions, dataSourceFactory: () => dataSource() }),
         // A CLI command is short-lived: it never prunes usage history (the servers do).
         KeysUsageIdentityModule.forRoot(adminOptions(config)),
+        // Events (member.removed, usage.threshold) go to the outbox; the server's relay delivers them.
+        EventOutboxModule,
       ],
       providers: [DirectoryAdminRepository, DirectoryAdminService],
     };

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { EventOutbox } from '../events/event-outbox.js';
 import type { EntityManager } from 'typeorm';
 import { AuditService, OPERATOR, type AuditEntry, type AuditEventRecord } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
@@ -25,6 +26,7 @@ export class DirectoryAdminService {
     private readonly settings: Settings,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    @Optional() private readonly outbox?: EventOutbox,
   ) {}
 
   private record(manager: EntityManager, entry: Omit<AuditEntry, 'actor' | 'credential'>): Promise<void> {
@@ -73,6 +75,8 @@ export class DirectoryAdminService {
       const removed = await this.repo.removeMember(orgId, userId, m);
       if (!removed) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
       await this.record(m, { orgId, action: 'member.removed', target: { type: 'user', id: userId }, details: { role: removed.role } });
+      const at = this.settings.clock.now();
+      await this.outbox?.write(m, { orgId, type: 'member.removed', data: { org_id: orgId, user_id: userId, role: removed.role, removed_at: at.toISOString() }, at });
       return { ...removed, removed: true };
     });
   }

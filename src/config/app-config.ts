@@ -110,6 +110,52 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
 
+  // Events out (issue 17): webhooks, the job queue, leaked-key reports.
+
+  /** Run the outbox relay, webhook deliveries and the expiry scan in this process. */
+  @Transform(toBool) @IsBoolean()
+  EVENTS_WORKER = true;
+
+  /** How often idle workers and the relay look for work (a write on this instance wakes the relay at once). */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60_000)
+  EVENTS_POLL_INTERVAL_MS = 1000;
+
+  /** pg-boss's own pool (it never borrows the app's). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(50)
+  EVENTS_QUEUE_POOL_MAX = 2;
+
+  /** Retries after the first attempt (exponential backoff with jitter: about 20 hours with the defaults). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(100)
+  WEBHOOK_RETRY_LIMIT = 18;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
+  WEBHOOK_RETRY_DELAY_SECONDS = 15;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
+  WEBHOOK_RETRY_DELAY_MAX_SECONDS = 7200;
+
+  @Transform(toInt) @IsInt() @Min(100) @Max(60_000)
+  WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** Comma-separated CIDRs webhooks may reach although private or loopback (e.g. 127.0.0.1/32). */
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^\s*[0-9a-fA-F:.]+(\/\d{1,3})?(\s*,\s*[0-9a-fA-F:.]+(\/\d{1,3})?)*\s*$/, { message: 'WEBHOOK_ALLOW_CIDRS must be a comma-separated list of addresses or CIDRs' })
+  WEBHOOK_ALLOW_CIDRS?: string;
+
+  /** Cron of the expiry scan (pg-boss schedule). */
+  @IsString() @MinLength(9)
+  EVENTS_EXPIRY_SCAN_CRON = '*/5 * * * *';
+
+  /** GitHub secret scanning public keys: JSON list of {key_identifier, key}. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  GITHUB_SECRET_SCANNING_KEYS?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  GITHUB_SECRET_SCANNING_KEYS_FILE?: string;
+
+  /** POST /credentials/revoke per client address per minute (0 = off). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
+  CREDENTIALS_REVOKE_LIMIT = 10;
+
   /** When set, /metrics is served on this port only (0: any free port), not on PORT. */
   @Transform(emptyToUndefined) @Transform(toInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
   METRICS_PORT?: number;
@@ -124,6 +170,8 @@ export interface AppConfig {
   embedded: boolean;
   dataDir: string;
   planLimits: PlanLimits;
+  /** GitHub secret scanning keys (JSON text), from GITHUB_SECRET_SCANNING_KEYS or its _FILE; checked at start. */
+  githubScanningKeys?: string;
 }
 
 /**
@@ -134,7 +182,8 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   const known = Object.keys(new EnvironmentVariables());
   const raw: Record<string, unknown> = {};
   for (const name of [...known, 'DATABASE_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
-    'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'TRUST_PROXY', 'NODE_ENV']) {
+    'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'TRUST_PROXY', 'NODE_ENV',
+    'WEBHOOK_ALLOW_CIDRS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE']) {
     if (source[name] !== undefined) raw[name] = source[name];
   }
   const env = plainToInstance(EnvironmentVariables, raw, { exposeDefaultValues: true });
@@ -172,8 +221,18 @@ export function buildAppConfig(env: EnvironmentVariables): AppConfig {
   } catch (error) {
     throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
   }
+  let githubScanningKeys: string | undefined;
+  try {
+    if (env.GITHUB_SECRET_SCANNING_KEYS && env.GITHUB_SECRET_SCANNING_KEYS_FILE) throw new Error('set GITHUB_SECRET_SCANNING_KEYS or GITHUB_SECRET_SCANNING_KEYS_FILE, not both');
+    githubScanningKeys = env.GITHUB_SECRET_SCANNING_KEYS ??
+      (env.GITHUB_SECRET_SCANNING_KEYS_FILE ? readConfigFile(env.GITHUB_SECRET_SCANNING_KEYS_FILE, 'GITHUB_SECRET_SCANNING_KEYS_FILE') : undefined);
+    if (githubScanningKeys) parseJson(githubScanningKeys, 'GITHUB_SECRET_SCANNING_KEYS');
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
+  }
   return {
     env,
+    githubScanningKeys,
     production: env.NODE_ENV === 'production',
     embedded: !env.DATABASE_URL,
     dataDir: resolve(env.DATA_DIR),

@@ -10,7 +10,12 @@ import { Init1763769600000 } from './migrations/1763769600000-init.js';
 import { AuditEvents1764200000000 } from './migrations/1764200000000-audit-events.js';
 import { ApiKeyRotation1764200001000 } from './migrations/1764200001000-api-key-rotation.js';
 import { UsageHistory1764300000000 } from './migrations/1764300000000-usage-history.js';
+// events (issue 17)
+import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
+import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
+import { Events1764400000000 } from './migrations/1764400000000-events.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
-export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, UsageAttributionEntity, AuditEventEntity];
-export const MIGRATIONS = [Init1763769600000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000];
+export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, UsageAttributionEntity, AuditEventEntity,
+  EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity];
+export const MIGRATIONS = [Init1763769600000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000, Events1764400000000];

@@ -8,10 +8,17 @@ import { DeferredBodyError } from '../common/validation.js';
  * parse error is handed to the route as a DeferredBodyError, which the body pipe raises after
  * authentication. The size limit stays first: an oversized body is refused (413) unread.
  */
+/** A request whose JSON body's text was kept as received. */
+export interface RawBodyCarrier {
+  rawBody?: string;
+}
+
 export function deferJsonErrors(fastify: FastifyInstance): void {
   const parse = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // Signed webhooks in (POST /secret-scanning/github) are verified over the exact bytes received.
+    (request as RawBodyCarrier).rawBody = body as string;
     parse(request, body as string, (error, value) => done(null, error ? new DeferredBodyError(error) : value));
   });
 }

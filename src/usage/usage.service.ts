@@ -1,4 +1,4 @@
-import { BadRequestException, Injectable, Optional } from '@nestjs/common';
+import { BadRequestException, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Principal } from '../auth/principal.js';
 import type { Limit } from '../common/plan-limits.js';
 import { nextUtcMidnight, utcDay } from '../common/clock.js';
@@ -6,6 +6,7 @@ import type { Plan } from '../common/roles.js';
 import { ActivityEvents } from '../core/activity-events.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
+import { EventOutbox } from '../events/event-outbox.js';
 import {
   limitKeyOf,
   SYSTEM_ATTRIBUTION,
@@ -63,6 +64,8 @@ export interface DailyUsage {
 }
 
 const MAX_CHARGE = 1_000_000;
+/** Percentages of a daily limit that raise `usage.threshold`. */
+const THRESHOLDS = [80, 100] as const;
 
 /** The daily meters: read them (never charging) and charge them atomically. */
 @Injectable()
@@ -72,7 +75,10 @@ export class UsageService {
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
     @Optional() private readonly activity?: ActivityEvents,
+    @Optional() private readonly outbox?: EventOutbox,
   ) {}
+
+  private readonly logger = new Logger(UsageService.name);
 
   async report(principal: Principal): Promise<UsageReport> {
     if (!principal.orgId || !principal.plan) {
@@ -124,7 +130,33 @@ export class UsageService {
       throw new UsageLimitExceededError(meter, limit, used, count, resetsAt);
     }
     this.activity?.emit({ type: 'usage.charged', meter, count });
+    if (this.outbox && limit !== null) await this.noticeThresholds(orgId, meter, count, counters, limit, day, now, resetsAt);
     return { orgId, meter, count, day, counters, resetsAt, by: attribution };
+  }
+
+  /**
+   * `usage.threshold` when this charge took a daily limit's use across 80 % or 100 %: once per
+   * org, meter and day (event_marks), whichever process charged. Only a crossing costs a statement;
+   * a failure to write the event never fails the charge (it is logged).
+   */
+  private async noticeThresholds(orgId: string, meter: Meter, count: number, after: Counters, limit: number, day: string, now: Date, resetsAt: Date): Promise<void> {
+    const key = limitKeyOf(meter);
+    const used = key === 'wallet' ? after.asks + after.retrieves : after[meter];
+    const before = used - count;
+    const name = key === 'wallet' ? 'mcp_queries' : key;
+    for (const threshold of THRESHOLDS) {
+      if (before * 100 >= threshold * limit || used * 100 < threshold * limit) continue;
+      try {
+        await this.outbox!.emitOnce('usage_threshold', `${orgId}:${name}:${day}`, String(threshold), {
+          orgId,
+          type: 'usage.threshold',
+          data: { org_id: orgId, meter: name, threshold, used, limit, day, resets_at: resetsAt.toISOString() },
+          at: now,
+        });
+      } catch (error) {
+        this.logger.warn(`usage.threshold for ${name} not recorded: ${(error as Error).message}`);
+      }
+    }
   }
 
   /**

@@ -1,0 +1,77 @@
+import { UseInterceptors, Body, Controller, Headers, HttpCode, HttpException, Inject, Post, Req, Res, UnauthorizedException, BadRequestException, ServiceUnavailableException } from '@nestjs/common';
+import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
+import { ApiAcceptedResponse, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { setResponseHeader } from '../auth/http-utils.js';
+import { ApiErrors } from '../common/openapi.js';
+import { StrictBodyPipe } from '../common/validation.js';
+import { GithubTokenReportDto, RevokeCredentialsDto } from './dto/credentials-revoke.dto.js';
+import { GITHUB_SCANNING_KEYS, type GithubScanningKeys } from './github-keys.js';
+import { LeakedKeysService, type GithubTokenReport } from './leaked-keys.service.js';
+import { ReportThrottle } from './report-throttle.js';
+
+const MAX_GITHUB_TOKENS = 1000;
+
+/** Leaked keys, revoked by whoever finds them: GitHub's secret scanning, or anyone with the key. No credential needed. */
+@ApiTags('leaked keys')
+@UseInterceptors(RequestOriginInterceptor)
+@Controller()
+export class LeakedKeysController {
+  constructor(
+    private readonly leaks: LeakedKeysService,
+    private readonly throttle: ReportThrottle,
+    @Inject(GITHUB_SCANNING_KEYS) private readonly githubKeys: GithubScanningKeys,
+  ) {}
+
+  @Post('credentials/revoke')
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'revokeLeakedCredentials',
+    summary: 'Revoke keys you found (no authentication)',
+    description: 'Every genuine key in the list is revoked at once and its org is told (`api_key.leaked`). The answer is 202 whatever was found, so it reveals nothing about which keys were valid.',
+  })
+  @ApiBody({ type: RevokeCredentialsDto })
+  @ApiAcceptedResponse({ description: 'Accepted; empty body.' })
+  @ApiErrors({ 400: 'credentials missing, not an array of strings, or not 1 to 100 items; an unknown field.', 429: 'Too many reports from this address this minute; see Retry-After.', 503: 'The database is unavailable; retry shortly.' })
+  async revokeCredentials(@Req() req: { ip?: string }, @Res({ passthrough: true }) res: unknown, @Body(StrictBodyPipe) dto: RevokeCredentialsDto): Promise<void> {
+    const wait = this.throttle.take(req.ip ?? 'unknown');
+    if (wait > 0) {
+      setResponseHeader(res, 'Retry-After', String(wait));
+      throw new HttpException('Too many reports from this address; retry later', 429);
+    }
+    await this.leaks.revoke(dto.credentials, 'public_revocation');
+  }
+
+  @Post('secret-scanning/github')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'githubSecretScanning',
+    summary: "GitHub secret scanning partner endpoint",
+    description: "GitHub's format: a JSON array of `{token, type, url, source}`, signed with ECDSA P-256 / SHA-256 over the raw body (`Github-Public-Key-Signature`, key chosen by `Github-Public-Key-Identifier` among GITHUB_SECRET_SCANNING_KEYS). Every true positive is revoked at once; the answer labels each token.",
+  })
+  @ApiHeader({ name: 'Github-Public-Key-Identifier', required: true })
+  @ApiHeader({ name: 'Github-Public-Key-Signature', required: true, description: 'base64 DER ECDSA signature of the raw body.' })
+  @ApiBody({ schema: { type: 'array', maxItems: MAX_GITHUB_TOKENS, items: { type: 'object', required: ['token', 'type'], properties: { token: { type: 'string' }, type: { type: 'string' }, url: { type: 'string' }, source: { type: 'string' } } } } })
+  @ApiOkResponse({ type: [GithubTokenReportDto] })
+  @ApiErrors({ 400: 'The signed body is not an array of {token, type} (at most 1000).', 401: 'Missing or bad signature, or an unknown key identifier.', 503: 'No GitHub keys configured (GITHUB_SECRET_SCANNING_KEYS), or the database is unavailable.' })
+  async github(
+    @Req() req: { rawBody?: string },
+    @Headers('github-public-key-identifier') identifier: string | undefined,
+    @Headers('github-public-key-signature') signature: string | undefined,
+  ): Promise<GithubTokenReport[]> {
+    if (!this.githubKeys.configured) throw new ServiceUnavailableException('GitHub secret scanning is not configured on this deployment');
+    const raw = req.rawBody;
+    if (raw === undefined || !this.githubKeys.verify(Buffer.from(raw, 'utf8'), identifier, signature)) {
+      throw new UnauthorizedException('The GitHub signature does not verify');
+    }
+    let tokens: unknown;
+    try {
+      tokens = JSON.parse(raw);
+    } catch {
+      throw new BadRequestException('The request body is not valid JSON');
+    }
+    if (!Array.isArray(tokens) || tokens.length > MAX_GITHUB_TOKENS || !tokens.every((t) => typeof t?.token === 'string' && typeof t?.type === 'string')) {
+      throw new BadRequestException(`The body must be an array of at most ${MAX_GITHUB_TOKENS} objects with string token and type`);
+    }
+    return this.leaks.githubReport(tokens as Array<{ token: string; type: string }>);
+  }
+}

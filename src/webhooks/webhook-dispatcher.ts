@@ -1,0 +1,243 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { PgBoss, type JobInsert, type JobWithMetadata } from 'pg-boss';
+import { Settings } from '../core/settings.js';
+import { EventOutbox } from '../events/event-outbox.js';
+import { AuditService } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
+import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
+import { OutboundGuard } from './outbound-guard.js';
+import { SecretBox } from './secret-box.js';
+import { WebhookSender } from './webhook-sender.js';
+import { WebhooksRepository, type OutboxRow, type RelayTarget, type SqlExecutor } from './webhooks.repository.js';
+
+export const DELIVER_QUEUE = 'webhook-deliver';
+export const EXPIRY_SCAN_QUEUE = 'events-expiry-scan';
+const RELAY_BATCH = 100;
+const SCAN_BATCH = 500;
+const DAY_MS = 86_400_000;
+
+/** The message a delivery job carries: the event as receivers get it, and where it goes. */
+export interface DeliverJob {
+  endpointId: string;
+  event: { id: string; type: string; timestamp: string; data: Record<string, unknown> };
+}
+
+/** A stable job id per (event, endpoint): a relay that runs twice cannot enqueue a delivery twice. */
+export function deliveryJobId(eventId: string, endpointId: string): string {
+  const h = createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The queue side of events, on pg-boss (PostgreSQL, SKIP LOCKED): the relay from the outbox to
+ * delivery jobs, the delivery workers (any number of instances; pg-boss hands each job to one
+ * worker at a time, retries with exponential backoff and jitter), and the expiry scan schedule.
+ * pg-boss has its own small pool, so on the embedded database it connects through the server's
+ * Unix socket and never holds the app's single connection.
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Webhooks');
+  private boss: PgBoss | null = null;
+  private relayTimer: NodeJS.Timeout | null = null;
+  private relaying: Promise<void> | null = null;
+  private relayAgain = false;
+  private stopping = false;
+  private readonly sender: WebhookSender;
+
+  constructor(
+    @Inject(EVENTS_SETTINGS) private readonly settings: EventsSettings,
+    private readonly repo: WebhooksRepository,
+    private readonly outbox: EventOutbox,
+    private readonly core: Settings,
+    private readonly audit: AuditService,
+    private readonly transactions: Transactions,
+  ) {
+    this.sender = new WebhookSender({
+      guard: new OutboundGuard(settings.allowCidrs),
+      timeoutMs: settings.timeoutMs,
+      httpsOnly: settings.httpsOnly,
+    });
+  }
+
+  get available(): boolean {
+    return this.boss !== null;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const s = this.settings;
+    if (!s.queue) {
+      this.logger.warn('No job queue connection: webhooks are stored but not delivered');
+      return;
+    }
+    const boss = new PgBoss({
+      ...s.queue,
+      max: s.queuePoolMax,
+      schema: 'pgboss',
+      application_name: 'keys-usage-identity-events',
+      supervise: s.worker,
+      schedule: s.worker,
+    });
+    boss.on('error', (error: Error) => this.logger.warn(`job queue: ${error.message}`));
+    await boss.start();
+    const retry = this.retryOptions();
+    await boss.createQueue(DELIVER_QUEUE, { ...retry, expireInSeconds: Math.ceil(s.timeoutMs / 1000) + 50, deleteAfterSeconds: 7 * 86_400 });
+    await boss.updateQueue(DELIVER_QUEUE, retry);
+    await boss.createQueue(EXPIRY_SCAN_QUEUE, { retryLimit: 0, expireInSeconds: 300 });
+    this.boss = boss;
+    if (!s.worker) return;
+    const pollingIntervalSeconds = Math.max(0.5, s.pollIntervalMs / 1000);
+    const deliverOptions = { includeMetadata: true, batchSize: 1, localConcurrency: 4, pollingIntervalSeconds } as const;
+    await boss.work<DeliverJob, void, typeof deliverOptions>(DELIVER_QUEUE, deliverOptions, async ([job]) => {
+      await this.deliver(job);
+    });
+    await boss.work(EXPIRY_SCAN_QUEUE, { pollingIntervalSeconds: 5 }, async () => {
+      await this.scanExpiries();
+    });
+    await boss.schedule(EXPIRY_SCAN_QUEUE, s.expiryScanCron);
+    this.outbox.onWritten(() => void this.relay());
+    this.relayTimer = setInterval(() => void this.relay(), s.pollIntervalMs);
+    this.relayTimer.unref();
+    void this.relay();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.relayTimer) clearInterval(this.relayTimer);
+    await this.relaying;
+    await this.boss?.stop({ graceful: true, timeout: 5_000 });
+    this.boss = null;
+  }
+
+  /** Sends one event to one endpoint now (the test event, a retry through the API), as a new job. */
+  async enqueue(job: DeliverJob): Promise<string> {
+    if (!this.boss) throw new Error('the job queue is not running');
+    const id = randomUUID();
+    await this.boss.send(DELIVER_QUEUE, job, { id, ...this.retryOptions() });
+    return id;
+  }
+
+  /** The message of a past delivery job, while pg-boss keeps it. */
+  async findJob(jobId: string): Promise<DeliverJob | null> {
+    if (!this.boss) return null;
+    const [job] = await this.boss.findJobs<DeliverJob>(DELIVER_QUEUE, { id: jobId });
+    return job?.data ?? null;
+  }
+
+  /** Moves outbox rows into delivery jobs until the outbox is empty; one run at a time per process. */
+  relay(): Promise<void> {
+    if (this.relaying) {
+      this.relayAgain = true;
+      return this.relaying;
+    }
+    this.relaying = (async () => {
+      try {
+        do {
+          this.relayAgain = false;
+          if (this.stopping) return;
+          if (await this.repo.outboxHasRows()) {
+            while ((await this.repo.relayBatch(RELAY_BATCH, (events, targets, tx) => this.insertJobs(events, targets, tx))) === RELAY_BATCH);
+          }
+        } while (this.relayAgain);
+      } catch (error) {
+        this.logger.warn(`relay: ${(error as Error).message}`);
+      } finally {
+        this.relaying = null;
+      }
+    })();
+    return this.relaying;
+  }
+
+  private async insertJobs(events: OutboxRow[], targets: RelayTarget[], tx: SqlExecutor): Promise<void> {
+    if (targets.length === 0 || !this.boss) {
+      if (targets.length > 0) throw new Error('the job queue is not running');
+      return;
+    }
+    const byId = new Map(events.map((e) => [e.id, e]));
+    const jobs: JobInsert<DeliverJob>[] = targets.map((t) => {
+      const e = byId.get(t.eventId)!;
+      return {
+        id: deliveryJobId(t.eventId, t.endpointId),
+        data: { endpointId: t.endpointId, event: { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), data: e.data } },
+        ...this.retryOptions(),
+      };
+    });
+    await this.boss.insert(DELIVER_QUEUE, jobs, { db: tx });
+  }
+
+  private retryOptions() {
+    const s = this.settings;
+    return { retryLimit: s.retryLimit, retryDelay: s.retryDelaySeconds, retryBackoff: true, retryDelayMax: s.retryDelayMaxSeconds };
+  }
+
+  /** One attempt. A failure throws, so pg-boss schedules the next attempt; the last one marks the endpoint failing. */
+  async deliver(job: JobWithMetadata<DeliverJob>): Promise<void> {
+    const { endpointId, event } = job.data;
+    const endpoint = await this.repo.findEndpointById(endpointId);
+    // Deleted, or disabled since: nothing to deliver (a test event still goes to a disabled endpoint).
+    if (!endpoint || (!endpoint.enabled && event.type !== 'webhook.test')) return;
+    if (!this.core.apiKeySecret) throw new Error('API_KEY_SECRET is unset: signing secrets cannot be opened');
+    const secret = new SecretBox(this.core.apiKeySecret).open(endpoint.secretBox);
+    const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
+    const result = await this.sender.send(endpoint.url, secret, { id: event.id, body });
+    const now = this.core.clock.now();
+    await this.repo.recordAttempt(
+      {
+        endpointId,
+        eventId: event.id,
+        eventType: event.type,
+        jobId: job.id,
+        attempt: job.retryCount + 1,
+        status: result.ok ? 'succeeded' : 'failed',
+        responseStatus: result.status,
+        latencyMs: result.latencyMs,
+        responseBody: result.body,
+        error: result.error,
+      },
+      now,
+    );
+    if (result.ok) {
+      if (endpoint.failingSince) await this.repo.clearFailing(endpointId);
+      return;
+    }
+    if (job.retryCount >= job.retryLimit) {
+      // The org is told in its audit log, once, in the transaction that marks the endpoint.
+      const marked = await this.transactions.run(async (manager) => {
+        const changed = await this.repo.markFailing(endpointId, now, manager);
+        if (changed) {
+          await this.audit.record(manager, {
+            orgId: endpoint.orgId,
+            action: 'webhook.failing',
+            actor: { type: 'system', id: null, source: 'webhook_delivery' },
+            target: { type: 'webhook', id: endpointId },
+            details: { url: endpoint.url, event_id: event.id, event_type: event.type, attempts: job.retryCount + 1, last_error: result.error },
+          });
+        }
+        return changed;
+      });
+      if (marked) this.logger.warn(`webhook ${endpointId} marked failing after ${job.retryCount + 1} attempts`);
+    }
+    throw new Error(result.error ?? 'delivery failed');
+  }
+
+  /** The scheduled scan: `api_key.expiring` 7 days and 1 day ahead, then `api_key.expired`, in bounded batches. */
+  async scanExpiries(): Promise<number> {
+    const now = this.core.clock.now();
+    let total = 0;
+    const windows: Array<[number | null, number, string, 'api_key.expiring' | 'api_key.expired']> = [
+      [7 * DAY_MS, DAY_MS, '7d', 'api_key.expiring'],
+      [DAY_MS, 0, '1d', 'api_key.expiring'],
+      [null, 0, 'expired', 'api_key.expired'],
+    ];
+    for (const [ahead, notBefore, mark, type] of windows) {
+      let n: number;
+      do {
+        n = await this.repo.emitExpiryBatch(now, ahead, notBefore, mark, type, SCAN_BATCH);
+        total += n;
+      } while (n === SCAN_BATCH);
+    }
+    if (total > 0) this.outbox.written();
+    return total;
+  }
+}

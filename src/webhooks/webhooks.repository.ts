@@ -1,0 +1,185 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import type { DataSource, EntityManager, QueryRunner, Repository } from 'typeorm';
+import type { KeysetPosition } from '../common/pagination.js';
+import { keyEventDataSql } from '../events/event-types.js';
+import { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
+
+/** What pg-boss needs to run its statements inside one of our transactions (its `db` option). */
+export interface SqlExecutor {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+}
+
+export interface OutboxRow {
+  id: string;
+  orgId: string;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface RelayTarget {
+  eventId: string;
+  endpointId: string;
+}
+
+const executorOf = (runner: QueryRunner): SqlExecutor => ({
+  executeSql: async (text, values) => ({ rows: (await runner.query(text, values, true)).records as any[] }),
+});
+
+@Injectable()
+export class WebhooksRepository {
+  constructor(
+    @InjectRepository(WebhookEndpointEntity) private readonly endpoints: Repository<WebhookEndpointEntity>,
+    @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
+    @InjectDataSource() private readonly db: DataSource,
+  ) {}
+
+  /** Writes take the manager of the transaction that also records their audit event. */
+  createEndpoint(row: Omit<WebhookEndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'failingSince'>, manager: EntityManager): Promise<WebhookEndpointEntity> {
+    const repo = manager.getRepository(WebhookEndpointEntity);
+    return repo.save(repo.create({ ...row, failingSince: null }));
+  }
+
+  findEndpoint(orgId: string, id: string): Promise<WebhookEndpointEntity | null> {
+    return this.endpoints.findOneBy({ orgId, id });
+  }
+
+  findEndpointById(id: string): Promise<WebhookEndpointEntity | null> {
+    return this.endpoints.findOneBy({ id });
+  }
+
+  async listEndpoints(orgId: string, after: KeysetPosition | null, limit: number): Promise<WebhookEndpointEntity[]> {
+    return this.endpoints
+      .createQueryBuilder('w')
+      .where('w.org_id = :orgId', { orgId })
+      .andWhere(after ? '(w.created_at, w.id) < (:t, :i)' : 'TRUE', after ? { t: after.createdAt, i: after.id } : {})
+      .orderBy('w.created_at', 'DESC')
+      .addOrderBy('w.id', 'DESC')
+      .limit(limit + 1)
+      .getMany();
+  }
+
+  async updateEndpoint(orgId: string, id: string, patch: Partial<Pick<WebhookEndpointEntity, 'url' | 'eventTypes' | 'enabled' | 'description'>>, at: Date, manager: EntityManager): Promise<WebhookEndpointEntity | null> {
+    const changes: Partial<WebhookEndpointEntity> = { ...patch, updatedAt: at };
+    // Re-enabling (or pointing elsewhere) clears the failing mark: the owner has acted on it.
+    if (patch.enabled === true || patch.url !== undefined) changes.failingSince = null;
+    const repo = manager.getRepository(WebhookEndpointEntity);
+    const result = await repo.update({ orgId, id }, changes);
+    return result.affected ? repo.findOneBy({ orgId, id }) : null;
+  }
+
+  async deleteEndpoint(orgId: string, id: string, manager: EntityManager): Promise<boolean> {
+    const result = await manager.delete(WebhookEndpointEntity, { orgId, id });
+    if (!result.affected) return false;
+    await manager.delete(WebhookDeliveryEntity, { endpointId: id });
+    return true;
+  }
+
+  /** Marks an endpoint failing once (a later failure keeps the first time); true when it changed now. */
+  async markFailing(id: string, at: Date, manager: EntityManager): Promise<boolean> {
+    const result = await manager
+      .getRepository(WebhookEndpointEntity)
+      .createQueryBuilder()
+      .update()
+      .set({ failingSince: at })
+      .where('id = :id AND failing_since IS NULL', { id })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  async clearFailing(id: string): Promise<void> {
+    await this.endpoints.createQueryBuilder().update().set({ failingSince: null }).where('id = :id AND failing_since IS NOT NULL', { id }).execute();
+  }
+
+  async recordAttempt(row: Omit<WebhookDeliveryEntity, 'id' | 'createdAt'>, at: Date): Promise<void> {
+    await this.deliveries
+      .createQueryBuilder()
+      .insert()
+      .values({ ...row, createdAt: at })
+      .orIgnore()
+      .execute();
+  }
+
+  async listDeliveries(endpointId: string, after: KeysetPosition | null, limit: number): Promise<WebhookDeliveryEntity[]> {
+    return this.deliveries
+      .createQueryBuilder('d')
+      .where('d.endpoint_id = :endpointId', { endpointId })
+      .andWhere(after ? '(d.created_at, d.id) < (:t, :i)' : 'TRUE', after ? { t: after.createdAt, i: after.id } : {})
+      .orderBy('d.created_at', 'DESC')
+      .addOrderBy('d.id', 'DESC')
+      .limit(limit + 1)
+      .getMany();
+  }
+
+  findDelivery(endpointId: string, id: string): Promise<WebhookDeliveryEntity | null> {
+    return this.deliveries.findOneBy({ endpointId, id });
+  }
+
+  /** Whether the outbox holds anything: the relay's idle poll, one cheap statement outside a transaction. */
+  async outboxHasRows(): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(`SELECT 1 FROM event_outbox LIMIT 1`);
+    return rows.length > 0;
+  }
+
+  /**
+   * The relay, in one transaction: claims a batch of outbox rows (SKIP LOCKED, so relays on other
+   * instances take other rows), finds the endpoints subscribed to each, lets `enqueue` insert the
+   * delivery jobs through the same transaction, and deletes the rows. A crash anywhere before the
+   * commit leaves the rows for the next relay; the commit makes jobs and deletion happen together.
+   */
+  async relayBatch(
+    limit: number,
+    enqueue: (events: OutboxRow[], targets: RelayTarget[], tx: SqlExecutor) => Promise<void>,
+  ): Promise<number> {
+    return this.db.transaction(async (m) => {
+      const runner = m.queryRunner!;
+      const claimed = (await runner.query(
+        `SELECT id, org_id, type, data, created_at FROM event_outbox ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [limit],
+        true,
+      )).records as Array<{ id: string; org_id: string; type: string; data: Record<string, unknown>; created_at: Date }>;
+      if (claimed.length === 0) return 0;
+      const events = claimed.map((r) => ({ id: r.id, orgId: r.org_id, type: r.type, data: r.data, createdAt: r.created_at }));
+      const targets = (await runner.query(
+        `SELECT e.id AS event_id, w.id AS endpoint_id
+           FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS e(id, org_id, type)
+           JOIN webhook_endpoints w ON w.org_id = e.org_id AND w.enabled AND e.type = ANY(w.event_types)`,
+        [events.map((e) => e.id), events.map((e) => e.orgId), events.map((e) => e.type)],
+        true,
+      )).records as Array<{ event_id: string; endpoint_id: string }>;
+      await enqueue(events, targets.map((t) => ({ eventId: t.event_id, endpointId: t.endpoint_id })), executorOf(runner));
+      await runner.query(`DELETE FROM event_outbox WHERE id = ANY($1::uuid[])`, [events.map((e) => e.id)]);
+      return events.length;
+    });
+  }
+
+  /**
+   * The expiry scan: one statement per window that marks up to `limit` keys and writes their events,
+   * so each (key, window) is emitted once whichever instance's scan gets there first.
+   * `warnBefore` null: keys that have expired; otherwise keys expiring within that many ms (and after `notBefore`).
+   */
+  async emitExpiryBatch(now: Date, warnBeforeMs: number | null, notBeforeMs: number, mark: string, type: 'api_key.expiring' | 'api_key.expired', limit: number): Promise<number> {
+    const horizon = new Date(now.getTime() + (warnBeforeMs ?? 0));
+    // A key already inside a nearer window is warned by that window only (no 7-day notice a day before).
+    const floor = new Date(now.getTime() + notBeforeMs);
+    const rows: unknown[] = await this.db.query(
+      `WITH due AS (
+         SELECT k.* FROM api_keys k
+          WHERE k.revoked_at IS NULL AND k.expires_at IS NOT NULL AND k.expires_at <= $1
+            AND ($2::boolean OR k.expires_at > $7)
+            AND NOT EXISTS (SELECT 1 FROM event_marks m WHERE m.kind = 'key_expiry' AND m.subject = k.id::text AND m.mark = $4)
+          ORDER BY k.expires_at LIMIT $5),
+       marked AS (
+         INSERT INTO event_marks (kind, subject, mark) SELECT 'key_expiry', id::text, $4 FROM due
+         ON CONFLICT DO NOTHING RETURNING subject),
+       e AS (
+         INSERT INTO event_outbox (org_id, type, data, created_at)
+         SELECT d.org_id, $6, ${keyEventDataSql('d')} || jsonb_build_object('window', $4::text), $3
+           FROM due d JOIN marked mk ON mk.subject = d.id::text)
+       SELECT subject FROM marked`,
+      [horizon, warnBeforeMs === null, now, mark, limit, type, floor],
+    );
+    return rows.length;
+  }
+}

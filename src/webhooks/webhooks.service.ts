@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { BadRequestException, Inject, Injectable, NotFoundException, NotImplementedException, ServiceUnavailableException } from '@nestjs/common';
+import { actorOf, AuditService } from '../audit/audit.service.js';
+import { requireOrgAdmin } from '../auth/org-access.js';
+import type { Principal } from '../auth/principal.js';
+import { decodeCursor, MAX_PAGE_LIMIT, pageOf, type PageQuery } from '../common/pagination.js';
+import { Settings } from '../core/settings.js';
+import { OrgDirectory } from '../directory/org-directory.js';
+import { TEST_EVENT_TYPE } from '../events/event-types.js';
+import { Transactions } from '../database/transactions.js';
+import type { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto.js';
+import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
+import { newSigningSecret, SecretBox } from './secret-box.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+import type { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
+import { WebhooksRepository } from './webhooks.repository.js';
+
+export const WEBHOOK_NOT_FOUND = 'Webhook not found';
+export const DELIVERY_NOT_FOUND = 'Delivery not found';
+const NOT_CONFIGURED = 'Webhooks need API_KEY_SECRET (signing secrets are sealed with a key derived from it)';
+const QUEUE_DOWN = 'The job queue is not running on this instance; retry shortly';
+
+export interface WebhookRecord {
+  id: string;
+  org_id: string;
+  url: string;
+  description: string;
+  event_types: string[];
+  enabled: boolean;
+  failing_since?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status: string;
+  response_status?: number;
+  latency_ms: number;
+  response_body?: string;
+  error?: string;
+  created_at: string;
+}
+
+const toRecord = (w: WebhookEndpointEntity): WebhookRecord => ({
+  id: w.id,
+  org_id: w.orgId,
+  url: w.url,
+  description: w.description,
+  event_types: w.eventTypes,
+  enabled: w.enabled,
+  ...(w.failingSince ? { failing_since: w.failingSince.toISOString() } : {}),
+  created_at: w.createdAt.toISOString(),
+  updated_at: w.updatedAt.toISOString(),
+});
+
+const toDelivery = (d: WebhookDeliveryEntity): DeliveryRecord => ({
+  id: d.id,
+  event_id: d.eventId,
+  event_type: d.eventType,
+  attempt: d.attempt,
+  status: d.status,
+  ...(d.responseStatus !== null ? { response_status: d.responseStatus } : {}),
+  latency_ms: d.latencyMs,
+  ...(d.responseBody !== null ? { response_body: d.responseBody } : {}),
+  ...(d.error !== null ? { error: d.error } : {}),
+  created_at: d.createdAt.toISOString(),
+});
+
+/** Webhook endpoints of an org, for its owners and admins; every change is audited. */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly repo: WebhooksRepository,
+    private readonly directory: OrgDirectory,
+    private readonly settings: Settings,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly audit: AuditService,
+    private readonly transactions: Transactions,
+    @Inject(EVENTS_SETTINGS) private readonly events: EventsSettings,
+  ) {}
+
+  async create(principal: Principal, orgId: string, dto: CreateWebhookDto): Promise<WebhookRecord & { secret: string }> {
+    await this.requireManager(principal, orgId);
+    this.requireAllowedUrl(dto.url);
+    const secret = newSigningSecret();
+    const saved = await this.transactions.run(async (manager) => {
+      const row = await this.repo.createEndpoint({
+        orgId,
+        url: dto.url,
+        description: dto.description ?? '',
+        eventTypes: [...new Set(dto.event_types)],
+        enabled: true,
+        secretBox: this.box().seal(secret),
+        createdBy: principal.userId,
+      }, manager);
+      await this.audit.record(manager, {
+        orgId, action: 'webhook.created', ...actorOf(principal), target: { type: 'webhook', id: row.id },
+        details: { url: row.url, event_types: row.eventTypes },
+      });
+      return row;
+    });
+    return { ...toRecord(saved), secret };
+  }
+
+  async list(principal: Principal, orgId: string, query: PageQuery): Promise<{ webhooks: WebhookRecord[]; next_cursor?: string }> {
+    await this.requireManager(principal, orgId);
+    const limit = query.limit ?? MAX_PAGE_LIMIT;
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const page = pageOf(await this.repo.listEndpoints(orgId, after, limit), limit);
+    return { webhooks: page.items.map(toRecord), ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) };
+  }
+
+  async get(principal: Principal, orgId: string, id: string): Promise<WebhookRecord> {
+    return toRecord(await this.endpoint(principal, orgId, id));
+  }
+
+  async update(principal: Principal, orgId: string, id: string, dto: UpdateWebhookDto): Promise<WebhookRecord> {
+    await this.requireManager(principal, orgId);
+    if (dto.url !== undefined) this.requireAllowedUrl(dto.url);
+    const patch = {
+      ...(dto.url !== undefined ? { url: dto.url } : {}),
+      ...(dto.event_types !== undefined ? { eventTypes: [...new Set(dto.event_types)] } : {}),
+      ...(dto.enabled !== undefined ? { enabled: dto.enabled } : {}),
+      ...(dto.description !== undefined ? { description: dto.description } : {}),
+    };
+    const updated = await this.transactions.run(async (manager) => {
+      const row = await this.repo.updateEndpoint(orgId, id, patch, this.settings.clock.now(), manager);
+      if (row) {
+        await this.audit.record(manager, {
+          orgId, action: 'webhook.updated', ...actorOf(principal), target: { type: 'webhook', id },
+          details: { ...dto },
+        });
+      }
+      return row;
+    });
+    if (!updated) throw new NotFoundException(WEBHOOK_NOT_FOUND);
+    return toRecord(updated);
+  }
+
+  async remove(principal: Principal, orgId: string, id: string): Promise<void> {
+    await this.requireManager(principal, orgId);
+    const deleted = await this.transactions.run(async (manager) => {
+      const found = await this.repo.deleteEndpoint(orgId, id, manager);
+      if (found) await this.audit.record(manager, { orgId, action: 'webhook.deleted', ...actorOf(principal), target: { type: 'webhook', id }, details: {} });
+      return found;
+    });
+    if (!deleted) throw new NotFoundException(WEBHOOK_NOT_FOUND);
+  }
+
+  /** Queues a `webhook.test` event for this endpoint (delivered even while it is disabled). */
+  async sendTest(principal: Principal, orgId: string, id: string): Promise<{ event_id: string }> {
+    const endpoint = await this.endpoint(principal, orgId, id);
+    const eventId = randomUUID();
+    await this.queue({
+      endpointId: endpoint.id,
+      event: { id: eventId, type: TEST_EVENT_TYPE, timestamp: this.settings.clock.now().toISOString(), data: { webhook_id: endpoint.id, org_id: orgId } },
+    });
+    return { event_id: eventId };
+  }
+
+  async deliveries(principal: Principal, orgId: string, id: string, query: PageQuery): Promise<{ deliveries: DeliveryRecord[]; next_cursor?: string }> {
+    const endpoint = await this.endpoint(principal, orgId, id);
+    const limit = query.limit ?? MAX_PAGE_LIMIT;
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const page = pageOf(await this.repo.listDeliveries(endpoint.id, after, limit), limit);
+    return { deliveries: page.items.map(toDelivery), ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) };
+  }
+
+  /**
+   * Redelivers the event of a past attempt as a new job (same event id and payload, so receivers
+   * can deduplicate). The payload is rebuilt from the attempt's job when pg-boss still holds it.
+   */
+  async retry(principal: Principal, orgId: string, id: string, deliveryId: string): Promise<{ event_id: string }> {
+    const endpoint = await this.endpoint(principal, orgId, id);
+    const delivery = await this.repo.findDelivery(endpoint.id, deliveryId);
+    if (!delivery) throw new NotFoundException(DELIVERY_NOT_FOUND);
+    const job = await this.dispatcher.findJob(delivery.jobId);
+    if (!job) throw new NotFoundException('The event of this delivery is no longer kept (deliveries are kept 7 days)');
+    await this.queue({ endpointId: endpoint.id, event: job.event });
+    return { event_id: delivery.eventId };
+  }
+
+  private async queue(job: Parameters<WebhookDispatcher['enqueue']>[0]): Promise<void> {
+    if (!this.dispatcher.available) throw new ServiceUnavailableException(QUEUE_DOWN);
+    await this.dispatcher.enqueue(job);
+  }
+
+  private async endpoint(principal: Principal, orgId: string, id: string): Promise<WebhookEndpointEntity> {
+    await this.requireManager(principal, orgId);
+    const endpoint = await this.repo.findEndpoint(orgId, id);
+    if (!endpoint) throw new NotFoundException(WEBHOOK_NOT_FOUND);
+    return endpoint;
+  }
+
+  /** Non-member (or no such org): 404, as everywhere; member or viewer: 403. */
+  private async requireManager(principal: Principal, orgId: string): Promise<void> {
+    await requireOrgAdmin(this.directory, principal, orgId);
+    if (!this.settings.apiKeySecret) throw new NotImplementedException(NOT_CONFIGURED);
+  }
+
+  private requireAllowedUrl(url: string): void {
+    if (this.events.httpsOnly && !url.startsWith('https://')) throw new BadRequestException('url must be an https URL');
+  }
+
+  private box(): SecretBox {
+    return new SecretBox(this.settings.apiKeySecret!);
+  }
+}
