@@ -1191,7 +1191,7 @@ async function loadAdminList({ block, error, list, more, path, cursor, render, e
     const data = await api('GET', path);
     render(data, append);
     if ($(list).childElementCount === 0) $(list).replaceChildren(h('p', { class: 'empty muted', text: emptyText }));
-    show($(more), Boolean(data && typeof data.next_cursor === 'string'));
+    if (more) show($(more), Boolean(data && typeof data.next_cursor === 'string'));
     show($(block), true);
     show($('org-admin'), true);
     return data && typeof data.next_cursor === 'string' ? data.next_cursor : null;
@@ -1315,7 +1315,7 @@ async function loadWebhooks() {
     block: 'webhooks-block',
     error: 'webhooks-error',
     list: 'webhooks-list',
-    more: 'webhooks-list',
+    more: null,
     path: `/orgs/${org}/webhooks`,
     emptyText: 'No webhook endpoints yet. Add one through the API to receive key and usage events.',
     render: (data) => {

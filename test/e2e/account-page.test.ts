@@ -780,6 +780,35 @@ describe('the account page in a browser', () => {
     await other.close();
   });
 
+  it('lists the webhook endpoints of the org with their state, and opens each one\'s delivery log', async () => {
+    const w = await t.seed.world('owner', 'pro');
+    const created = await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, {
+      url: 'https://hooks.example.com/keys',
+      event_types: ['api_key.created', 'api_key.revoked'],
+      description: 'Security team',
+    });
+    expect(created.status).toBe(201);
+    const page = await openPage({ viewport: { width: 1440, height: 900 }, theme: 'dark' });
+    await signIn(page, w.session);
+    const hook = page.locator(`#webhooks-list tr[data-webhook-id="${created.body.id}"]`);
+    await poll(() => hook.count()).toBe(1);
+    expect(await hook.locator('th code').textContent()).toBe('https://hooks.example.com/keys');
+    expect(await hook.locator('th .hint').textContent()).toBe('Security team');
+    expect(await hook.locator('td').first().textContent()).toBe('api_key.created, api_key.revoked');
+    expect(await hook.locator('.badge.status').textContent()).toBe('Enabled');
+    await hook.getByRole('button', { name: 'Deliveries to https://hooks.example.com/keys' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => page.locator('#webhooks-list tr.details-row').textContent()).toBe('No deliveries yet.');
+    expect(await hook.getByRole('button', { name: /Deliveries/ }).getAttribute('aria-expanded')).toBe('true');
+    await poll(() => announced(page)).toMatch(/0 deliveries/);
+    await expectAccessible(page, 'webhooks (dark)');
+    await shot(page, '15-webhooks', true);
+    await page.keyboard.press('Enter');
+    await poll(() => page.locator('#webhooks-list tr.details-row').count()).toBe(0);
+    await expectClean(page);
+    await page.close();
+  });
+
   it('warns at 80 % and 100 % of a daily limit, and refreshes the meters on focus, every minute and after UTC midnight', async () => {
     const w = await t.seed.world('owner', 'free');
     await t.app.get(UsageService).charge(w.orgId, 'imports', 8);
