@@ -571,7 +571,12 @@ async function loadKeys({ more = false } = {}) {
     state.keysCursor = data && typeof data.next_cursor === 'string' ? data.next_cursor : null;
     setKeysEnabled(true);
     renderKeys();
-    if (more) announce(`${page.length} more ${page.length === 1 ? 'key' : 'keys'} loaded.`);
+    if (more) {
+      announce(`${page.length} more ${page.length === 1 ? 'key' : 'keys'} loaded.`);
+      // The button may be gone now: focus goes to the first key that arrived.
+      const first = page.find((k) => keyStatus(k) === 'active');
+      if (first) focusRow(first.id);
+    }
   } catch (err) {
     if (handledElsewhere(err)) return;
     if (err instanceof ApiError && err.status === 501) setKeysEnabled(false, err);
