@@ -1096,9 +1096,9 @@ function chart(title, series, id) {
 }
 
 const METERS = [
-  { id: 'queries', label: 'Query wallet', field: 'mcp_queries', daily: ['mcp_queries', 'queries'] },
-  { id: 'imports', label: 'Imports', field: 'imports', daily: ['imports'] },
-  { id: 'captures', label: 'Captures', field: 'captures', daily: ['captures'] },
+  { id: 'queries', label: 'Query wallet', noun: 'queries', field: 'mcp_queries', daily: ['mcp_queries', 'queries'] },
+  { id: 'imports', label: 'Imports', noun: 'imports', field: 'imports', daily: ['imports'] },
+  { id: 'captures', label: 'Captures', noun: 'captures', field: 'captures', daily: ['captures'] },
 ];
 
 function meter(spec, { used, limit }, note) {
@@ -1109,7 +1109,7 @@ function meter(spec, { used, limit }, note) {
   const fmt = (n) => n.toLocaleString('en');
   const warning =
     level === 'full'
-      ? `Daily limit reached: more ${label.toLowerCase()} are refused until the reset.`
+      ? `Daily limit reached: more ${spec.noun} are refused until the reset.`
       : level === 'high'
         ? `${Math.floor(ratio * 100)} % of today's limit used.`
         : '';

@@ -162,9 +162,16 @@ describe('the account page in a browser', () => {
     throw new Error(`Tab never reached ${selector}`);
   }
 
-  const shot = async (page: Page, name: string, docs = false) => {
+  /** `docs`: also written for the README (true: the open dialog or the top of the page; a selector: that element). */
+  const shot = async (page: Page, name: string, docs: boolean | string = false) => {
     await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-    if (docs && DOCS_SHOTS) await page.screenshot({ path: join(DOCS_SHOTS, `${name.replace(/^\d+-/, '')}.png`) });
+    if (!docs || !DOCS_SHOTS) return;
+    // Small files for the README: an open dialog on its own, else the top of the viewport.
+    const path = join(DOCS_SHOTS, `${name.replace(/^\d+-/, '')}.png`);
+    const dialog = page.locator('dialog[open]');
+    if (typeof docs === 'string') await page.locator(docs).screenshot({ path });
+    else if ((await dialog.count()) > 0) await dialog.screenshot({ path });
+    else await page.screenshot({ path, clip: { x: 0, y: 0, width: page.viewportSize()!.width, height: Math.min(720, page.viewportSize()!.height) } });
   };
 
   /** Keys in every state, straight into the table: active, expiring in 3 days, expired, revoked, and a long name. */
@@ -220,7 +227,7 @@ describe('the account page in a browser', () => {
     await poll(() => page.getByLabel('Session token', { exact: true }).isVisible()).toBe(true);
     expect(await focusedId(page)).toBe('signin-token');
     await expectAccessible(page, 'sign in');
-    await shot(page, '01-sign-in', true);
+    await shot(page, '01-sign-in');
     await page.keyboard.insertText(w.session);
     await page.keyboard.press('Enter');
 
@@ -239,7 +246,7 @@ describe('the account page in a browser', () => {
     // The keys come before usage in the document: they are the page's first content.
     expect(await page.evaluate(() => document.getElementById('keys')!.compareDocumentPosition(document.getElementById('usage')!) & Node.DOCUMENT_POSITION_FOLLOWING)).toBeTruthy();
     await expectAccessible(page, 'empty');
-    await shot(page, '02-empty', true);
+    await shot(page, '02-empty');
 
     // "Create key" opens the dialog with focus in it; Tab stays inside; Escape gives focus back.
     await tabTo(page, '#create-open');
@@ -786,7 +793,7 @@ describe('the account page in a browser', () => {
     expect(await orgKey.locator('td').first().textContent()).toBe(colleague.email);
     expect(await page.locator('#keys-body tr.key-row').count()).toBe(0);
     await expectAccessible(page, 'org keys');
-    await shot(page, '14-org-keys', true);
+    await shot(page, '14-org-keys');
 
     await orgKey.getByRole('button', { name: `Revoke their laptop (minted by ${colleague.email})` }).focus();
     await page.keyboard.press('Enter');
@@ -819,7 +826,7 @@ describe('the account page in a browser', () => {
     expect(await audit.first().locator('td').nth(1).textContent()).toBe('you');
     expect(await audit.last().locator('td').nth(1).textContent()).toBe(colleague.email);
     await expectAccessible(page, 'audit log');
-    await shot(page, '12-audit', true);
+    await shot(page, '12-audit', '#org-admin');
 
     // Filter by action (the options come from the route's OpenAPI enum).
     await page.locator('#audit-action').focus();
@@ -867,7 +874,7 @@ describe('the account page in a browser', () => {
     expect(await hook.getByRole('button', { name: /Deliveries/ }).getAttribute('aria-expanded')).toBe('true');
     await poll(() => announced(page)).toMatch(/0 deliveries/);
     await expectAccessible(page, 'webhooks (dark)');
-    await shot(page, '15-webhooks', true);
+    await shot(page, '15-webhooks', '#org-admin');
     await page.keyboard.press('Enter');
     await poll(() => page.locator('#webhooks-list tr.details-row').count()).toBe(0);
     await expectClean(page);
@@ -887,11 +894,11 @@ describe('the account page in a browser', () => {
     await signIn(page, w.session);
     await poll(() => page.locator('[data-meter="imports"] .meter-warning').textContent()).toBe("80 % of today's limit used.");
     expect(await page.locator('[data-meter="imports"]').getAttribute('class')).toContain('high');
-    expect(await page.locator('[data-meter="queries"] .meter-warning').textContent()).toBe('Daily limit reached: more query wallet are refused until the reset.');
+    expect(await page.locator('[data-meter="queries"] .meter-warning').textContent()).toBe('Daily limit reached: more queries are refused until the reset.');
     expect(await page.locator('[data-meter="queries"]').getAttribute('class')).toContain('full');
     expect(await page.locator('[data-meter="captures"] .meter-warning').isVisible()).toBe(false);
     await expectAccessible(page, 'usage warnings');
-    await shot(page, '11-usage', true);
+    await shot(page, '11-usage', '#usage');
 
     // Focus: a charge made elsewhere shows when the tab comes back.
     await t.app.get(UsageService).charge(w.orgId, 'imports', 1);
