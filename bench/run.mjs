@@ -18,6 +18,7 @@ import { createSecretKey, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
@@ -282,7 +283,10 @@ function table(rows) {
 }
 
 async function main() {
-  const cases = (process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : Object.keys(TARGETS)).map((s) => s.trim());
+  const requested = (process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : [...Object.keys(TARGETS), 'charging']).map((s) => s.trim());
+  // 'charging' is the group of issue 16's cases (runCharging, below), run after the others.
+  const charging = requested.includes('charging');
+  const cases = requested.filter((c) => c !== 'charging');
   for (const c of cases) if (!(c in TARGETS)) throw new Error(`unknown case ${c}; known: ${Object.keys(TARGETS).join(', ')}`);
   if (!existsSync(join(root, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run `npm run build` first');
 
@@ -380,6 +384,7 @@ async function main() {
         `CPU/PG µs/req: CPU time of the server process / of its PostgreSQL backends per request (less sensitive than req/s to other work on the machine, not immune);\n` +
         `ratio: req/s ÷ baseline req/s.\n`,
     );
+    if (charging && !(await runCharging(ctx, admin, databaseUrl, baseRps))) failed = true;
   } catch (error) {
     if (ctx.service) process.stderr.write(`service output:\n${ctx.service.logs()}\n`);
     throw error;
@@ -390,6 +395,172 @@ async function main() {
     process.stderr.write('bench: at least one target was missed (use --no-fail or BENCH_NO_FAIL=1 to report only)\n');
     process.exitCode = 1;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Charging through a host route (issue 16): bench/charge-host.mjs imports the built library and
+// declares `GET /host/ask` with @RequireScopes('decisions:read') @Charges('asks'). Cases: every
+// connection on one org ("hot") or each on its own org ("spread"), on one host instance and on
+// three instances sharing the one PostgreSQL; each compared with GET /me on the same host with
+// the same keys, and with the bare server, in the same run.
+//
+//   BENCH_CHARGE_KEYS          keys per case (default 50): the hot org gets that many members with
+//                              a key each, the spread case that many orgs with one member and key
+//   USAGE_SYNCHRONOUS_COMMIT   passed to the hosts (on|off, default on)
+const CHARGE_KEYS = Number(process.env.BENCH_CHARGE_KEYS || 50);
+const CHARGE_TARGETS = { perMe: 0.6, hotSpreadX3: 0.8 };
+
+async function startChargeHost(databaseUrl, cpu = 0) {
+  const port = await freePort();
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    SESSION_JWT_SECRET: SESSION_SECRET,
+    API_KEY_SECRET,
+    USAGE_SYNCHRONOUS_COMMIT: process.env.USAGE_SYNCHRONOUS_COMMIT ?? 'on',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+  };
+  const flags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  flags.push(...(process.env.BENCH_NODE_FLAGS ?? SERVICE_NODE_FLAGS).split(/\s+/).filter(Boolean));
+  const child = start(cpu, [process.execPath, ...flags, join(root, 'bench', 'charge-host.mjs')], env);
+  const out = collect(child.stdout);
+  const err = collect(child.stderr);
+  if (process.env.BENCH_VERBOSE) child.stderr.pipe(process.stderr);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the charge host exited during start:\n${out()}\n${err()}`);
+    try {
+      if ((await fetch(`${url}/me`)).status === 401) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the charge host did not start within 60 s:\n${out()}\n${err()}`);
+    await sleep(200);
+  }
+  return { child, url };
+}
+
+/** Keys written straight into the database the way minting writes them (the built key format and keyed hash). */
+async function seedCharging(databaseUrl) {
+  const { generateApiKey, hashApiKey } = await import(pathToFileURL(join(root, 'dist', 'auth', 'api-key-format.js')).href);
+  const secret = createSecretKey(Buffer.from(API_KEY_SECRET));
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const member = async (orgId, i) => {
+      const user = await client.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [`charge-${randomBytes(6).toString('hex')}-${i}@example.com`]);
+      await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'member')`, [orgId, user.rows[0].id]);
+      const k = generateApiKey();
+      await client.query(
+        `INSERT INTO api_keys (user_id, org_id, name, lookup, last4, key_hash, scopes) VALUES ($1, $2, 'bench', $3, $4, $5, $6)`,
+        [user.rows[0].id, orgId, k.lookup, k.last4, hashApiKey(secret, k.key), ['decisions:read']],
+      );
+      return k.key;
+    };
+    const org = async () => (await client.query(`INSERT INTO orgs (name, plan) VALUES ('Charge bench', 'pro') RETURNING id`)).rows[0].id;
+    const hotOrg = await org();
+    const hot = [];
+    for (let i = 0; i < CHARGE_KEYS; i++) hot.push(await member(hotOrg, i));
+    const spread = [];
+    for (let i = 0; i < CHARGE_KEYS; i++) spread.push(await member(await org(), i));
+    return { hotOrg, hot, spread };
+  } finally {
+    await client.end();
+  }
+}
+
+/** One load spread evenly over several instances: a generator per instance, run together, figures summed. */
+async function loadSpread(urls, options) {
+  const per = Math.max(1, Math.round(options.connections / urls.length));
+  const runs = await Promise.all(urls.map((url) => load({ ...options, url, connections: per })));
+  const total = runs.reduce((s, r) => s + r.total, 0);
+  const duration = Math.max(...runs.map((r) => r.duration));
+  return {
+    total,
+    duration,
+    rps: total / duration,
+    p99: Math.max(...runs.map((r) => r.p99)),
+    non2xx: runs.reduce((s, r) => s + r.non2xx, 0),
+    errors: runs.reduce((s, r) => s + r.errors, 0),
+    timeouts: runs.reduce((s, r) => s + r.timeouts, 0),
+    cpuPerReq: null,
+    pgPerReq: null,
+  };
+}
+
+async function runCharging(ctx, admin, databaseUrl, baseRps) {
+  const hosts = [await startChargeHost(databaseUrl, 0), await startChargeHost(databaseUrl, 0), await startChargeHost(databaseUrl, 0)];
+  const keys = await seedCharging(databaseUrl);
+  const target = { pid: hosts[0].child.pid, admin };
+  const base = { connections: CONNECTIONS };
+  const cases = {
+    'me-hot': () => load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.hot), duration: DURATION }, target),
+    'charge-hot': () => load({ ...base, url: `${hosts[0].url}/host/ask`, headersPerClient: bearer(keys.hot), duration: DURATION }, target),
+    'me-spread': () => load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.spread), duration: DURATION }, target),
+    'charge-spread': () => load({ ...base, url: `${hosts[0].url}/host/ask`, headersPerClient: bearer(keys.spread), duration: DURATION }, target),
+    'charge-hot-x3': () => loadSpread(hosts.map((h) => `${h.url}/host/ask`), { ...base, headersPerClient: bearer(keys.hot), duration: DURATION }),
+    'charge-spread-x3': () => loadSpread(hosts.map((h) => `${h.url}/host/ask`), { ...base, headersPerClient: bearer(keys.spread), duration: DURATION }),
+  };
+  process.stderr.write(`bench: charging through a host route, ${CHARGE_KEYS} keys per case, synchronous_commit ${process.env.USAGE_SYNCHRONOUS_COMMIT ?? 'on'}\n`);
+  for (const h of hosts) await load({ ...base, url: `${h.url}/host/ask`, headersPerClient: bearer(keys.spread), duration: WARMUP_SECONDS });
+  await load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.hot), duration: WARMUP_SECONDS });
+  const runs = Object.fromEntries(Object.keys(cases).map((c) => [c, []]));
+  const bases = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const b = await load({ ...base, url: ctx.bare.url, duration: DURATION });
+    bases.push(b.rps);
+    for (const [name, run] of Object.entries(cases)) {
+      const r = await run();
+      runs[name].push(r);
+      process.stderr.write(`  round ${round} ${name.padEnd(16)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}\n`);
+    }
+  }
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const bare = mean([baseRps, ...bases]);
+  const rps = Object.fromEntries(Object.entries(runs).map(([c, rs]) => [c, mean(rs.map((r) => r.rps))]));
+  const me = { hot: rps['me-hot'], spread: rps['me-spread'] };
+  const rows = [];
+  let pass = true;
+  for (const [name, rs] of Object.entries(runs)) {
+    const bad = rs.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0);
+    const spreadCase = name.includes('spread');
+    const perMe = name.startsWith('charge') ? rps[name] / (spreadCase ? me.spread : me.hot) : null;
+    let wanted = 'all 2xx';
+    let ok = bad === 0;
+    if (perMe !== null && !name.endsWith('x3')) {
+      wanted = `≥ ${CHARGE_TARGETS.perMe} of GET /me, all 2xx`;
+      ok &&= perMe >= CHARGE_TARGETS.perMe;
+    }
+    if (!ok) pass = false;
+    rows.push([
+      name,
+      fmt(rps[name]),
+      fmt(Math.max(...rs.map((r) => r.p99))),
+      bad,
+      '-',
+      rs.some((r) => r.cpuPerReq === null) ? '-' : fmt(mean(rs.map((r) => r.cpuPerReq))),
+      rs.some((r) => r.pgPerReq === null) ? '-' : fmt(mean(rs.map((r) => r.pgPerReq))),
+      (rps[name] / bare).toFixed(2),
+      `${perMe === null ? '' : `${perMe.toFixed(2)} of /me; `}${wanted}`,
+      ok ? 'PASS' : 'FAIL',
+    ]);
+  }
+  const hotSpread1 = rps['charge-hot'] / rps['charge-spread'];
+  const hotSpread3 = rps['charge-hot-x3'] / rps['charge-spread-x3'];
+  const x3ok = hotSpread3 >= CHARGE_TARGETS.hotSpreadX3;
+  if (!x3ok) pass = false;
+  process.stdout.write(`\nCharging through a host route (@Charges('asks')), bare server ${fmt(bare)} req/s in this run:\n\n${table(rows)}\n\n`);
+  process.stdout.write(
+    `hot/spread, one instance: ${hotSpread1.toFixed(2)}; three instances: ${hotSpread3.toFixed(2)} (target ≥ ${CHARGE_TARGETS.hotSpreadX3}: ${x3ok ? 'PASS' : 'FAIL'})\n` +
+      `ratio: req/s ÷ the bare server's; "of /me": charges/s ÷ GET /me on the same host with the same keys (hot or spread).\n` +
+      `CPU/PG µs/req: of the first host instance and the database (one-instance cases only).\n`,
+  );
+  await Promise.all(hosts.map((h) => stop(h.child)));
+  return pass;
 }
 
 const dbName = `kui_bench_${randomBytes(4).toString('hex')}`;

@@ -24,6 +24,12 @@ export { ChargeInterceptor, Charges } from './usage/charges.decorator.js';
 // Metering from code.
 export { UsageService, type ChargeResult, type MeterReport, type UsageReport } from './usage/usage.service.js';
 export { isMeter, METERS, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './usage/meters.js';
+// Usage history (issue 16): attribution per credential, daily reports, retention.
+export { SYSTEM_ATTRIBUTION, type Attribution, type CredentialKind } from './usage/meters.js';
+export { UsageHistoryService, type DailyUsageReport, type KeyDailyUsageReport } from './usage/usage-history.service.js';
+export { type DailyUsage } from './usage/usage.service.js';
+export { UsageRetention } from './usage/usage-retention.js';
+export type { UsageOptions } from './core/keys-usage-identity.options.js';
 export { DEFAULT_PLAN_LIMITS, parsePlanLimits, type Limit, type MeterLimits, type PlanLimits } from './common/plan-limits.js';
 
 // Keys from code (the same service behind POST/GET/DELETE /api-keys).
@@ -41,6 +47,7 @@ export { ENTITIES, MIGRATIONS } from './database/schema.js';
 export { runMigrationsLocked } from './database/migrate.js';
 export { ApiKeyEntity } from './api-keys/api-key.entity.js';
 export { UsageCounterEntity } from './usage/usage-counter.entity.js';
+export { UsageAttributionEntity } from './usage/usage-attribution.entity.js';
 export { MembershipEntity } from './directory/membership.entity.js';
 export { OrgEntity } from './directory/org.entity.js';
 export { UserEntity } from './directory/user.entity.js';

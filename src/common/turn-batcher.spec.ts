@@ -45,4 +45,27 @@ describe('TurnBatcher', () => {
     fail = false;
     expect(await b.load('a')).toBe('a');
   });
+
+  it('with maxInFlight 1, holds what arrives during a load and sends it all as the next load', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const loads: string[][] = [];
+    const b = new TurnBatcher<string, string>(async (keys) => {
+      loads.push(keys);
+      if (loads.length === 1) await gate;
+      return new Map(keys.map((k) => [k, k]));
+    }, (k) => k, 1);
+    const first = b.load('a');
+    await new Promise((r) => setImmediate(r));
+    const later = [b.load('b')];
+    await new Promise((r) => setImmediate(r)); // a second turn: unbounded, this would be a load of its own
+    later.push(b.load('c'));
+    await new Promise((r) => setImmediate(r));
+    expect(loads).toEqual([['a']]);
+
+    release();
+
+    expect(await Promise.all([first, ...later])).toEqual(['a', 'b', 'c']);
+    expect(loads).toEqual([['a'], ['b', 'c']]);
+  });
 });

@@ -12,10 +12,17 @@ interface Waiter<V> {
 export class TurnBatcher<K, V> {
   private queue = new Map<string, { key: K; waiters: Array<Waiter<V>> }>();
   private scheduled = false;
+  private inFlight = 0;
 
+  /**
+   * `maxInFlight` (default unbounded) caps the loads running at once: what arrives meanwhile
+   * waits and goes into one larger load when one finishes (writes that queue on the same rows
+   * anyway, like charges of one hot org, then take their locks once per load).
+   */
   constructor(
     private readonly loadMany: (keys: K[]) => Promise<Map<string, V>>,
     private readonly idOf: (key: K) => string,
+    private readonly maxInFlight = Number.POSITIVE_INFINITY,
   ) {}
 
   load(key: K): Promise<V | undefined> {
@@ -24,23 +31,30 @@ export class TurnBatcher<K, V> {
       const entry = this.queue.get(id);
       if (entry) entry.waiters.push({ resolve, reject });
       else this.queue.set(id, { key, waiters: [{ resolve, reject }] });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // setImmediate runs after the poll phase, so every request parsed in this turn is in.
-        setImmediate(() => void this.run());
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.size === 0) return;
+    this.scheduled = true;
+    // setImmediate runs after the poll phase, so every request parsed in this turn is in.
+    setImmediate(() => void this.run());
   }
 
   private async run(): Promise<void> {
     const batch = this.queue;
     this.queue = new Map();
     this.scheduled = false;
+    this.inFlight++;
     try {
       const found = await this.loadMany([...batch.values()].map((e) => e.key));
       for (const [id, { waiters }] of batch) for (const w of waiters) w.resolve(found.get(id));
     } catch (error) {
       for (const { waiters } of batch.values()) for (const w of waiters) w.reject(error);
+    } finally {
+      this.inFlight--;
+      this.schedule();
     }
   }
 }

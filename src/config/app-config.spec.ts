@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildAppConfig, ConfigError, loadEnvironment } from './app-config.js';
+import { buildAppConfig, ConfigError, loadEnvironment, moduleOptionsFrom } from './app-config.js';
 
 describe('configuration', () => {
   it('applies the documented defaults to an empty environment', () => {
@@ -31,6 +31,9 @@ describe('configuration', () => {
     ['AUTH_FAILURE_LIMIT', '-1'],
     ['LOG_LEVEL', 'loud'],
     ['SESSION_JWT_PUBLIC_KEY', 'not a pem'],
+    ['USAGE_RETENTION_DAYS', '0'],
+    ['USAGE_RETENTION_DAYS', 'forever'],
+    ['USAGE_SYNCHRONOUS_COMMIT', 'sometimes'],
   ])('refuses %s=%s with a message that names the variable and not its value', (name, value) => {
     let error: unknown;
     try {
@@ -41,6 +44,12 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain(name);
     if (name.includes('SECRET')) expect((error as Error).message).not.toContain(value);
+  });
+
+  it('passes the usage settings to the module: retention 400 days and synchronous commits by default', () => {
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({}))).usage).toEqual({ retentionDays: 400, synchronousCommit: true });
+    const set = moduleOptionsFrom(buildAppConfig(loadEnvironment({ USAGE_RETENTION_DAYS: '30', USAGE_SYNCHRONOUS_COMMIT: 'off' })));
+    expect(set.usage).toEqual({ retentionDays: 30, synchronousCommit: false });
   });
 
   it('reads plan limits from PLAN_LIMITS, keeping defaults for what it does not name', () => {

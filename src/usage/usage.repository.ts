@@ -149,6 +149,8 @@ export class UsageRepository {
       );
     },
     (c) => String(c.seq),
+    // One batch in flight per instance: charges of a hot org would only queue on its row lock.
+    1,
   );
 
   async refund(orgId: string, day: string, meter: Meter, count: number, by: Attribution): Promise<void> {

@@ -127,6 +127,23 @@ describe('usage attribution and history on real PostgreSQL', () => {
     expect((await counters(orgId))[0].imports).toBe(10);
   });
 
+  it('returns the counters after each charge of a batch, whether the batch fits whole or is decided charge by charge', async () => {
+    const whole = await seed.org('free');
+    const near = await seed.org('free');
+    const key = keyPrincipal(whole);
+
+    // One turn: [1, 2, 3] imports fit whole; [4, 4, 4, 2] on a fresh day pass as 4, 4, -, 2.
+    const results = await Promise.allSettled([
+      ...[1, 2, 3].map((n) => usageA.charge(whole, 'imports', n, key)),
+      ...[4, 4, 4, 2].map((n) => usageA.charge(near, 'imports', n, keyPrincipal(near))),
+    ]);
+
+    const after = results.map((r) => (r.status === 'fulfilled' ? r.value.counters.imports : null));
+    expect(after).toEqual([1, 3, 6, 4, 8, null, 10]);
+    expect((await attribution(whole)).map((r) => r.imports)).toEqual([6]);
+    expect((await attribution(near)).reduce((s, r) => s + r.imports, 0)).toBe(10);
+  });
+
   it('records a key’s charges under its id and owner, a session’s under its user, code’s under the system', async () => {
     const orgId = await seed.org('free');
     const key = keyPrincipal(orgId);

@@ -30,8 +30,12 @@ function reachablePackages(entry: string): Set<string> {
     if (seen.has(file)) return;
     seen.add(file);
     const code = readFileSync(file, 'utf8');
-    for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) {
-      const spec = m[1];
+    // Module specifiers only: import lines, re-exports, the closing line of a multi-line import,
+    // dynamic import(). (Not any string after the word "from": a property or parameter named
+    // `from` compiles to the literal "from" followed by more strings.)
+    const specifiers = /^import\s[^'"]*?['"]([^'"]+)['"]|^export\s[^'"]*?\bfrom\s*['"]([^'"]+)['"]|^\}\s*from\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]/gm;
+    for (const m of code.matchAll(specifiers)) {
+      const spec = m[1] ?? m[2] ?? m[3] ?? m[4];
       if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
       else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
     }

@@ -1,0 +1,47 @@
+// A tiny host application for `npm run bench`'s charging cases (issue 16): it imports the built
+// library (dist/index.js) the way a monolith imports the package, and declares one route of its
+// own charged with @Charges. Plain ESM JavaScript: decorators are applied as functions.
+//
+// Environment: DATABASE_URL, SESSION_JWT_SECRET, API_KEY_SECRET, PORT, HOST,
+// USAGE_SYNCHRONOUS_COMMIT (on|off, default on), DB_POOL_MAX (default 10).
+import 'reflect-metadata';
+import { Controller, Get, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Charges, CurrentPrincipal, ENTITIES, KeysUsageIdentityModule, RequireScopes } from '../dist/index.js';
+
+class AskController {
+  /** One query-wallet charge per request, as a metered API of the host would take it. */
+  ask(principal) {
+    return { org_id: principal.orgId };
+  }
+}
+const ask = Object.getOwnPropertyDescriptor(AskController.prototype, 'ask');
+Reflect.decorate([Get('ask'), RequireScopes('decisions:read'), Charges('asks')], AskController.prototype, 'ask', ask);
+CurrentPrincipal()(AskController.prototype, 'ask', 0);
+Controller('host')(AskController);
+
+class HostModule {}
+Module({
+  imports: [
+    TypeOrmModule.forRoot({
+      type: 'postgres',
+      url: process.env.DATABASE_URL,
+      entities: [...ENTITIES],
+      poolSize: Number(process.env.DB_POOL_MAX || 10),
+      migrationsRun: false, // the bench's service instance has migrated the database
+    }),
+    KeysUsageIdentityModule.forRoot({
+      apiKeySecret: process.env.API_KEY_SECRET,
+      session: { secret: process.env.SESSION_JWT_SECRET },
+      authFailureLimit: 0,
+      usage: { synchronousCommit: process.env.USAGE_SYNCHRONOUS_COMMIT !== 'off', pruneEveryMs: 0 },
+    }),
+  ],
+  controllers: [AskController],
+})(HostModule);
+
+const app = await NestFactory.create(HostModule, new FastifyAdapter(), { logger: ['error', 'warn'] });
+app.enableShutdownHooks();
+await app.listen(Number(process.env.PORT), process.env.HOST ?? '127.0.0.1');
