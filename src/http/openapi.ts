@@ -54,6 +54,8 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
     .addTag('usage', 'Plan and daily meters')
     .addTag('identity', 'Who the caller is')
     .addTag('operations', 'Health probes and metrics (unauthenticated by default)')
+    .addTag('webhooks', "An org's webhook endpoints and their delivery log: Standard Webhooks signing (owners and admins, browser session only)")
+    .addTag('leaked keys', 'Revocation of leaked keys by whoever finds them: GitHub secret scanning, or anyone holding the key (no credential)')
     .build();
   if (options.metricsToken) {
     config.components!.securitySchemes![METRICS_TOKEN_SCHEME] = { type: 'http', scheme: 'bearer', description: 'The METRICS_TOKEN of this deployment.' };
@@ -66,6 +68,11 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   if (mint && !('$ref' in mint)) mint.additionalProperties = false;
   const rotate = document.components?.schemas?.RotateApiKeyRequest;
   if (rotate && !('$ref' in rotate)) rotate.additionalProperties = false;
+  // Events out (issue 17): the same rule for its request bodies.
+  for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RevokeCredentialsRequest']) {
+    const body = document.components?.schemas?.[name];
+    if (body && !('$ref' in body)) body.additionalProperties = false;
+  }
   return document;
 }
 

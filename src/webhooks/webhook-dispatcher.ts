@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { PgBoss, type JobInsert, type JobWithMetadata } from 'pg-boss';
 import { Settings } from '../core/settings.js';
 import { EventOutbox } from '../events/event-outbox.js';
@@ -16,6 +16,8 @@ export const EXPIRY_SCAN_QUEUE = 'events-expiry-scan';
 const RELAY_BATCH = 100;
 const SCAN_BATCH = 500;
 const DAY_MS = 86_400_000;
+/** How long the delivery log keeps an attempt. */
+export const DELIVERY_RETENTION_DAYS = 30;
 
 /** The message a delivery job carries: the event as receivers get it, and where it goes. */
 export interface DeliverJob {
@@ -37,7 +39,7 @@ export function deliveryJobId(eventId: string, endpointId: string): string {
  * Unix socket and never holds the app's single connection.
  */
 @Injectable()
-export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
   private boss: PgBoss | null = null;
   private relayTimer: NodeJS.Timeout | null = null;
@@ -102,12 +104,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     void this.relay();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /** No new relay runs; nothing awaited here, so the HTTP server stops accepting without delay. */
+  beforeApplicationShutdown(): void {
     this.stopping = true;
     if (this.relayTimer) clearInterval(this.relayTimer);
+  }
+
+  /** After the HTTP server closed: let a running relay finish and in-flight deliveries end (pg-boss waits up to 5 s). */
+  async onApplicationShutdown(): Promise<void> {
     await this.relaying;
-    await this.boss?.stop({ graceful: true, timeout: 5_000 });
+    const boss = this.boss;
     this.boss = null;
+    await boss?.stop({ graceful: true, timeout: 5_000 });
   }
 
   /** Sends one event to one endpoint now (the test event, a retry through the API), as a new job. */
@@ -238,6 +246,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       } while (n === SCAN_BATCH);
     }
     if (total > 0) this.outbox.written();
+    await this.prune(now);
     return total;
+  }
+
+  /** Retention, in bounded batches on the same schedule: delivery logs after 30 days, past days' threshold marks after 2. */
+  async prune(now: Date): Promise<void> {
+    const deliveriesBefore = new Date(now.getTime() - DELIVERY_RETENTION_DAYS * DAY_MS);
+    const marksBefore = new Date(now.getTime() - 2 * DAY_MS);
+    for (let i = 0; i < 10 && (await this.repo.pruneDeliveries(deliveriesBefore, SCAN_BATCH)) === SCAN_BATCH; i++);
+    for (let i = 0; i < 10 && (await this.repo.pruneThresholdMarks(marksBefore, SCAN_BATCH)) === SCAN_BATCH; i++);
   }
 }

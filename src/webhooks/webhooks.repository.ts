@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { DataSource, EntityManager, QueryRunner, Repository } from 'typeorm';
 import type { KeysetPosition } from '../common/pagination.js';
+import { returnedRows } from '../database/transactions.js';
 import { keyEventDataSql } from '../events/event-types.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
 
@@ -114,6 +115,25 @@ export class WebhooksRepository {
 
   findDelivery(endpointId: string, id: string): Promise<WebhookDeliveryEntity | null> {
     return this.deliveries.findOneBy({ endpointId, id });
+  }
+
+  /** Deletes up to `limit` delivery attempts older than `before`; returns how many. */
+  async pruneDeliveries(before: Date, limit: number): Promise<number> {
+    const rows = returnedRows<unknown>(await this.db.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < $1 LIMIT $2) RETURNING id`,
+      [before, limit],
+    ));
+    return rows.length;
+  }
+
+  /** Threshold marks of past days are no longer needed to keep a day's notice single. */
+  async pruneThresholdMarks(before: Date, limit: number): Promise<number> {
+    const rows = returnedRows<unknown>(await this.db.query(
+      `DELETE FROM event_marks WHERE (kind, subject, mark) IN (
+         SELECT kind, subject, mark FROM event_marks WHERE kind = 'usage_threshold' AND created_at < $1 LIMIT $2) RETURNING mark`,
+      [before, limit],
+    ));
+    return rows.length;
   }
 
   /** Whether the outbox holds anything: the relay's idle poll, one cheap statement outside a transaction. */

@@ -113,6 +113,24 @@ describe('the event catalogue: thresholds and expiry', () => {
     expect(forOrg('member.removed', w.orgId)[0].verified!.data).toMatchObject({ org_id: w.orgId, user_id: leaver.id, role: 'member' });
   }, 60_000);
 
+  it('the scheduled scan also prunes delivery attempts after 30 days and past days\' threshold marks', async () => {
+    const w = await subscribed(['api_key.created']);
+    const hook = (await t.api.get(`/orgs/${w.orgId}/webhooks`, w.session)).body.webhooks[0].id;
+    const insert = (days: number) => t.db.pool.query(
+      `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, attempt, status, latency_ms, created_at)
+       VALUES ($1, gen_random_uuid(), 'api_key.created', gen_random_uuid(), 1, 'succeeded', 5, $2)`,
+      [hook, new Date(clock.now().getTime() - days * DAY_MS)],
+    );
+    await insert(31);
+    await insert(29);
+    await t.db.pool.query(`INSERT INTO event_marks (kind, subject, mark, created_at) VALUES ('usage_threshold', 'x', '80', $1), ('key_expiry', 'y', '7d', $1)`, [new Date(clock.now().getTime() - 3 * DAY_MS)]);
+    await t.app.get(WebhookDispatcher).scanExpiries();
+    const { rows } = await t.db.pool.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1`, [hook]);
+    expect(rows[0].n).toBe(1);
+    const marks = await t.db.pool.query(`SELECT kind FROM event_marks WHERE subject IN ('x', 'y')`);
+    expect(marks.rows).toEqual([{ kind: 'key_expiry' }]);
+  });
+
   it('the scan is a pg-boss schedule', async () => {
     const { rows } = await t.db.pool.query(`SELECT name, cron FROM pgboss.schedule`);
     expect(rows).toEqual([{ name: 'events-expiry-scan', cron: '*/5 * * * *' }]);

@@ -142,3 +142,32 @@ describe('POST /credentials/revoke is throttled per address', () => {
     }
   });
 });
+
+describe('a reported leak is refused on every instance at once', () => {
+  it('a key revoked through one instance gets 401 on another right after, and its previous secret counts as the key', async () => {
+    const { createTestDatabase } = await import('../support/database.js');
+    const db = await createTestDatabase();
+    const a = await startTestApp({ db });
+    const b = await startTestApp({ db });
+    try {
+      const w = await a.seed.world('owner');
+      const key = (await a.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
+      expect((await b.api.get('/me', key.key)).status).toBe(200);
+      expect((await a.api.post('/credentials/revoke', undefined, { credentials: [key.key] })).status).toBe(202);
+      expect((await b.api.get('/me', key.key)).status).toBe(401);
+      expect((await a.api.get('/me', key.key)).status).toBe(401);
+
+      // Rotated: the replaced secret still verifies during its grace; reporting it revokes the key.
+      const other = (await a.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
+      const rotated = (await a.api.post(`/api-keys/${other.id}/rotate`, w.session, { grace_period_seconds: 3600 })).body;
+      expect((await b.api.get('/me', other.key)).status).toBe(200);
+      expect((await b.api.post('/credentials/revoke', undefined, { credentials: [other.key] })).status).toBe(202);
+      expect((await a.api.get('/me', rotated.key)).status).toBe(401);
+      expect((await a.api.get('/me', other.key)).status).toBe(401);
+    } finally {
+      await a.close();
+      await b.close();
+      await db.drop();
+    }
+  });
+});

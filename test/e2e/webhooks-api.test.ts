@@ -156,3 +156,34 @@ describe('webhook endpoints: /orgs/{org_id}/webhooks', () => {
     expect(missing.status).toBe(404);
   });
 });
+
+describe('the OpenAPI document for events out', () => {
+  it('documents every webhook and leaked-key route with its statuses, and closed request bodies', async () => {
+    const t = await startTestApp();
+    try {
+      const doc = (await t.api.get('/openapi.json')).body;
+      const expected: Record<string, Record<string, number[]>> = {
+        '/orgs/{org_id}/webhooks': { post: [201, 400, 401, 403, 404, 429, 501, 503], get: [200, 400, 401, 403, 404, 429, 503] },
+        '/orgs/{org_id}/webhooks/{id}': { get: [200, 400, 401, 403, 404], patch: [200, 400, 401, 403, 404], delete: [204, 400, 401, 403, 404] },
+        '/orgs/{org_id}/webhooks/{id}/test': { post: [202, 400, 401, 403, 404, 503] },
+        '/orgs/{org_id}/webhooks/{id}/deliveries': { get: [200, 400, 401, 403, 404] },
+        '/orgs/{org_id}/webhooks/{id}/deliveries/{delivery_id}/retry': { post: [202, 400, 401, 403, 404, 503] },
+        '/credentials/revoke': { post: [202, 400, 429, 503] },
+        '/secret-scanning/github': { post: [200, 400, 401, 503] },
+      };
+      for (const [path, methods] of Object.entries(expected)) {
+        for (const [method, statuses] of Object.entries(methods)) {
+          const op = doc.paths[path]?.[method];
+          expect(op, `${method} ${path}`).toBeDefined();
+          for (const status of statuses) expect(op.responses[String(status)], `${method} ${path} ${status}`).toBeDefined();
+        }
+      }
+      for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RevokeCredentialsRequest']) {
+        expect(doc.components.schemas[name].additionalProperties).toBe(false);
+      }
+      expect(doc.paths['/orgs/{org_id}/webhooks'].post.security).toEqual([{ session: [] }]);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsString } from 'class-validator';
 
 export const MAX_REPORTED_CREDENTIALS = 100;
 
+@ApiSchema({ name: 'RevokeCredentialsRequest' })
 export class RevokeCredentialsDto {
   @ApiProperty({ type: [String], minItems: 1, maxItems: MAX_REPORTED_CREDENTIALS, maxLength: 200, example: ['svc_live_YguRbYLvsx9A_8b8g5JZWZSOlorO1EmD8wwOurInRuisQ2VCuua'], description: 'Keys found where they should not be.' })
   @IsArray({ message: 'credentials must be an array of strings' })

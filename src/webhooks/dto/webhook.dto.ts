@@ -40,8 +40,9 @@ function ArrayCount(min: number, max: number, message: string) {
 
 const EVENT_TYPES_DOC = `Event types to receive: ${EVENT_TYPES.join(', ')}.`;
 
+@ApiSchema({ name: 'CreateWebhookRequest' })
 export class CreateWebhookDto {
-  @ApiProperty({ example: 'https://example.com/hooks/keys', maxLength: 2048, description: 'Where events are POSTed. https only in production.' })
+  @ApiProperty({ maxLength: 2048, description: 'Where events are POSTed. https only in production.' })
   @IsString({ message: 'url must be a string' })
   @IsWebhookUrl()
   url: string;
@@ -60,6 +61,7 @@ export class CreateWebhookDto {
   description?: string;
 }
 
+@ApiSchema({ name: 'UpdateWebhookRequest' })
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: 2048 })
   @IsOptional()
