@@ -436,7 +436,17 @@ async function start() {
   if (orgError) showAlert($('banner'), new ApiError(404, orgError));
   $('app-title').focus();
   announce(`API keys for ${orgName(me.org_id)}.`);
-  await Promise.all([loadKeys(), loadUsage(), loadOrgAdmin()]);
+  // Sections appear top-down, each once the one above has its final height, so nothing visible
+  // moves while the page fills in (no layout shift): keys, then usage, then the org's section.
+  show($('usage'), false);
+  show($('org-admin'), false);
+  const usage = loadUsage();
+  const admin = loadOrgAdmin();
+  await loadKeys();
+  show($('usage'), true);
+  await usage;
+  const adminShown = await admin;
+  show($('org-admin'), adminShown);
 }
 
 /** The service could not be asked who we are (network, 429, 5xx): the token may be fine, so offer a retry. */
@@ -456,6 +466,7 @@ function orgName(orgId) {
 
 function renderIdentity(me) {
   $('identity-email').textContent = me.email;
+  $('identity-email').title = me.email;
   const switcher = /** @type {HTMLSelectElement} */ ($('org-switch'));
   const several = Boolean(state.orgs && state.orgs.length > 1);
   if (several) {
@@ -1157,15 +1168,12 @@ function renderUsage() {
 
 const isManager = () => state.me && (state.me.org_role === 'owner' || state.me.org_role === 'admin');
 
+/** Loads the owners' and admins' blocks; true when at least one of their routes exists. */
 async function loadOrgAdmin() {
-  const section = $('org-admin');
-  if (!isManager()) {
-    show(section, false);
-    return;
-  }
+  if (!isManager()) return false;
   await loadMembers();
   const shown = await Promise.all([loadOrgKeys(), loadAudit(), loadWebhooks()]);
-  show(section, shown.some(Boolean));
+  return shown.some(Boolean);
 }
 
 /** Member e-mails by user id, to name who minted a key or acted in the audit log. */
@@ -1198,7 +1206,6 @@ async function loadAdminList({ block, error, list, more, path, cursor, render, e
     if ($(list).childElementCount === 0) $(list).replaceChildren(h('p', { class: 'empty muted', text: emptyText }));
     if (more) show($(more), Boolean(data && typeof data.next_cursor === 'string'));
     show($(block), true);
-    show($('org-admin'), true);
     return data && typeof data.next_cursor === 'string' ? data.next_cursor : null;
   } catch (err) {
     if (handledElsewhere(err)) return undefined;

@@ -528,11 +528,32 @@ describe('the account page in a browser', () => {
           });
           const width = document.documentElement.clientWidth;
           const sideways = [...document.body.querySelectorAll('*')]
-            .filter((el) => el.getClientRects().length > 0 && !el.closest('.visually-hidden, dialog:not([open])') && el.getBoundingClientRect().right > width + 0.5)
-            .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className}`);
+            .filter((el) => el.getClientRects().length > 0 && !el.closest('dialog:not([open])') && el.getBoundingClientRect().right > width + 0.5)
+            .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className} ${Math.round(el.getBoundingClientRect().right)}`);
           return { sideways: document.documentElement.scrollWidth > width ? sideways : [], outside, split: split.length };
         });
         expect(layout, label).toEqual({ sideways: [], outside: [], split: 0 });
+        // No layout shift worth the name while it loaded (skeletons hold the space): CLS under 0.1, "good".
+        type Shift = PerformanceEntry & { value: number; hadRecentInput: boolean; sources: { node?: Node }[] };
+        const shift = await page.evaluate(
+          () =>
+            new Promise<{ total: number; moved: string[] }>((done) => {
+              let total = 0;
+              const moved: string[] = [];
+              new PerformanceObserver((list) => {
+                for (const entry of list.getEntries() as Shift[]) {
+                  if (entry.hadRecentInput) continue;
+                  total += entry.value;
+                  for (const source of entry.sources) {
+                    const el = source.node instanceof Element ? source.node : source.node?.parentElement;
+                    moved.push(`${entry.value.toFixed(3)} ${el?.tagName.toLowerCase()}#${el?.id}.${el?.className}`);
+                  }
+                }
+              }).observe({ type: 'layout-shift', buffered: true });
+              setTimeout(() => done({ total, moved }), 50);
+            }),
+        );
+        expect(shift.total, `${label}: ${shift.moved.join(', ')}`).toBeLessThan(0.1);
         // Rows become cards on narrow screens: the header row is out of sight.
         expect(await page.locator('#keys-table thead').evaluate((el) => el.getBoundingClientRect().height > 1), label).toBe(viewport.width > 880);
         await expectAccessible(page, `keys ${label}`);
