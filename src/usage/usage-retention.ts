@@ -9,8 +9,8 @@ const BATCH = 5000;
 const MAX_BATCHES_PER_RUN = 200;
 
 /**
- * Keeps `retentionDays` days of usage history: every `pruneEveryMs` (first run a minute after
- * start) it deletes older rows in bounded batches, each its own short statement, so pruning
+ * Keeps `retentionDays` days of usage history: every `pruneEveryMs` (first run ten minutes after
+ * start, so short-lived processes and restarts do not all prune at once) it deletes older rows in bounded batches, each its own short statement, so pruning
  * never holds a lock or a connection for long (the embedded database has only one).
  */
 @Injectable()
@@ -33,7 +33,7 @@ export class UsageRetention implements OnApplicationBootstrap, OnModuleDestroy {
         .finally(() => (this.running = null));
       this.timer = setTimeout(tick, every).unref();
     };
-    this.timer = setTimeout(tick, Math.min(every, 60_000)).unref();
+    this.timer = setTimeout(tick, Math.min(every, 600_000)).unref();
   }
 
   async onModuleDestroy(): Promise<void> {

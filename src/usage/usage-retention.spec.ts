@@ -1,0 +1,60 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TestClock } from '../../test/support/clock.js';
+import { Settings } from '../core/settings.js';
+import type { UsageRepository } from './usage.repository.js';
+import { UsageRetention } from './usage-retention.js';
+
+function setup(pruneEveryMs: number, rowsPerTable = 0) {
+  const calls: Array<{ table: string; before: string; batch: number }> = [];
+  const left = { usage_counters: rowsPerTable, usage_attribution: rowsPerTable };
+  const repo = {
+    pruneBatch: async (table: keyof typeof left, before: string, batch: number) => {
+      calls.push({ table, before, batch });
+      const n = Math.min(batch, left[table]);
+      left[table] -= n;
+      return n;
+    },
+  } as unknown as UsageRepository;
+  const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock: new TestClock('2026-11-23T12:00:00Z'), usage: { retentionDays: 10, pruneEveryMs } });
+  return { calls, left, retention: new UsageRetention(repo, settings) };
+}
+
+describe('UsageRetention', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('deletes what is older than the window in bounded batches until a batch comes back short', async () => {
+    const { calls, left, retention } = setup(0, 25);
+
+    const result = await retention.prune(10, 100);
+
+    expect(result).toEqual({ counters: 25, attribution: 25 });
+    expect(left).toEqual({ usage_counters: 0, usage_attribution: 0 });
+    expect(calls.map((c) => c.table)).toEqual([...Array(3).fill('usage_attribution'), ...Array(3).fill('usage_counters')]);
+    expect(new Set(calls.map((c) => c.before))).toEqual(new Set(['2026-11-14']));
+  });
+
+  it('stops after the per-run cap and leaves the rest for the next run', async () => {
+    const { left, retention } = setup(0, 25);
+
+    await retention.prune(10, 2);
+
+    expect(left).toEqual({ usage_counters: 5, usage_attribution: 5 });
+  });
+
+  it('runs periodically once started, and never when the interval is 0', async () => {
+    const periodic = setup(1000);
+    const never = setup(0);
+
+    periodic.retention.onApplicationBootstrap();
+    never.retention.onApplicationBootstrap();
+    await vi.advanceTimersByTimeAsync(3500);
+    await periodic.retention.onModuleDestroy();
+    const afterStop = periodic.calls.length;
+    await vi.advanceTimersByTimeAsync(5000);
+
+    expect(afterStop).toBe(6); // three runs, two tables each
+    expect(periodic.calls).toHaveLength(afterStop);
+    expect(never.calls).toEqual([]);
+  });
+});
