@@ -460,26 +460,27 @@ describe('the account page in a browser', () => {
 
     // Escape without copying: the dialog stays and asks; "Keep it open" goes back to Copy.
     await page.keyboard.press('Escape');
-    expect(await isOpen(page, 'reveal-dialog')).toBe(true);
     await poll(() => page.locator('#reveal-confirm').isVisible()).toBe(true);
-    expect(await focusedId(page)).toBe('reveal-keep');
+    expect(await isOpen(page, 'reveal-dialog')).toBe(true);
+    await poll(() => focusedId(page)).toBe('reveal-keep');
     await poll(() => announced(page)).toMatch(/You have not copied the key/);
     await expectAccessible(page, 'reveal confirm (dark)');
     await shot(page, '07-reveal-confirm', true);
     await page.keyboard.press('Enter');
-    expect(await page.locator('#reveal-confirm').isVisible()).toBe(false);
-    expect(await focusedId(page)).toBe('reveal-copy');
+    await poll(() => page.locator('#reveal-confirm').isVisible()).toBe(false);
+    await poll(() => focusedId(page)).toBe('reveal-copy');
 
     // Done without copying asks too; confirming closes and the key is gone.
     await tabTo(page, '#reveal-close');
     await page.keyboard.press('Enter');
+    await poll(() => focusedId(page)).toBe('reveal-keep');
     expect(await isOpen(page, 'reveal-dialog')).toBe(true);
     await tabTo(page, '#reveal-discard');
     await page.keyboard.press('Enter');
-    expect(await isOpen(page, 'reveal-dialog')).toBe(false);
+    await poll(() => isOpen(page, 'reveal-dialog')).toBe(false);
     expect(await page.evaluate((k) => document.documentElement.outerHTML.includes(k), key)).toBe(false);
     expect(await page.locator('#reveal-key').count()).toBe(0);
-    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.querySelector('th')?.textContent)).toBe('staging');
+    await poll(() => page.evaluate(() => document.activeElement?.closest('tr')?.querySelector('th')?.textContent)).toBe('staging');
     await expectClean(page);
     await page.close();
   });
