@@ -1,27 +1,47 @@
-// The account page: API keys (mint with a one-time reveal, list, revoke) and today's usage.
+// The account page: API keys (mint with a one-time reveal, list, rotate, revoke), usage, and
+// for owners and admins the organisation's keys, audit log and webhooks.
 // Plain browser JavaScript on the service's own JSON API; no dependencies, no build step.
 // Every piece of data reaches the DOM through textContent / createElement / setAttribute: the
 // page's Content-Security-Policy enforces Trusted Types, so an HTML-string sink would throw.
+// Routes that a deployment does not have (404, or absent from /openapi.json) hide their feature.
 
 const SESSION_KEY = 'svc_session';
-const ORG_KEY = 'svc_org';
+const LEGACY_ORG_KEY = 'svc_org';
+const THEME_KEY = 'svc_theme';
 const NAME_MAX = 100;
+const PAGE_SIZE = 50;
+const EXPIRY_WARNING_DAYS = 7;
+const USAGE_REFRESH_MS = 60_000;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DAY = 86400;
+const SVG_NS = 'http://www.w3.org/2000/svg';
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
 /** Page state. The session token lives in sessionStorage (this tab only) and here while signed in. */
 const state = {
   token: null,
-  /** The org id sent as X-Org-Id, when the session does not name one and the user picked it. */
+  /** The org id sent as X-Org-Id: from the URL (?org=), so that a link opens the same view. */
   orgHeader: null,
   me: null,
+  /** The caller's orgs from GET /orgs; null when the deployment has no such route. */
+  orgs: null,
+  /** Paths of /openapi.json, to know which optional routes exist; null when unknown. */
+  paths: null,
   keys: [],
+  keysCursor: null,
   keysEnabled: true,
+  showInactive: false,
+  openDetails: new Set(),
   usage: null,
-  revokeTarget: null,
-  revokeTrigger: null,
+  daily: null,
+  dialogTarget: null,
   revealedRowId: null,
+  revealCopied: false,
+  orgKeysCursor: null,
+  /** user id → e-mail of the org's members (owners and admins only). */
+  members: new Map(),
+  auditCursor: null,
 };
 
 class ApiError extends Error {
@@ -49,14 +69,32 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
+  for (const child of children) el.append(child);
+  return el;
+}
+
 function show(el, visible = true) {
   el.hidden = !visible;
+}
+
+/** Speaks a result (polite) or an error (assertive) in the page's live regions. */
+function announce(text, { error = false } = {}) {
+  const region = $(error ? 'announcer-alert' : 'announcer');
+  region.textContent = '';
+  // A fresh text node in a later task, so that the same message twice is spoken twice.
+  setTimeout(() => {
+    region.textContent = text;
+  }, 30);
 }
 
 function setFieldError(errorId, inputEl, message) {
   const el = $(errorId);
   el.textContent = message || '';
   show(el, Boolean(message));
+  if (message) announce(message, { error: true });
   if (inputEl) {
     if (message) inputEl.setAttribute('aria-invalid', 'true');
     else inputEl.removeAttribute('aria-invalid');
@@ -69,7 +107,7 @@ function describeError(err) {
   const message = err instanceof Error ? err.message : String(err);
   switch (status) {
     case 409:
-      return { title: 'Connect a repository to this organisation first.', detail: message };
+      return { title: /workspace|repository/i.test(message) ? 'Connect a repository to this organisation first.' : 'Not possible right now.', detail: message };
     case 501:
       return { title: 'API keys are not enabled on this deployment.', detail: message };
     case 403:
@@ -83,11 +121,14 @@ function describeError(err) {
   }
 }
 
-function showAlert(el, err) {
+/** Shows an error in place (with a retry button when given) and speaks it. */
+function showAlert(el, err, retry) {
   const { title, detail } = describeError(err);
   el.replaceChildren(...[title ? h('strong', { text: title }) : null, title ? ' ' : null, h('span', { text: detail })].filter(Boolean));
+  if (retry) el.append(' ', h('button', { type: 'button', class: 'button secondary small retry', text: 'Try again', onclick: retry }));
   el.dataset.status = err instanceof ApiError ? String(err.status) : '0';
   show(el, true);
+  announce(`${title} ${detail}`.trim(), { error: true });
 }
 
 function clearAlert(el) {
@@ -101,7 +142,6 @@ function clearAlert(el) {
 
 const rtfAuto = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
 const rtf = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
-const DAY = 86400;
 
 /** "just now", "5 minutes ago", "yesterday", "in 30 days", "in 6 months", "in 1 year". */
 function relativeTime(iso, now = Date.now()) {
@@ -117,8 +157,8 @@ function relativeTime(iso, now = Date.now()) {
 
 /** "2026-11-22 14:05:09 UTC": exact and unambiguous, for tooltips. */
 function exactTime(iso) {
-  const d = new Date(iso);
-  return `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 19)} UTC`;
+  const d = new Date(iso).toISOString();
+  return `${d.slice(0, 10)} ${d.slice(11, 19)} UTC`;
 }
 
 function timeCell(iso, empty) {
@@ -138,6 +178,13 @@ function resetText(iso, now = Date.now()) {
   else if (hours === 0) span = `${minutes} min`;
   else span = `${hours} h ${minutes} min`;
   return `Daily limits reset in ${span} (${at} UTC).`;
+}
+
+const isoDay = (ms) => new Date(ms).toISOString().slice(0, 10);
+
+/** The last 30 UTC days, oldest first, today included. */
+function last30Days(now = Date.now()) {
+  return Array.from({ length: 30 }, (_, i) => isoDay(now - (29 - i) * DAY * 1000));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,6 +222,31 @@ async function api(method, path, body) {
   return data;
 }
 
+/** The route is not on this deployment (yet): its feature stays hidden. */
+const isMissingRoute = (err) => err instanceof ApiError && (err.status === 404 || err.status === 405 || err.status === 501);
+
+/** A list body: the array itself or the first array-valued field among the names given. */
+function listOf(data, ...names) {
+  if (Array.isArray(data)) return data;
+  for (const name of names) if (data && Array.isArray(data[name])) return data[name];
+  return [];
+}
+
+/** Does the deployment's OpenAPI document list this route? Unknown (no document) counts as no. */
+function hasRoute(method, path) {
+  return Boolean(state.paths && state.paths[path] && state.paths[path][method]);
+}
+
+async function loadPaths() {
+  if (state.paths) return;
+  try {
+    const res = await fetch('/openapi.json', { headers: { Accept: 'application/json' }, credentials: 'omit' });
+    state.paths = res.ok ? ((await res.json()).paths ?? {}) : {};
+  } catch {
+    state.paths = {};
+  }
+}
+
 /** A 401 anywhere means the token is no good any more: forget it and ask for one. */
 function sessionRefused(err) {
   signOut({ silent: true });
@@ -184,14 +256,64 @@ function sessionRefused(err) {
 const handledElsewhere = (err) => err instanceof ApiError && err.status === 401;
 
 // ---------------------------------------------------------------------------------------------
+// Theme: the system's unless the toggle chose one (kept in localStorage; nothing secret).
+
+function currentTheme() {
+  const chosen = document.documentElement.dataset.theme;
+  if (chosen === 'dark' || chosen === 'light') return chosen;
+  return window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+}
+
+function applyTheme(theme) {
+  if (theme) document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+  $('theme-toggle').setAttribute('aria-pressed', String(currentTheme() === 'dark'));
+}
+
+function toggleTheme() {
+  const next = currentTheme() === 'dark' ? 'light' : 'dark';
+  try {
+    localStorage.setItem(THEME_KEY, next);
+  } catch {
+    // Storage may be off; the choice then lasts for this page only.
+  }
+  applyTheme(next);
+  announce(next === 'dark' ? 'Dark theme on.' : 'Light theme on.');
+}
+
+// ---------------------------------------------------------------------------------------------
+// The organisation in the URL
+
+function orgFromUrl() {
+  const org = new URL(location.href).searchParams.get('org');
+  return org && UUID_RE.test(org) ? org.toLowerCase() : null;
+}
+
+function setOrgInUrl(orgId, { push = true } = {}) {
+  const url = new URL(location.href);
+  if (orgId) url.searchParams.set('org', orgId);
+  else url.searchParams.delete('org');
+  if (url.href === location.href) return;
+  if (push) history.pushState(null, '', url);
+  else history.replaceState(null, '', url);
+}
+
+function chooseOrg(orgId) {
+  setOrgInUrl(orgId);
+  void start();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Views
 
 function showView(view) {
   show($('loading'), view === 'loading');
   show($('signin'), view === 'signin');
   show($('org-picker'), view === 'org');
+  show($('no-org'), view === 'no-org');
   show($('app'), view === 'app');
-  show($('identity'), view === 'app' || view === 'org');
+  show($('identity'), view === 'app' || view === 'org' || view === 'no-org');
+  show($('sign-out'), view !== 'signin' && view !== 'loading');
 }
 
 function showSignIn() {
@@ -200,26 +322,45 @@ function showSignIn() {
   $('signin-token').focus();
 }
 
+/** Several orgs: a list of them by name (GET /orgs), or the ID form where the route is missing. */
 function showOrgPicker(message) {
   showView('org');
-  setFieldError('org-error', $('org-id'), message || '');
+  const list = $('org-list');
+  if (state.orgs) {
+    list.replaceChildren(
+      ...state.orgs.map((org) =>
+        h(
+          'li',
+          {},
+          h(
+            'button',
+            { type: 'button', class: 'org-choice', 'data-org-id': org.id, onclick: () => chooseOrg(org.id) },
+            h('span', { class: 'org-name', text: org.name || org.id }),
+            h('span', { class: 'org-meta' }, h('span', { class: 'badge role', text: org.role || 'member' }), org.plan ? h('span', { class: 'badge plan', 'data-plan': org.plan, text: planName(org.plan) }) : null),
+          ),
+        ),
+      ),
+    );
+  }
+  show(list, Boolean(state.orgs));
+  show($('org-form'), !state.orgs);
+  $('org-picker-lead').textContent = state.orgs
+    ? 'You belong to more than one organisation. Choose the one whose keys you want to manage; you can switch at any time from the top bar.'
+    : 'You belong to more than one organisation. Enter the ID of the one you want to manage keys for.';
+  setFieldError('org-error', $('org-id'), state.orgs ? '' : message || '');
+  if (message && state.orgs) showAlert($('banner'), new ApiError(404, message));
   $('org-id').value = '';
-  $('org-id').focus();
+  $('org-title').focus();
 }
 
 function signOut({ silent = false } = {}) {
   sessionStorage.removeItem(SESSION_KEY);
-  sessionStorage.removeItem(ORG_KEY);
-  state.token = null;
-  state.orgHeader = null;
-  state.me = null;
-  state.keys = [];
-  state.usage = null;
-  for (const id of ['reveal-dialog', 'revoke-dialog']) {
-    const dialog = $(id);
-    if (dialog.open) dialog.close();
-  }
+  sessionStorage.removeItem(LEGACY_ORG_KEY);
+  Object.assign(state, { token: null, orgHeader: null, me: null, orgs: null, keys: [], keysCursor: null, usage: null, daily: null });
+  state.openDetails.clear();
+  for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close();
   $('keys-body').replaceChildren();
+  $('keys-inactive').replaceChildren();
   $('usage-meters').replaceChildren();
   for (const id of ['banner', 'keys-error', 'usage-error', 'create-error']) clearAlert($(id));
   setKeysEnabled(true);
@@ -230,15 +371,29 @@ function signOut({ silent = false } = {}) {
     banner.replaceChildren(h('span', { text: 'You are signed out. The session token was removed from this tab.' }));
     banner.dataset.status = 'signed-out';
     show(banner, true);
+    announce('You are signed out.');
+  }
+}
+
+/** GET /orgs, or null when this deployment has no such route. */
+async function loadOrgs() {
+  try {
+    const data = await api('GET', '/orgs?limit=100');
+    return listOf(data, 'orgs', 'items');
+  } catch (err) {
+    if (isMissingRoute(err)) return null;
+    throw err;
   }
 }
 
 async function start() {
   showView('loading');
   clearAlert($('banner'));
-  state.orgHeader = sessionStorage.getItem(ORG_KEY);
+  state.orgHeader = orgFromUrl();
   let me;
   let orgError = '';
+  const paths = loadPaths();
+  const orgs = loadOrgs().catch((err) => err);
   try {
     me = await api('GET', '/me');
   } catch (err) {
@@ -247,10 +402,10 @@ async function start() {
       showStartFailure(err);
       return;
     }
-    // The organisation picked earlier is not (or no longer) one of the user's: ask again.
-    sessionStorage.removeItem(ORG_KEY);
+    // The organisation in the link is not (or no longer) one of the user's: ask again.
+    setOrgInUrl(null, { push: false });
     state.orgHeader = null;
-    orgError = err.message;
+    orgError = 'The organisation in the link was not found, or you are not a member of it. Choose one of yours.';
     try {
       me = await api('GET', '/me');
     } catch (retryErr) {
@@ -259,39 +414,72 @@ async function start() {
       return;
     }
   }
+  const orgList = await orgs;
+  if (orgList instanceof Error) {
+    if (handledElsewhere(orgList)) return;
+    state.orgs = null;
+  } else state.orgs = orgList;
+  await paths;
   renderIdentity(me);
   if (!me.org_id) {
+    if (state.orgs && state.orgs.length === 0) {
+      showView('no-org');
+      $('no-org-title').focus();
+      return;
+    }
     showOrgPicker(orgError);
     return;
   }
   state.me = me;
   configureCreateForm(me);
   showView('app');
+  if (orgError) showAlert($('banner'), new ApiError(404, orgError));
   $('app-title').focus();
-  await Promise.all([loadKeys(), loadUsage()]);
+  announce(`API keys for ${orgName(me.org_id)}.`);
+  // Sections appear top-down, each once the one above has its final height, so nothing visible
+  // moves while the page fills in (no layout shift): keys, then usage, then the org's section.
+  show($('usage'), false);
+  show($('org-admin'), false);
+  const usage = loadUsage();
+  const admin = loadOrgAdmin();
+  await loadKeys();
+  show($('usage'), true);
+  await usage;
+  const adminShown = await admin;
+  show($('org-admin'), adminShown);
 }
 
 /** The service could not be asked who we are (network, 429, 5xx): the token may be fine, so offer a retry. */
 function showStartFailure(err) {
   showView('none');
   const banner = $('banner');
-  showAlert(banner, err);
-  banner.append(
-    ' ',
-    h('button', { type: 'button', class: 'button secondary small', text: 'Try again', onclick: () => void start() }),
-    ' ',
-    h('button', { type: 'button', class: 'button-link', text: 'Use another token', onclick: () => signOut({ silent: true }) }),
-  );
+  showAlert(banner, err, () => void start());
+  banner.append(' ', h('button', { type: 'button', class: 'button-link', text: 'Use another token', onclick: () => signOut({ silent: true }) }));
+}
+
+const planName = (plan) => `${plan === 'pro' ? 'Pro' : plan === 'free' ? 'Free' : plan} plan`;
+
+function orgName(orgId) {
+  const org = state.orgs?.find((o) => o.id === orgId);
+  return org?.name || 'this organisation';
 }
 
 function renderIdentity(me) {
   $('identity-email').textContent = me.email;
-  show($('identity-org-fact'), Boolean(me.org_id));
-  show($('identity-role-fact'), Boolean(me.org_id));
-  $('identity-org').textContent = me.org_id || '';
-  $('identity-members').textContent = me.org_id ? `· ${me.org_member_count} ${me.org_member_count === 1 ? 'member' : 'members'}` : '';
+  $('identity-email').title = me.email;
+  const switcher = /** @type {HTMLSelectElement} */ ($('org-switch'));
+  const several = Boolean(state.orgs && state.orgs.length > 1);
+  if (several) {
+    const options = state.orgs.map((o) => h('option', { value: o.id, text: `${o.name || o.id} (${o.role || 'member'})` }));
+    if (!me.org_id) options.unshift(h('option', { value: '', text: 'Choose an organisation…' }));
+    switcher.replaceChildren(...options);
+    switcher.value = me.org_id || '';
+  }
+  show($('org-switcher'), several && Boolean(me.org_id));
+  show($('org-current'), Boolean(me.org_id) && !several);
+  const org = state.orgs?.find((o) => o.id === me.org_id);
+  $('identity-org-name').textContent = org?.name || me.org_id || '';
   $('identity-role').textContent = me.org_role || 'no role';
-  show($('switch-org'), Boolean(me.org_id && state.orgHeader));
 }
 
 function configureCreateForm(me) {
@@ -299,11 +487,13 @@ function configureCreateForm(me) {
   const reason = $('scope-write-reason');
   if (me.scopes.includes('decisions:write')) {
     write.disabled = false;
+    write.removeAttribute('aria-describedby');
     reason.textContent = '';
     show(reason, false);
   } else {
     write.disabled = true;
     write.checked = false;
+    write.setAttribute('aria-describedby', 'scope-write-reason');
     reason.textContent = `Your role (${me.org_role || 'none'}) in this organisation can only create read-only keys: it does not include decisions:write. An owner or admin can change your role.`;
     show(reason, true);
   }
@@ -328,7 +518,7 @@ function clearCreateErrors() {
 /** 501: this deployment has no API keys at all; say so once, at the top, and keep only usage. */
 function setKeysEnabled(enabled, err) {
   state.keysEnabled = enabled;
-  show($('create'), enabled);
+  show($('create-open'), enabled);
   show($('keys'), enabled);
   const banner = $('banner');
   if (!enabled) showAlert(banner, err);
@@ -336,21 +526,82 @@ function setKeysEnabled(enabled, err) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Dialogs: native <dialog> (the page behind is inert); Tab wraps inside; focus goes back to the
+// control that opened it.
+
+const FOCUSABLE = 'button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [href], [tabindex]:not([tabindex="-1"])';
+
+function openDialog(dialog, trigger) {
+  dialog.returnFocus = trigger ?? document.activeElement;
+  dialog.showModal();
+}
+
+function trapFocus(event) {
+  if (event.key !== 'Tab') return;
+  const dialog = event.currentTarget;
+  const items = [...dialog.querySelectorAll(FOCUSABLE)].filter((el) => el.getClientRects().length > 0);
+  if (items.length === 0) return;
+  const first = items[0];
+  const last = items[items.length - 1];
+  if (event.shiftKey && document.activeElement === first) {
+    event.preventDefault();
+    last.focus();
+  } else if (!event.shiftKey && document.activeElement === last) {
+    event.preventDefault();
+    first.focus();
+  }
+}
+
+/** Focus back to the opener; `returnFocus = null` before close() means the caller moves focus itself. */
+function restoreFocus(dialog) {
+  const target = dialog.returnFocus;
+  dialog.returnFocus = null;
+  if (!target) return;
+  if (target.isConnected && target.getClientRects().length > 0) target.focus();
+  else if (!$('app').hidden) $('app-title').focus();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Keys
 
-async function loadKeys() {
+async function loadKeys({ more = false } = {}) {
   clearAlert($('keys-error'));
+  const section = $('keys');
+  if (!more) {
+    section.setAttribute('aria-busy', 'true');
+    if (state.keys.length === 0) show($('keys-skeleton'), true);
+  }
+  const moreButton = $('keys-more');
+  moreButton.disabled = true;
   try {
-    const { keys } = await api('GET', `/api-keys?org_id=${encodeURIComponent(state.me.org_id)}`);
-    state.keys = keys;
+    const query = new URLSearchParams({ org_id: state.me.org_id, limit: String(PAGE_SIZE) });
+    if (more && state.keysCursor) query.set('cursor', state.keysCursor);
+    const data = await api('GET', `/api-keys?${query}`);
+    const page = listOf(data, 'keys');
+    state.keys = more ? [...state.keys, ...page.filter((k) => !state.keys.some((s) => s.id === k.id))] : page;
+    state.keysCursor = data && typeof data.next_cursor === 'string' ? data.next_cursor : null;
     setKeysEnabled(true);
     renderKeys();
+    if (more) {
+      announce(`${page.length} more ${page.length === 1 ? 'key' : 'keys'} loaded.`);
+      // The button may be gone now: focus goes to the first key that arrived.
+      const first = page.find((k) => keyStatus(k) === 'active');
+      if (first) focusRow(first.id);
+    }
   } catch (err) {
     if (handledElsewhere(err)) return;
-    show($('keys-table'), false);
-    show($('keys-empty'), false);
     if (err instanceof ApiError && err.status === 501) setKeysEnabled(false, err);
-    else showAlert($('keys-error'), err);
+    else {
+      if (!more) {
+        show($('keys-table'), false);
+        show($('keys-empty'), false);
+      }
+      showAlert($('keys-error'), err, () => void loadKeys({ more }));
+    }
+  } finally {
+    show($('keys-skeleton'), false);
+    section.setAttribute('aria-busy', 'false');
+    moreButton.disabled = false;
   }
 }
 
@@ -360,51 +611,142 @@ function keyStatus(key, now = Date.now()) {
   return 'active';
 }
 
+/** The badge a key shows: its state, how soon it expires, or its rotation grace. */
+function keyBadge(key, now = Date.now()) {
+  const status = keyStatus(key, now);
+  if (status === 'revoked') return { variant: 'revoked', text: 'Revoked', title: `Revoked ${exactTime(key.revoked_at)}` };
+  if (status === 'expired') return { variant: 'expired', text: 'Expired', title: `Expired ${exactTime(key.expires_at)}` };
+  if (key.previous_secret_expires_at && Date.parse(key.previous_secret_expires_at) > now) {
+    return { variant: 'grace', text: 'In grace', title: `Rotated: the previous secret works until ${exactTime(key.previous_secret_expires_at)}` };
+  }
+  if (key.expires_at) {
+    const days = Math.ceil((Date.parse(key.expires_at) - now) / (DAY * 1000));
+    const text = days <= 1 ? 'Expires within a day' : `Expires in ${days} days`;
+    return { variant: days <= EXPIRY_WARNING_DAYS ? 'expiring' : 'active', text, title: `Expires ${exactTime(key.expires_at)}` };
+  }
+  return { variant: 'active', text: 'Active', title: 'Verifies requests; never expires' };
+}
+
 function maskedKey(key) {
   return `svc_live_${key.lookup}…${key.last4}`;
 }
 
+const keyName = (key) => key.name || 'Untitled key';
+
 function renderKeys() {
-  const body = $('keys-body');
-  const rows = state.keys.map((key) => keyRow(key));
-  body.replaceChildren(...rows);
-  show($('keys-table'), rows.length > 0);
-  show($('keys-empty'), rows.length === 0);
+  const now = Date.now();
+  const active = state.keys.filter((k) => keyStatus(k, now) === 'active');
+  const inactive = state.keys.filter((k) => keyStatus(k, now) !== 'active');
+  $('keys-body').replaceChildren(...active.flatMap((key) => keyRows(key, now)));
+  $('keys-inactive').replaceChildren(...inactive.flatMap((key) => keyRows(key, now)));
+  show($('keys-inactive'), state.showInactive && inactive.length > 0);
+  show($('keys-table'), active.length > 0 || (state.showInactive && inactive.length > 0));
+  show($('keys-empty'), active.length === 0);
+  const toggle = $('inactive-toggle');
+  toggle.textContent = `${state.showInactive ? 'Hide' : 'Show'} ${inactive.length} inactive ${inactive.length === 1 ? 'key' : 'keys'}`;
+  toggle.setAttribute('aria-expanded', String(state.showInactive));
+  show(toggle, inactive.length > 0);
+  show($('keys-more'), Boolean(state.keysCursor));
 }
 
-function keyRow(key) {
-  const status = keyStatus(key);
-  const name = key.name || 'Untitled key';
-  const statusTitle =
-    status === 'revoked' ? `Revoked ${exactTime(key.revoked_at)}` : status === 'expired' ? `Expired ${exactTime(key.expires_at)}` : 'Verifies requests';
-  const revoke =
-    status === 'revoked'
-      ? null
-      : h('button', {
-          type: 'button',
-          class: 'button danger small',
-          'aria-label': `Revoke ${name}`,
-          text: 'Revoke',
-          onclick: (event) => openRevoke(key, event.currentTarget),
-        });
-  return h(
+function keyRows(key, now) {
+  const status = keyStatus(key, now);
+  const badge = keyBadge(key, now);
+  const name = keyName(key);
+  const live = status === 'active';
+  const open = state.openDetails.has(key.id);
+  const detailsId = `details-${key.id}`;
+  const actions = [
+    h('button', {
+      type: 'button',
+      class: 'button ghost small',
+      'aria-expanded': String(open),
+      'aria-controls': detailsId,
+      'aria-label': `Details of ${name}`,
+      text: 'Details',
+      onclick: () => toggleDetails(key.id),
+    }),
+  ];
+  if (live && hasRoute('post', '/api-keys/{keyID}/rotate')) {
+    actions.push(h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Rotate ${name}`, text: 'Rotate', onclick: (e) => openRotate(key, e.currentTarget) }));
+  }
+  if (status !== 'revoked') {
+    actions.push(h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${name}`, text: 'Revoke', onclick: (e) => openRevoke(key, e.currentTarget) }));
+  }
+  const row = h(
     'tr',
-    { class: status === 'active' ? '' : 'muted-row', 'data-key-id': key.id, 'data-status': status },
-    h('th', { scope: 'row', 'data-label': 'Name', tabindex: '-1', class: key.name ? 'key-name' : 'key-name untitled' }, name),
+    { class: live ? 'key-row' : 'key-row muted-row', 'data-key-id': key.id, 'data-status': status },
+    h('th', { scope: 'row', 'data-label': 'Name', tabindex: '-1', class: key.name ? 'key-name' : 'key-name untitled' }, h('span', { class: 'name-text', text: name })),
     h('td', { 'data-label': 'Key' }, h('code', { class: 'masked-key', title: 'The full key is never shown again', text: maskedKey(key) })),
     h('td', { 'data-label': 'Scopes' }, h('span', { class: 'badges' }, ...key.scopes.map((s) => h('span', { class: `badge scope ${s === 'decisions:write' ? 'write' : 'read'}`, text: s })))),
-    h('td', { 'data-label': 'Created', class: 'cell-created' }, timeCell(key.created_at, '')),
-    h('td', { 'data-label': 'Expires', class: 'cell-expires' }, timeCell(key.expires_at, 'Never')),
+    h('td', { 'data-label': 'Status', class: 'cell-status' }, h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text })),
     h('td', { 'data-label': 'Last used', class: 'cell-last-used' }, timeCell(key.last_used_at, 'Never')),
-    h('td', { 'data-label': 'Status', class: 'cell-status' }, h('span', { class: `badge status ${status}`, title: statusTitle, text: status })),
-    h('td', { 'data-label': 'Actions', class: 'cell-actions' }, revoke),
+    h('td', { 'data-label': 'Created', class: 'cell-created' }, timeCell(key.created_at, '')),
+    h('td', { 'data-label': 'Actions', class: 'cell-actions' }, h('span', { class: 'actions' }, ...actions)),
   );
+  const details = h('tr', { class: 'details-row', id: detailsId, hidden: !open }, h('td', { colspan: '7' }, detailsPanel(key)));
+  return [row, details];
+}
+
+function detailsPanel(key) {
+  const facts = h(
+    'dl',
+    { class: 'facts' },
+    h('div', {}, h('dt', { text: 'Key ID' }), h('dd', {}, h('code', { text: key.id }))),
+    h('div', {}, h('dt', { text: 'Created' }), h('dd', {}, timeCell(key.created_at, ''))),
+    h('div', {}, h('dt', { text: 'Expires' }), h('dd', {}, timeCell(key.expires_at, 'Never'))),
+    key.previous_secret_expires_at ? h('div', {}, h('dt', { text: 'Previous secret works until' }), h('dd', {}, timeCell(key.previous_secret_expires_at, ''))) : null,
+  );
+  const usage = h('div', { class: 'key-usage', 'data-usage-for': key.id });
+  const panel = h('div', { class: 'details-panel' }, facts, usage);
+  if (state.openDetails.has(key.id)) void loadKeyUsage(key, usage);
+  return panel;
+}
+
+function toggleDetails(id) {
+  if (state.openDetails.has(id)) state.openDetails.delete(id);
+  else state.openDetails.add(id);
+  const row = document.getElementById(`details-${id}`);
+  const button = document.querySelector(`tr[data-key-id="${CSS.escape(id)}"] [aria-controls="details-${CSS.escape(id)}"]`);
+  const open = state.openDetails.has(id);
+  if (button) button.setAttribute('aria-expanded', String(open));
+  if (row) {
+    show(row, open);
+    const key = state.keys.find((k) => k.id === id);
+    if (open && key) void loadKeyUsage(key, row.querySelector('.key-usage'));
+  }
+}
+
+/** The key's requests over the last 30 days (GET /api-keys/{id}/usage), where the route exists. */
+async function loadKeyUsage(key, slot) {
+  if (!slot) return;
+  slot.replaceChildren(h('div', { class: 'skeleton-chart', 'aria-hidden': 'true' }));
+  try {
+    const data = await api('GET', `/api-keys/${encodeURIComponent(key.id)}/usage`);
+    const series = seriesOf(listOf(data, 'days'), totalOf);
+    slot.replaceChildren(h('p', { class: 'facts-title', text: 'Usage charged with this key' }), chart(`Units charged with ${keyName(key)} per day (queries, imports and captures), last 30 days`, series, `key-${key.id}`));
+  } catch (err) {
+    if (handledElsewhere(err)) return;
+    if (isMissingRoute(err)) slot.replaceChildren(h('p', { class: 'muted', text: 'Usage per key is not available on this deployment.' }));
+    else {
+      const alert = h('div', { class: 'alert' });
+      slot.replaceChildren(alert);
+      showAlert(alert, err, () => void loadKeyUsage(key, slot));
+    }
+  }
 }
 
 function focusRow(id) {
   const cell = document.querySelector(`tr[data-key-id="${CSS.escape(id)}"] th`);
-  if (cell) cell.focus();
-  else $('keys-title').focus();
+  if (cell && cell.getClientRects().length > 0) cell.focus();
+  else $('app-title').focus();
+}
+
+function toggleInactive() {
+  state.showInactive = !state.showInactive;
+  renderKeys();
+  const count = state.keys.filter((k) => keyStatus(k) !== 'active').length;
+  announce(state.showInactive ? `Showing ${count} inactive keys.` : 'Inactive keys hidden.');
 }
 
 // Create ---------------------------------------------------------------------------------------
@@ -414,6 +756,12 @@ function updateCounter() {
   const counter = $('key-name-count');
   counter.textContent = `${length} / ${NAME_MAX}`;
   counter.classList.toggle('near', length >= NAME_MAX - 10);
+}
+
+function openCreate(trigger) {
+  resetCreateForm();
+  openDialog($('create-dialog'), trigger);
+  $('key-name').focus();
 }
 
 const FIELD_OF_MESSAGE = [
@@ -440,8 +788,10 @@ async function onCreate(event) {
     const { key, ...record } = minted;
     state.keys = [record, ...state.keys.filter((k) => k.id !== record.id)];
     renderKeys();
-    resetCreateForm();
-    openReveal(key, record);
+    const dialog = $('create-dialog');
+    dialog.returnFocus = null;
+    dialog.close();
+    openReveal(key, record, 'created');
   } catch (err) {
     if (handledElsewhere(err)) return;
     if (err instanceof ApiError && err.status === 400) {
@@ -454,11 +804,11 @@ async function onCreate(event) {
       }
     }
     if (err instanceof ApiError && err.status === 501) {
+      $('create-dialog').close();
       setKeysEnabled(false, err);
       return;
     }
     showAlert($('create-error'), err);
-    $('create-error').setAttribute('tabindex', '-1');
     $('create-error').focus();
   } finally {
     submit.textContent = 'Create key';
@@ -470,8 +820,9 @@ async function onCreate(event) {
 
 let copiedTimer = 0;
 
-function openReveal(key, record) {
+function openReveal(key, record, how) {
   state.revealedRowId = record.id;
+  state.revealCopied = false;
   // A read-only textarea: the whole key stays visible (it wraps) and selectable on any screen.
   const field = h('textarea', {
     id: 'reveal-key',
@@ -486,13 +837,19 @@ function openReveal(key, record) {
   field.value = key;
   $('reveal-slot').replaceChildren(field);
   const expiry = record.expires_at ? `expires ${relativeTime(record.expires_at)}` : 'never expires';
-  $('reveal-summary').textContent = `${record.name || 'Untitled key'} · ${record.scopes.join(', ')} · ${expiry}`;
+  $('reveal-title').textContent = how === 'rotated' ? 'Save the new secret' : 'Save your new key';
+  $('reveal-summary').textContent = `${keyName(record)} · ${record.scopes.join(', ')} · ${expiry}`;
   $('reveal-copied').textContent = '';
   $('reveal-copy').textContent = 'Copy';
-  $('reveal-dialog').showModal();
+  show($('reveal-confirm'), false);
+  show($('reveal-actions'), true);
+  const dialog = $('reveal-dialog');
+  dialog.returnFocus = null;
+  dialog.showModal();
   // Size the field to the key once it is laid out (the dialog's width depends on the screen).
-  field.style.height = `${field.scrollHeight + 2}px`;
+  field.rows = Math.max(2, Math.ceil(field.scrollHeight / parseFloat(getComputedStyle(field).lineHeight || '20')));
   $('reveal-copy').focus();
+  announce(how === 'rotated' ? `Key ${keyName(record)} rotated. Copy the new secret now: it is shown only once.` : `Key ${keyName(record)} created. Copy it now: it is shown only once.`);
 }
 
 async function copyKey() {
@@ -521,6 +878,7 @@ async function copyKey() {
   const status = $('reveal-copied');
   clearTimeout(copiedTimer);
   if (copied) {
+    state.revealCopied = true;
     button.textContent = 'Copied';
     status.textContent = 'The key is on your clipboard.';
     copiedTimer = setTimeout(() => {
@@ -533,7 +891,25 @@ async function copyKey() {
   }
 }
 
-/** Closing the reveal (Done, Escape) forgets the key: out of the DOM and out of every variable. */
+/** Done or Escape: closes once the key was copied; otherwise asks first. */
+function requestRevealClose() {
+  if (state.revealCopied) {
+    $('reveal-dialog').close();
+    return;
+  }
+  show($('reveal-actions'), false);
+  show($('reveal-confirm'), true);
+  $('reveal-keep').focus();
+  announce('You have not copied the key. Once closed it cannot be shown again. Close anyway?');
+}
+
+function keepRevealOpen() {
+  show($('reveal-confirm'), false);
+  show($('reveal-actions'), true);
+  $('reveal-copy').focus();
+}
+
+/** Closing the reveal forgets the key: out of the DOM and out of every variable. */
 function onRevealClosed() {
   clearTimeout(copiedTimer);
   const input = document.getElementById('reveal-key');
@@ -542,6 +918,9 @@ function onRevealClosed() {
   $('reveal-summary').textContent = '';
   $('reveal-copied').textContent = '';
   $('reveal-copy').textContent = 'Copy';
+  show($('reveal-confirm'), false);
+  show($('reveal-actions'), true);
+  state.revealCopied = false;
   const rowId = state.revealedRowId;
   state.revealedRowId = null;
   if (rowId) focusRow(rowId);
@@ -549,34 +928,52 @@ function onRevealClosed() {
 
 // Revoke --------------------------------------------------------------------------------------
 
-function openRevoke(key, trigger) {
-  state.revokeTarget = key;
-  state.revokeTrigger = trigger;
-  const name = key.name || 'Untitled key';
+/** `scope` says whose list the key is in: the caller's own, or the org's (admin view). */
+function openRevoke(key, trigger, scope = 'own') {
+  state.dialogTarget = { key, scope };
+  const name = keyName(key);
   $('revoke-text').textContent =
     `“${name}” (${maskedKey(key)}) will stop working immediately: programs using it will be refused. This cannot be undone.`;
+  const needsName = Boolean(key.name);
+  show($('revoke-name-field'), needsName);
+  $('revoke-name-label').textContent = `Type “${key.name}” to confirm`;
+  $('revoke-name').value = '';
   clearAlert($('revoke-error'));
-  $('revoke-confirm').disabled = false;
-  $('revoke-dialog').showModal();
-  $('revoke-cancel').focus();
+  $('revoke-confirm').disabled = needsName;
+  openDialog($('revoke-dialog'), trigger);
+  (needsName ? $('revoke-name') : $('revoke-cancel')).focus();
 }
 
-async function confirmRevoke() {
-  const key = state.revokeTarget;
-  if (!key) return;
+function onRevokeNameInput() {
+  const target = state.dialogTarget;
+  $('revoke-confirm').disabled = !target || $('revoke-name').value.trim() !== target.key.name.trim();
+}
+
+async function confirmRevoke(event) {
+  event.preventDefault();
+  const target = state.dialogTarget;
   const button = $('revoke-confirm');
+  if (!target || button.disabled) return;
+  const { key, scope } = target;
   button.disabled = true;
   button.textContent = 'Revoking…';
   try {
-    await api('DELETE', `/api-keys/${encodeURIComponent(key.id)}`);
-    state.revokeTrigger = null;
-    $('revoke-dialog').close();
-    await loadKeys();
-    // Keep the row visibly revoked even if the refresh failed.
-    if (!state.keys.find((k) => k.id === key.id)?.revoked_at) {
-      state.keys = state.keys.map((k) => (k.id === key.id ? { ...k, revoked_at: new Date().toISOString() } : k));
-      renderKeys();
+    const path = scope === 'org' ? `/orgs/${encodeURIComponent(state.me.org_id)}/api-keys/${encodeURIComponent(key.id)}` : `/api-keys/${encodeURIComponent(key.id)}`;
+    await api('DELETE', path);
+    const dialog = $('revoke-dialog');
+    dialog.returnFocus = null;
+    dialog.close();
+    announce(`Key ${keyName(key)} revoked. It no longer works.`);
+    if (scope === 'org') {
+      await Promise.all([loadOrgKeys(), loadKeys(), loadAudit()]);
+      $('org-keys-title').focus();
+      return;
     }
+    // Show it among the inactive keys at once, so focus lands on it.
+    const revokedAt = new Date().toISOString();
+    state.keys = state.keys.map((k) => (k.id === key.id ? { ...k, revoked_at: k.revoked_at ?? revokedAt } : k));
+    state.showInactive = true;
+    renderKeys();
     focusRow(key.id);
   } catch (err) {
     if (handledElsewhere(err)) return;
@@ -587,34 +984,151 @@ async function confirmRevoke() {
   }
 }
 
-function onRevokeClosed() {
-  const trigger = state.revokeTrigger;
-  state.revokeTarget = null;
-  state.revokeTrigger = null;
-  if (trigger && trigger.isConnected) trigger.focus();
+// Rotate --------------------------------------------------------------------------------------
+
+function openRotate(key, trigger) {
+  state.dialogTarget = { key, scope: 'own' };
+  $('rotate-text').textContent = `“${keyName(key)}” gets a new secret, shown once. The current secret keeps working for the grace period you choose, then stops.`;
+  $('rotate-grace').value = '86400';
+  clearAlert($('rotate-error'));
+  openDialog($('rotate-dialog'), trigger);
+  $('rotate-grace').focus();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Usage
-
-async function loadUsage() {
-  clearAlert($('usage-error'));
+async function confirmRotate(event) {
+  event.preventDefault();
+  const target = state.dialogTarget;
+  if (!target) return;
+  const button = $('rotate-confirm');
+  button.disabled = true;
+  button.textContent = 'Rotating…';
   try {
-    state.usage = await api('GET', '/usage');
-    renderUsage();
+    const rotated = await api('POST', `/api-keys/${encodeURIComponent(target.key.id)}/rotate`, { grace_period_seconds: Number($('rotate-grace').value) });
+    const { key, ...record } = rotated;
+    const merged = { ...target.key, ...record };
+    state.keys = state.keys.map((k) => (k.id === merged.id ? merged : k));
+    renderKeys();
+    const dialog = $('rotate-dialog');
+    dialog.returnFocus = null;
+    dialog.close();
+    openReveal(key, merged, 'rotated');
   } catch (err) {
     if (handledElsewhere(err)) return;
-    show($('usage-body'), false);
-    show($('usage-plan'), false);
-    showAlert($('usage-error'), err);
+    showAlert($('rotate-error'), err);
+  } finally {
+    button.disabled = false;
+    button.textContent = 'Rotate key';
   }
 }
 
-function meter(id, label, { used, limit }, note) {
+// ---------------------------------------------------------------------------------------------
+// Usage: refreshed on focus, every minute, and just after UTC midnight.
+
+let midnightTimer = 0;
+
+async function loadUsage({ quiet = false } = {}) {
+  if (!state.me) return;
+  const section = $('usage');
+  if (!quiet) section.setAttribute('aria-busy', 'true');
+  try {
+    const [usage, daily] = await Promise.all([
+      api('GET', '/usage'),
+      api('GET', '/usage/daily').catch((err) => (isMissingRoute(err) ? null : Promise.reject(err))),
+    ]);
+    clearAlert($('usage-error'));
+    state.usage = usage;
+    state.daily = daily ? listOf(daily, 'days', 'daily', 'usage', 'items') : null;
+    renderUsage();
+    scheduleMidnight(usage.resets_at);
+  } catch (err) {
+    if (handledElsewhere(err)) return;
+    if (!state.usage) {
+      show($('usage-body'), false);
+      show($('usage-plan'), false);
+    }
+    showAlert($('usage-error'), err, () => void loadUsage());
+  } finally {
+    show($('usage-skeleton'), false);
+    section.setAttribute('aria-busy', 'false');
+  }
+}
+
+function scheduleMidnight(resetsAt) {
+  clearTimeout(midnightTimer);
+  const wait = Date.parse(resetsAt) - Date.now() + 1000;
+  if (Number.isFinite(wait) && wait > 0 && wait < 2 * DAY * 1000) midnightTimer = setTimeout(() => void loadUsage({ quiet: true }), wait);
+}
+
+/** A number from a daily row: the first of the named fields, `{used}` objects included. */
+function numberOf(row, names) {
+  for (const name of names) {
+    const v = row?.[name];
+    if (typeof v === 'number') return v;
+    if (v && typeof v.used === 'number') return v.used;
+  }
+  return 0;
+}
+
+/** One value per day: the server's days (oldest first, zeros included), else the last 30 with zeros. */
+function seriesOf(rows, pick) {
+  if (rows.length > 0) return rows.map((r) => ({ day: String(r.day ?? r.date ?? '').slice(0, 10), value: pick(r) }));
+  return last30Days().map((day) => ({ day, value: 0 }));
+}
+
+/** Everything a day's row charged: the query wallet, imports and captures. */
+const totalOf = (row) => numberOf(row, ['mcp_queries']) + numberOf(row, ['imports']) + numberOf(row, ['captures']);
+
+/** A 30-day bar chart: inline SVG for the eye, a table for screen readers. */
+function chart(title, series, id) {
+  const max = Math.max(1, ...series.map((p) => p.value));
+  const width = 300;
+  const height = 48;
+  const bar = width / series.length;
+  const plot = svg('svg', { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: 'none', class: 'chart', 'aria-hidden': 'true', focusable: 'false' });
+  for (const [i, p] of series.entries()) {
+    const barHeight = p.value === 0 ? 1 : Math.max(2, (p.value / max) * (height - 2));
+    plot.append(svg('rect', { x: (i * bar + 1).toFixed(2), y: (height - barHeight).toFixed(2), width: (bar - 2).toFixed(2), height: barHeight.toFixed(2), class: p.value === 0 ? 'bar zero' : 'bar' }));
+  }
+  const total = series.reduce((sum, p) => sum + p.value, 0);
+  const table = h(
+    'table',
+    { class: 'visually-hidden', id: `table-${id}` },
+    h('caption', { text: title }),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Day (UTC)' }), h('th', { scope: 'col', text: 'Count' }))),
+    h('tbody', {}, ...series.map((p) => h('tr', {}, h('th', { scope: 'row', text: p.day }), h('td', { text: p.value.toLocaleString('en') })))),
+  );
+  return h(
+    'figure',
+    { class: 'chart-figure', 'data-chart': id },
+    plot,
+    h('figcaption', { class: 'hint' }, h('span', { text: `Last 30 days: ${total.toLocaleString('en')} in total` })),
+    table,
+  );
+}
+
+const METERS = [
+  { id: 'queries', label: 'Query wallet', noun: 'queries', field: 'mcp_queries', daily: ['mcp_queries', 'queries'] },
+  { id: 'imports', label: 'Imports', noun: 'imports', field: 'imports', daily: ['imports'] },
+  { id: 'captures', label: 'Captures', noun: 'captures', field: 'captures', daily: ['captures'] },
+];
+
+function meter(spec, { used, limit }, note) {
+  const { id, label } = spec;
   const unlimited = limit === null || limit === undefined;
   const ratio = unlimited || limit === 0 ? 0 : used / limit;
   const level = unlimited ? '' : ratio >= 1 ? 'full' : ratio >= 0.8 ? 'high' : '';
   const fmt = (n) => n.toLocaleString('en');
+  const warning =
+    level === 'full'
+      ? `Daily limit reached: more ${spec.noun} are refused until the reset.`
+      : level === 'high'
+        ? `${Math.floor(ratio * 100)} % of today's limit used.`
+        : '';
+  let history = null;
+  if (state.daily) {
+    const pick = id === 'queries' ? (row) => numberOf(row, spec.daily) || numberOf(row, ['asks']) + numberOf(row, ['retrieves']) : (row) => numberOf(row, spec.daily);
+    history = chart(`${label} per day, last 30 days`, seriesOf(state.daily, pick), id);
+  }
   return h(
     'div',
     { class: `meter ${level}`, 'data-meter': id },
@@ -627,7 +1141,9 @@ function meter(id, label, { used, limit }, note) {
     unlimited
       ? h('div', { class: 'meter-unlimited', 'aria-hidden': 'true' })
       : h('progress', { max: String(Math.max(limit, 1)), value: String(Math.min(used, limit)), 'aria-labelledby': `meter-${id}-label`, 'aria-valuetext': `${fmt(used)} of ${fmt(limit)} used` }),
+    h('p', { class: `meter-warning ${level}`, hidden: !warning, text: warning }),
     note ? h('p', { class: 'hint', text: note }) : null,
+    history,
   );
 }
 
@@ -635,17 +1151,248 @@ function renderUsage() {
   const u = state.usage;
   if (!u) return;
   const plan = $('usage-plan');
-  plan.textContent = `${u.plan === 'pro' ? 'Pro' : u.plan === 'free' ? 'Free' : u.plan} plan`;
+  plan.textContent = planName(u.plan);
   plan.dataset.plan = u.plan;
   show(plan, true);
   $('usage-meters').replaceChildren(
-    meter('queries', 'Query wallet', u.mcp_queries, `Asks ${u.breakdown.asks.toLocaleString('en')} · Retrieves ${u.breakdown.retrieves.toLocaleString('en')}`),
-    meter('imports', 'Imports', u.imports),
-    meter('captures', 'Captures', u.captures),
+    ...METERS.map((spec) =>
+      meter(spec, u[spec.field], spec.id === 'queries' ? `Asks ${u.breakdown.asks.toLocaleString('en')} · Retrieves ${u.breakdown.retrieves.toLocaleString('en')}` : null),
+    ),
   );
-  const reset = $('usage-reset');
-  reset.replaceChildren(h('time', { datetime: u.resets_at, title: exactTime(u.resets_at), text: resetText(u.resets_at) }));
+  $('usage-reset').replaceChildren(h('time', { datetime: u.resets_at, title: exactTime(u.resets_at), text: resetText(u.resets_at) }));
   show($('usage-body'), true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Owners and admins: every key in the org, the audit log, webhooks (each where its route exists).
+
+const isManager = () => state.me && (state.me.org_role === 'owner' || state.me.org_role === 'admin');
+
+/** Loads the owners' and admins' blocks; true when at least one of their routes exists. */
+async function loadOrgAdmin() {
+  if (!isManager()) return false;
+  await loadMembers();
+  const shown = await Promise.all([loadOrgKeys(), loadAudit(), loadWebhooks()]);
+  return shown.some(Boolean);
+}
+
+/** Member e-mails by user id, to name who minted a key or acted in the audit log. */
+async function loadMembers() {
+  state.members = new Map();
+  try {
+    const data = await api('GET', `/orgs/${encodeURIComponent(state.me.org_id)}/members?limit=100`);
+    for (const m of listOf(data, 'members', 'items')) if (m.user_id && m.email) state.members.set(m.user_id, m.email);
+  } catch (err) {
+    if (!handledElsewhere(err)) state.members = new Map();
+  }
+}
+
+function dataTable(caption, headers, rows) {
+  return h(
+    'table',
+    { class: 'data-table' },
+    h('caption', { class: 'visually-hidden', text: caption }),
+    h('thead', {}, h('tr', {}, ...headers.map((label) => h('th', { scope: 'col' }, label)))),
+    h('tbody', {}, ...rows),
+  );
+}
+
+/** Loads one admin list; false when the route is not on this deployment (the block stays hidden). */
+async function loadAdminList({ block, error, list, more, path, cursor, render, emptyText, append }) {
+  clearAlert($(error));
+  try {
+    const data = await api('GET', path);
+    render(data, append);
+    if ($(list).childElementCount === 0) $(list).replaceChildren(h('p', { class: 'empty muted', text: emptyText }));
+    if (more) show($(more), Boolean(data && typeof data.next_cursor === 'string'));
+    show($(block), true);
+    return data && typeof data.next_cursor === 'string' ? data.next_cursor : null;
+  } catch (err) {
+    if (handledElsewhere(err)) return undefined;
+    if (isMissingRoute(err) || (err instanceof ApiError && err.status === 403)) {
+      show($(block), false);
+      return false;
+    }
+    show($(block), true);
+    showAlert($(error), err, () => void loadAdminList({ block, error, list, more, path, cursor, render, emptyText, append }));
+    return null;
+  }
+}
+
+async function loadOrgKeys({ more = false } = {}) {
+  const org = encodeURIComponent(state.me.org_id);
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (more && state.orgKeysCursor) query.set('cursor', state.orgKeysCursor);
+  const next = await loadAdminList({
+    block: 'org-keys-block',
+    error: 'org-keys-error',
+    list: 'org-keys-list',
+    more: 'org-keys-more',
+    path: `/orgs/${org}/api-keys?${query}`,
+    emptyText: 'No keys in this organisation yet.',
+    render: (data) => {
+      const keys = listOf(data, 'keys', 'items');
+      const rows = keys.map((key) => {
+        const badge = keyBadge(key);
+        const email = key.owner_email ?? state.members.get(key.user_id) ?? key.user_id ?? '';
+        const owner = key.owner_status === 'removed' ? `${email} (no longer a member)` : email;
+        return h(
+          'tr',
+          { 'data-org-key-id': key.id, 'data-status': keyStatus(key) },
+          h('th', { scope: 'row', 'data-label': 'Name' }, h('span', { class: 'name-text', text: keyName(key) })),
+          h('td', { 'data-label': 'Minted by', text: owner }),
+          h('td', { 'data-label': 'Key' }, h('code', { class: 'masked-key', text: maskedKey(key) })),
+          h('td', { 'data-label': 'Status' }, h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text })),
+          h('td', { 'data-label': 'Last used' }, timeCell(key.last_used_at, 'Never')),
+          h(
+            'td',
+            { 'data-label': 'Actions', class: 'cell-actions' },
+            key.revoked_at ? null : h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${keyName(key)} (minted by ${owner})`, text: 'Revoke', onclick: (e) => openRevoke(key, e.currentTarget, 'org') }),
+          ),
+        );
+      });
+      const list = $('org-keys-list');
+      const body = more ? list.querySelector('tbody') : null;
+      if (body) body.append(...rows);
+      else list.replaceChildren(...(rows.length ? [dataTable('Every key in this organisation', ['Name', 'Minted by', 'Key', 'Status', 'Last used', h('span', { class: 'visually-hidden', text: 'Actions' })], rows)] : []));
+    },
+  });
+  if (next !== false && next !== undefined) state.orgKeysCursor = next;
+  return next !== false;
+}
+
+/** The audit filter's actions, from the route's own OpenAPI enum (so new actions appear by themselves). */
+function fillAuditActions() {
+  const select = /** @type {HTMLSelectElement} */ ($('audit-action'));
+  if (select.options.length > 1) return;
+  const params = state.paths?.['/orgs/{org_id}/audit-events']?.get?.parameters ?? [];
+  const actions = params.find((p) => p.name === 'action')?.schema?.enum ?? [];
+  select.append(...actions.map((a) => h('option', { value: a, text: a })));
+}
+
+/** "you", a member's e-mail (GET /orgs/{id}/members, where it exists), or what the event says. */
+function actorName(actor) {
+  if (!actor) return '';
+  if (actor.type !== 'user') return actor.source ? `${actor.type} (${actor.source})` : actor.type;
+  if (actor.id === state.me?.user_id) return 'you';
+  return state.members?.get(actor.id) ?? actor.id ?? 'user';
+}
+
+async function loadAudit({ more = false } = {}) {
+  fillAuditActions();
+  const org = encodeURIComponent(state.me.org_id);
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const action = $('audit-action').value;
+  if (action) query.set('action', action);
+  const sinceDays = Number($('audit-since').value);
+  if (sinceDays) query.set('since', new Date(Date.now() - sinceDays * DAY * 1000).toISOString());
+  if (more && state.auditCursor) query.set('cursor', state.auditCursor);
+  const next = await loadAdminList({
+    block: 'audit-block',
+    error: 'audit-error',
+    list: 'audit-list',
+    more: 'audit-more',
+    path: `/orgs/${org}/audit-events?${query}`,
+    emptyText: action ? 'No events match this filter. Clear it to see every event.' : 'Nothing has happened in this organisation yet.',
+    render: (data) => {
+      const events = listOf(data, 'events', 'audit_events', 'items');
+      const rows = events.map((e) => {
+        const at = e.created_at ?? e.occurred_at;
+        const actor = actorName(e.actor);
+        // A key is named as its owner named it (the event's details carry the name), else by id.
+        const named = typeof e.details?.name === 'string' && e.details.name ? `“${e.details.name}”` : e.target?.id;
+        const target = e.target ? `${e.target.type.replace('_', ' ')} ${named ?? ''}` : '';
+        return h(
+          'tr',
+          {},
+          h('td', { 'data-label': 'When' }, timeCell(at, '')),
+          h('th', { scope: 'row', 'data-label': 'Action' }, h('code', { text: e.action ?? e.type ?? '' })),
+          h('td', { 'data-label': 'Who', text: String(actor) }),
+          h('td', { 'data-label': 'Target' }, h('code', { class: 'masked-key', text: String(target) })),
+        );
+      });
+      const list = $('audit-list');
+      const body = more ? list.querySelector('tbody') : null;
+      if (body) body.append(...rows);
+      else list.replaceChildren(...(rows.length ? [dataTable('Audit log, newest first', ['When', 'Action', 'Who', 'Target'], rows)] : []));
+    },
+  });
+  if (next !== false && next !== undefined) state.auditCursor = next;
+  return next !== false;
+}
+
+async function loadWebhooks() {
+  const org = encodeURIComponent(state.me.org_id);
+  const next = await loadAdminList({
+    block: 'webhooks-block',
+    error: 'webhooks-error',
+    list: 'webhooks-list',
+    more: null,
+    path: `/orgs/${org}/webhooks`,
+    emptyText: 'No webhook endpoints yet. Add one through the API to receive key and usage events.',
+    render: (data) => {
+      const hooks = listOf(data, 'webhooks', 'endpoints', 'items');
+      const rows = hooks.map((w) =>
+        h(
+          'tr',
+          { 'data-webhook-id': w.id },
+          h('th', { scope: 'row', 'data-label': 'URL' }, h('code', { class: 'masked-key', text: w.url ?? '' }), w.description ? h('span', { class: 'hint block', text: w.description }) : null),
+          h('td', { 'data-label': 'Events', text: Array.isArray(w.event_types) && w.event_types.length ? w.event_types.join(', ') : 'All events' }),
+          h('td', { 'data-label': 'State' }, webhookBadge(w)),
+          h('td', { 'data-label': 'Deliveries', class: 'cell-actions' }, h('button', { type: 'button', class: 'button ghost small', 'aria-label': `Deliveries to ${w.url}`, text: 'Deliveries', 'aria-expanded': 'false', onclick: (e) => void toggleDeliveries(w, e.currentTarget) })),
+        ),
+      );
+      $('webhooks-list').replaceChildren(...(rows.length ? [dataTable('Webhook endpoints', ['URL', 'Events', 'State', h('span', { class: 'visually-hidden', text: 'Deliveries' })], rows)] : []));
+    },
+  });
+  return next !== false;
+}
+
+function webhookBadge(w) {
+  if (w.enabled === false) return h('span', { class: 'badge status expired', text: 'Disabled' });
+  if (w.failing_since) return h('span', { class: 'badge status revoked', title: `Failing since ${exactTime(w.failing_since)}`, text: 'Failing' });
+  return h('span', { class: 'badge status active', text: 'Enabled' });
+}
+
+async function toggleDeliveries(hook, button) {
+  const row = button.closest('tr');
+  const existing = row.nextElementSibling?.classList.contains('details-row') ? row.nextElementSibling : null;
+  if (existing) {
+    existing.remove();
+    button.setAttribute('aria-expanded', 'false');
+    return;
+  }
+  const cell = h('td', { colspan: '4' }, h('div', { class: 'skeleton-chart', 'aria-hidden': 'true' }));
+  row.after(h('tr', { class: 'details-row' }, cell));
+  button.setAttribute('aria-expanded', 'true');
+  try {
+    const data = await api('GET', `/orgs/${encodeURIComponent(state.me.org_id)}/webhooks/${encodeURIComponent(hook.id)}/deliveries?limit=20`);
+    const deliveries = listOf(data, 'deliveries', 'items');
+    cell.replaceChildren(
+      deliveries.length
+        ? dataTable(
+            `Latest deliveries to ${hook.url}`,
+            ['When', 'Event', 'Attempt', 'Result'],
+            deliveries.map((d) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, timeCell(d.created_at ?? d.attempted_at ?? d.delivered_at, '')),
+                h('th', { scope: 'row' }, h('code', { text: d.event_type ?? '' })),
+                h('td', { text: String(d.attempt ?? '') }),
+                h('td', { text: `${d.status ?? ''}${d.response_status ? ` (HTTP ${d.response_status})` : ''}${d.error ? `: ${d.error}` : ''}` }),
+              ),
+            ),
+          )
+        : h('p', { class: 'muted', text: 'No deliveries yet.' }),
+    );
+    announce(`${deliveries.length} deliveries.`);
+  } catch (err) {
+    if (handledElsewhere(err)) return;
+    const alert = h('div', { class: 'alert' });
+    cell.replaceChildren(alert);
+    showAlert(alert, err);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -673,7 +1420,7 @@ function onSignIn(event) {
   void start();
 }
 
-function onPickOrg(event) {
+function onPickOrgById(event) {
   event.preventDefault();
   const input = $('org-id');
   const org = input.value.trim();
@@ -682,36 +1429,90 @@ function onPickOrg(event) {
     input.focus();
     return;
   }
-  sessionStorage.setItem(ORG_KEY, org.toLowerCase());
-  void start();
+  chooseOrg(org.toLowerCase());
+}
+
+/** Refreshes what goes stale while the page stays open: usage, and relative times of keys. */
+function refreshQuietly() {
+  if (!state.me || $('app').hidden || document.visibilityState !== 'visible') return;
+  void loadUsage({ quiet: true });
+  const busy = [...document.querySelectorAll('dialog')].some((d) => d.open) || $('keys-table').contains(document.activeElement);
+  if (!busy && $('keys-error').hidden) renderKeys();
 }
 
 function init() {
-  $('signin-form').addEventListener('submit', onSignIn);
-  $('org-form').addEventListener('submit', onPickOrg);
-  $('sign-out').addEventListener('click', () => signOut());
-  $('switch-org').addEventListener('click', () => {
-    sessionStorage.removeItem(ORG_KEY);
-    state.orgHeader = null;
-    showOrgPicker('');
-  });
-  $('create-form').addEventListener('submit', onCreate);
-  $('key-name').addEventListener('input', updateCounter);
-  $('reveal-copy').addEventListener('click', () => void copyKey());
-  $('reveal-close').addEventListener('click', () => $('reveal-dialog').close());
-  $('reveal-dialog').addEventListener('close', onRevealClosed);
-  $('revoke-cancel').addEventListener('click', () => $('revoke-dialog').close());
-  $('revoke-confirm').addEventListener('click', () => void confirmRevoke());
-  $('revoke-dialog').addEventListener('close', onRevokeClosed);
-  // Keep "resets in …" and relative times honest while the page stays open.
-  setInterval(() => {
-    if (state.me && !$('app').hidden) {
-      renderUsage();
-      const busy = $('reveal-dialog').open || $('revoke-dialog').open || $('keys-body').contains(document.activeElement);
-      if (!busy && $('keys-error').hidden) renderKeys();
-    }
-  }, 60_000);
+  let theme = null;
+  try {
+    theme = localStorage.getItem(THEME_KEY);
+  } catch {
+    theme = null;
+  }
+  applyTheme(theme === 'dark' || theme === 'light' ? theme : null);
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => applyTheme(document.documentElement.dataset.theme));
+  $('theme-toggle').addEventListener('click', toggleTheme);
 
+  $('signin-form').addEventListener('submit', onSignIn);
+  $('org-form').addEventListener('submit', onPickOrgById);
+  $('org-switch').addEventListener('change', (e) => {
+    if (e.currentTarget.value) chooseOrg(e.currentTarget.value);
+  });
+  $('no-org-retry').addEventListener('click', () => void start());
+  $('sign-out').addEventListener('click', () => signOut());
+  window.addEventListener('popstate', () => {
+    if (state.token) void start();
+  });
+
+  $('create-open').addEventListener('click', (e) => openCreate(e.currentTarget));
+  $('empty-create').addEventListener('click', (e) => openCreate(e.currentTarget));
+  $('create-form').addEventListener('submit', onCreate);
+  $('create-cancel').addEventListener('click', () => $('create-dialog').close());
+  $('key-name').addEventListener('input', updateCounter);
+  $('inactive-toggle').addEventListener('click', toggleInactive);
+  $('keys-more').addEventListener('click', () => void loadKeys({ more: true }));
+
+  $('reveal-copy').addEventListener('click', () => void copyKey());
+  $('reveal-close').addEventListener('click', requestRevealClose);
+  $('reveal-keep').addEventListener('click', keepRevealOpen);
+  $('reveal-discard').addEventListener('click', () => $('reveal-dialog').close());
+  $('reveal-dialog').addEventListener('close', onRevealClosed);
+  // Escape asks first, like Done (the browser would otherwise close the dialog at once).
+  $('reveal-dialog').addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      if ($('reveal-confirm').hidden) requestRevealClose();
+      else keepRevealOpen();
+    }
+  });
+  $('reveal-dialog').addEventListener('cancel', (e) => {
+    if (!state.revealCopied) {
+      e.preventDefault();
+      requestRevealClose();
+    }
+  });
+
+  $('revoke-form').addEventListener('submit', (e) => void confirmRevoke(e));
+  $('revoke-name').addEventListener('input', onRevokeNameInput);
+  $('revoke-cancel').addEventListener('click', () => $('revoke-dialog').close());
+  $('rotate-form').addEventListener('submit', (e) => void confirmRotate(e));
+  $('rotate-cancel').addEventListener('click', () => $('rotate-dialog').close());
+  for (const dialog of document.querySelectorAll('dialog')) {
+    dialog.addEventListener('keydown', trapFocus);
+    if (dialog.id !== 'reveal-dialog') dialog.addEventListener('close', () => restoreFocus(dialog));
+  }
+
+  $('org-keys-more').addEventListener('click', () => void loadOrgKeys({ more: true }));
+  $('audit-more').addEventListener('click', () => void loadAudit({ more: true }));
+  $('audit-filters').addEventListener('submit', (e) => {
+    e.preventDefault();
+    void loadAudit().then(() => announce('Audit log filtered.'));
+  });
+
+  window.addEventListener('focus', refreshQuietly);
+  document.addEventListener('visibilitychange', refreshQuietly);
+  setInterval(refreshQuietly, USAGE_REFRESH_MS);
+
+  // An org chosen before the URL carried it (earlier versions kept it in sessionStorage).
+  sessionStorage.removeItem(LEGACY_ORG_KEY);
   state.token = sessionStorage.getItem(SESSION_KEY);
   if (state.token) void start();
   else showSignIn();
