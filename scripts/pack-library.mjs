@@ -22,7 +22,8 @@ function walk(entry, resolveRelative) {
     files.add(file);
     // Comments out first: a doc comment may well say `from "several"`.
     const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-    for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) {
+    // Not a property named "from" (`"from", void 0` in decorator metadata): only `from '...'` and `import('...')`.
+    for (const m of code.matchAll(/(?:(?<!['"])\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"\n]+)['"]/g)) {
       const spec = m[1];
       if (spec.startsWith('.')) visit(resolveRelative(resolve(dirname(file), spec)));
       else if (!spec.startsWith('node:') && !builtinModules.includes(spec)) {

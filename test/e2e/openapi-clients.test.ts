@@ -59,7 +59,7 @@ type Minted = Json<paths['/api-keys']['post']['responses'][201]>;
 type KeyList = Json<paths['/api-keys']['get']['responses'][200]>;
 type Me = Json<paths['/me']['get']['responses'][200]>;
 type Usage = Json<paths['/usage']['get']['responses'][200]>;
-type ErrorBody = components['schemas']['Error'];
+type ErrorBody = components['schemas']['KuiError'];
 type Call = <T>(method: 'GET' | 'POST' | 'DELETE', path: string, token: string, body?: MintBody) => Promise<T>;
 
 // The contract's minimal mint body: org_id alone.

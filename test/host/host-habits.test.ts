@@ -252,7 +252,10 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
         `SELECT schemaname, tablename FROM pg_tables WHERE schemaname IN ('app', 'public') ORDER BY 1, 2`,
       );
       expect(tables.rows.map((r) => `${r.schemaname}.${r.tablename}`)).toEqual(
-        ['api_keys', 'memberships', 'migrations', 'orgs', 'usage_counters', 'users', 'workspaces'].map((t) => `app.${t}`),
+        [
+          'api_keys', 'audit_events', 'auth_failure_counts', 'cache_leases', 'event_marks', 'event_outbox', 'memberships', 'migrations', 'orgs',
+          'usage_attribution', 'usage_counters', 'users', 'verification_invalidations', 'webhook_deliveries', 'webhook_endpoints', 'workspaces',
+        ].map((t) => `app.${t}`),
       );
 
       const host = await startHost({
