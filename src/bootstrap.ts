@@ -16,7 +16,7 @@ import { applySocketLimits, defaultMaxConnections, fastifySocketOptions, type So
 import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest } from './observability/logging.js';
-import { REQUEST_ID_HEADER, requestIdFor, routeOf } from './observability/request-context.js';
+import { REQUEST_ID_HEADER, requestIdFor, routeOf } from './common/request-context.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { runWithRequestOrigin } from '../observability/request-context.js';
+import { runWithRequestOrigin } from '../common/request-context.js';
 import type { AuditRepository, NewAuditRow } from './audit.repository.js';
 import { AuditService, type AuditEntry } from './audit.service.js';
 

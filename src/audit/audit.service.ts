@@ -33,7 +33,7 @@ import { decodeCursor, pageOf, MAX_PAGE_LIMIT, type KeysetPosition } from '../co
 import { isUuid } from '../common/roles.js';
 import { Settings } from '../core/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { currentRequestOrigin, scrubCredentials } from '../observability/request-context.js';
+import { currentRequestOrigin, scrubCredentials } from '../common/request-context.js';
 import type { AuditAction } from './audit-actions.js';
 import { AuditRepository, type AuditFilter, type AuditRow } from './audit.repository.js';
 

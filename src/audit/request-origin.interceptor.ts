@@ -1,6 +1,6 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { requestOriginOf, runWithRequestOrigin } from '../observability/request-context.js';
+import { requestOriginOf, runWithRequestOrigin } from '../common/request-context.js';
 
 /**
  * Runs the handler inside the request's origin (client address, user agent, request id), so

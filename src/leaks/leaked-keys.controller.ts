@@ -1,8 +1,8 @@
 import { UseInterceptors, Body, Controller, Headers, HttpCode, HttpException, Inject, Post, Req, Res, UnauthorizedException, BadRequestException, ServiceUnavailableException } from '@nestjs/common';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
-import { ApiAcceptedResponse, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { setResponseHeader } from '../auth/http-utils.js';
-import { ApiErrors } from '../common/openapi.js';
+import { ApiErrors, ErrorBody } from '../common/openapi.js';
 import { StrictBodyPipe } from '../common/validation.js';
 import { GithubTokenReportDto, RevokeCredentialsDto } from './dto/credentials-revoke.dto.js';
 import { GITHUB_SCANNING_KEYS, type GithubScanningKeys } from './github-keys.js';
@@ -52,7 +52,9 @@ export class LeakedKeysController {
   @ApiHeader({ name: 'Github-Public-Key-Signature', required: true, description: 'base64 DER ECDSA signature of the raw body.' })
   @ApiBody({ schema: { type: 'array', maxItems: MAX_GITHUB_TOKENS, items: { type: 'object', required: ['token', 'type'], properties: { token: { type: 'string' }, type: { type: 'string' }, url: { type: 'string' }, source: { type: 'string' } } } } })
   @ApiOkResponse({ type: [GithubTokenReportDto] })
-  @ApiErrors({ 400: 'The signed body is not an array of {token, type} (at most 1000).', 401: 'Missing or bad signature, or an unknown key identifier.', 503: 'No GitHub keys configured (GITHUB_SECRET_SCANNING_KEYS), or the database is unavailable.' })
+  @ApiErrors({ 400: 'The signed body is not an array of {token, type} (at most 1000).', 503: 'No GitHub keys configured (GITHUB_SECRET_SCANNING_KEYS), or the database is unavailable.' })
+  // Not a bearer challenge (no WWW-Authenticate): the request is authenticated by its signature.
+  @ApiResponse({ status: 401, description: 'Missing or bad signature, or an unknown key identifier.', type: ErrorBody })
   async github(
     @Req() req: { rawBody?: string },
     @Headers('github-public-key-identifier') identifier: string | undefined,

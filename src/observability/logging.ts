@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
 import { pino, stdTimeFunctions, type DestinationStream, type LevelWithSilent, type Logger, type LoggerOptions } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
-import { loggablePath, principalIds, routeOf } from './request-context.js';
+import { loggablePath, principalIds, routeOf } from '../common/request-context.js';
 
 export interface LoggingOptions {
   /** Where log lines go (tests capture them); default stdout. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.js';
+import { ApiClient } from '../support/http.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -87,7 +88,8 @@ describe('webhook delivery', () => {
     // Make the key insert fail inside the transaction, after the row would exist.
     await t.db.pool.query(`ALTER TABLE api_keys ADD CONSTRAINT no_rollback_name CHECK (name <> 'doomed') NOT VALID`);
     try {
-      const res = await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'doomed' });
+      // The forced database failure is the one answer the document does not list: no validation here.
+      const res = await new ApiClient(t.url, { validate: false }).post('/api-keys', w.session, { org_id: w.orgId, name: 'doomed' });
       expect(res.status).toBe(500);
     } finally {
       await t.db.pool.query(`ALTER TABLE api_keys DROP CONSTRAINT no_rollback_name`);
@@ -102,7 +104,8 @@ describe('webhook delivery', () => {
     const w = await t.seed.world('owner');
     await t.db.pool.query(`ALTER TABLE event_outbox ADD CONSTRAINT refuse_org CHECK (org_id <> '${w.orgId}') NOT VALID`);
     try {
-      const res = await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'x' });
+      // The forced database failure is the one answer the document does not list: no validation here.
+      const res = await new ApiClient(t.url, { validate: false }).post('/api-keys', w.session, { org_id: w.orgId, name: 'x' });
       expect(res.status).toBe(500);
     } finally {
       await t.db.pool.query(`ALTER TABLE event_outbox DROP CONSTRAINT refuse_org`);
