@@ -388,21 +388,21 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     const w = await t.seed.world('owner');
     for (const name of ['first', 'second', 'third']) expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId, name })).status).toBe(201);
     const page = await openPage({ viewport: { width: 768, height: 900 } });
-    // Until the paginated GET /api-keys (issue 14) is merged here, the real list is served in two
-    // pages by the browser itself, so that the page's cursor handling is what is tested.
-    const cursors: (string | null)[] = [];
+    // The page asks for 50 keys a page; the real server's keyset pagination (issue 14) is made to
+    // answer 2 a page by rewriting `limit` on the way out, so the page follows the server's own
+    // opaque next_cursor, not one made up here.
+    // Recorded here and asserted below: an expect() thrown inside a route handler is an unhandled rejection.
+    const sent: { limit: string | null; org: string | null; cursor: string | null; answered: string | undefined }[] = [];
     await page.route(
       (url) => url.pathname === '/api-keys',
       async (route) => {
         const url = new URL(route.request().url());
-        cursors.push(url.searchParams.get('cursor'));
-        expect(url.searchParams.get('limit')).toBe('50');
-        const real = await route.fetch();
-        const body = await real.json();
-        if (body.next_cursor !== undefined) return route.fulfill({ response: real });
-        const keys = body.keys as unknown[];
-        const page2 = url.searchParams.get('cursor') === 'page-2';
-        await route.fulfill({ response: real, json: page2 ? { keys: keys.slice(2) } : { keys: keys.slice(0, 2), next_cursor: 'page-2' } });
+        const limit = url.searchParams.get('limit');
+        url.searchParams.set('limit', '2');
+        const real = await route.fetch({ url: url.toString() });
+        const body = (await real.json()) as { next_cursor?: string };
+        sent.push({ limit, org: url.searchParams.get('org_id'), cursor: url.searchParams.get('cursor'), answered: body.next_cursor });
+        await route.fulfill({ response: real });
       },
     );
     await signIn(page, w.session);
@@ -415,7 +415,10 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(await page.locator('#keys-body tr.key-row th').allTextContents()).toEqual(['third', 'second', 'first']);
     expect(await more.isVisible()).toBe(false);
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('first');
-    expect(cursors).toEqual([null, 'page-2']);
+    // First page without a cursor; the second with exactly the cursor the server gave, which ended the list.
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toEqual({ limit: '50', org: w.orgId, cursor: null, answered: expect.any(String) });
+    expect(sent[1]).toEqual({ limit: '50', org: w.orgId, cursor: sent[0]!.answered, answered: undefined });
     await poll(() => announced(page)).toMatch(/^1 more key loaded\./);
     await expectAccessible(page, 'load more');
     await expectClean(page);
