@@ -894,7 +894,7 @@ async function copyKey() {
 /** Done or Escape: closes once the key was copied; otherwise asks first. */
 function requestRevealClose() {
   if (state.revealCopied) {
-    $('reveal-dialog').close();
+    closeReveal();
     return;
   }
   show($('reveal-actions'), false);
@@ -909,8 +909,26 @@ function keepRevealOpen() {
   $('reveal-copy').focus();
 }
 
-/** Closing the reveal forgets the key: out of the DOM and out of every variable. */
+/**
+ * Closes the reveal and forgets the key in the same task: out of the DOM and out of every
+ * variable before close() returns. The dialog's 'close' event comes a task later (the browser
+ * queues it), so waiting for it would leave the key in a closed dialog's field meanwhile.
+ */
+function closeReveal() {
+  const rowId = forgetRevealedKey();
+  const dialog = $('reveal-dialog');
+  if (dialog.open) dialog.close();
+  if (rowId) focusRow(rowId);
+}
+
+/** The 'close' event: a close that did not go through closeReveal() forgets the key too. */
 function onRevealClosed() {
+  const rowId = forgetRevealedKey();
+  if (rowId) focusRow(rowId);
+}
+
+/** Empties the reveal; returns the row to focus once (null when the key was already forgotten). */
+function forgetRevealedKey() {
   clearTimeout(copiedTimer);
   const input = document.getElementById('reveal-key');
   if (input) input.value = '';
@@ -923,7 +941,7 @@ function onRevealClosed() {
   state.revealCopied = false;
   const rowId = state.revealedRowId;
   state.revealedRowId = null;
-  if (rowId) focusRow(rowId);
+  return rowId;
 }
 
 // Revoke --------------------------------------------------------------------------------------
@@ -1473,7 +1491,7 @@ function init() {
   $('reveal-copy').addEventListener('click', () => void copyKey());
   $('reveal-close').addEventListener('click', requestRevealClose);
   $('reveal-keep').addEventListener('click', keepRevealOpen);
-  $('reveal-discard').addEventListener('click', () => $('reveal-dialog').close());
+  $('reveal-discard').addEventListener('click', closeReveal);
   $('reveal-dialog').addEventListener('close', onRevealClosed);
   // Escape asks first, like Done (the browser would otherwise close the dialog at once).
   $('reveal-dialog').addEventListener('keydown', (e) => {
@@ -1483,11 +1501,10 @@ function init() {
       else keepRevealOpen();
     }
   });
+  // Any other close request (the browser's own cancel): the same path, so the key is forgotten at once.
   $('reveal-dialog').addEventListener('cancel', (e) => {
-    if (!state.revealCopied) {
-      e.preventDefault();
-      requestRevealClose();
-    }
+    e.preventDefault();
+    requestRevealClose();
   });
 
   $('revoke-form').addEventListener('submit', (e) => void confirmRevoke(e));
