@@ -4,6 +4,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 @Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
 @Index('api_keys_org_id_idx', ['orgId'])
 @Index('api_keys_org_created_idx', ['orgId', 'createdAt', 'id'])
+// The active-key cap's count on every mint: an index-only scan of the unrevoked keys (migration 1764700000000).
+@Index('api_keys_active_owner_idx', ['userId', 'orgId', 'expiresAt'], { where: 'revoked_at IS NULL' })
 export class ApiKeyEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

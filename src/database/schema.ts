@@ -14,6 +14,7 @@ import { UsageHistory1764300000000 } from './migrations/1764300000000-usage-hist
 import { Events1764400000000 } from './migrations/1764400000000-events.js';
 import { VerificationCache1764500000000 } from './migrations/1764500000000-verification-cache.js';
 import { UsersEmailCitext1764600000000 } from './migrations/1764600000000-users-email-citext.js';
+import { ActiveKeysIndex1764700000000 } from './migrations/1764700000000-active-keys-index.js';
 import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
 
@@ -21,4 +22,4 @@ import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhoo
 export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity,
   EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity];
 export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000,
-  Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000];
+  Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000, ActiveKeysIndex1764700000000];
