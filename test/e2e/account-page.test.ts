@@ -679,6 +679,8 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await signIn(page, t.seed.session(user.id, user.email));
 
     await poll(() => page.locator('#identity-role').textContent()).toBe('member');
+    // The empty state's button appears once the (empty) key list has loaded, after the identity.
+    await page.locator('#empty-create').waitFor({ state: 'visible' });
     await page.locator('#empty-create').focus();
     await page.keyboard.press('Enter');
     await poll(() => focusedId(page)).toBe('key-name');

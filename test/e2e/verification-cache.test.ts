@@ -101,7 +101,8 @@ describe('three instances answering from their caches', () => {
 
   it('each hold a lease and answer a verified key from memory', async () => {
     const w = await mint(a);
-    for (const t of [a, b, c]) expect(leaseOf(t).usable()).toBe(true);
+    // Each instance acquires its lease shortly after start (its LISTEN client connects first).
+    for (const t of [a, b, c]) await expect.poll(() => leaseOf(t).usable(), { timeout: 10_000 }).toBe(true);
     const { rows } = await a.db.pool.query(`SELECT count(*)::int AS n FROM cache_leases WHERE expires_at > now()`);
     expect(rows[0].n).toBe(3);
     const hits = cacheHits(b);
