@@ -12,7 +12,7 @@ import { ConfigError, type AppConfig } from './config/app-config.js';
 import { openDatabase } from './database/open-database.js';
 import { buildOpenApiDocument, setupOpenApi } from './http/openapi.js';
 import { deferJsonErrors } from './http/deferred-body.js';
-import { applySocketLimits, defaultMaxConnections, fastifySocketOptions, type SocketLimits } from './http/socket-limits.js';
+import { applySocketLimits, defaultMaxConnections, fastifySocketOptions, releaseUnusedConnectionsOnClose, type SocketLimits } from './http/socket-limits.js';
 import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest } from './observability/logging.js';
@@ -120,6 +120,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   deferJsonErrors(fastify);
   applySocketLimits(fastify.server, sockets, (message) => new Logger('HttpServer').warn(message));
   answerUnsupportedExpectations(fastify.server);
+  releaseUnusedConnectionsOnClose(fastify.server, (hook) => fastify.addHook('preClose', hook));
   // Callback-style hooks: they run on every request, and async hooks cost a promise each.
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);

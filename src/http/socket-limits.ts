@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** How long a socket may take or sit idle before it is destroyed, and how many may be open. */
 export interface SocketLimits {
@@ -74,5 +75,30 @@ export function applySocketLimits(server: Server, limits: SocketLimits, warn: (m
       lastWarned = now;
       warn(`accept failed (${error.code}): connections are being refused until descriptors free up`);
     }
+  });
+}
+
+/**
+ * On shutdown, lets go of connections that carry no request. Node's `server.close()` closes idle
+ * keep-alive connections, but not one that was opened and never sent a request (a browser's
+ * preconnect, a probe, a slow client still in its headers): the close, and so the shutdown, would
+ * wait for the idle timeout. Connections with a request in flight are left to finish it; Node
+ * closes them after their response, since the server is no longer listening.
+ */
+export function releaseUnusedConnectionsOnClose(server: Server, addPreCloseHook: (hook: (done: () => void) => void) => void): void {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  addPreCloseHook((done) => {
+    // After this hook Fastify calls server.close(); a turn later no connection can be added.
+    setImmediate(() => {
+      for (const socket of sockets) {
+        // Node sets `_httpMessage` to the response while a request is being answered.
+        if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
+      }
+    });
+    done();
   });
 }

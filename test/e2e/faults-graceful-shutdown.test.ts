@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServer as startBuiltServer } from '../support/processes.js';
@@ -140,6 +141,25 @@ describe('graceful shutdown of the built server on SIGTERM', () => {
     } finally {
       proxy.latencyMs = 0;
       proxy.onClientData = null;
+      server.proc.kill('SIGKILL');
+    }
+  });
+
+  it('does not wait for a connection that never sent a request', async () => {
+    // A browser's preconnect or a probe: without its release the close would wait for the idle
+    // timeout (30 s), and the shutdown deadline would end the process with exit code 1.
+    const server = await startServer(db.url);
+    try {
+      const socket = net.connect(server.port, '127.0.0.1');
+      await new Promise<void>((r, reject) => socket.once('connect', () => r()).once('error', reject));
+      const closedByServer = new Promise<void>((r) => socket.once('close', () => r()));
+      socket.on('error', () => undefined);
+      server.proc.kill('SIGTERM');
+      const exit = await server.exited;
+      expect(exit.code === 0 || exit.signal === 'SIGTERM', `exit ${JSON.stringify(exit)}\n${server.output()}`).toBe(true);
+      expect(server.output()).not.toContain('Shutdown took longer');
+      await closedByServer;
+    } finally {
       server.proc.kill('SIGKILL');
     }
   });
