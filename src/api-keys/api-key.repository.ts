@@ -7,6 +7,7 @@ import type { KeysetPosition } from '../common/pagination.js';
 import type { Plan, Role } from '../common/roles.js';
 import type { Counters } from '../usage/meters.js';
 import { ApiKeyEntity } from './api-key.entity.js';
+import { pgPool } from '../database/pg-pool.js';
 
 export interface NewApiKey {
   userId: string;
@@ -359,6 +360,6 @@ export class ApiKeyRepository {
   }
 
   private pool(): Pool {
-    return (this.db.driver as unknown as { master: Pool }).master;
+    return pgPool(this.db);
   }
 }

@@ -12,6 +12,7 @@ import {
   type OrgMemberSummary,
   type UserOrgSummary,
 } from './org-directory.js';
+import { pgPool } from '../database/pg-pool.js';
 
 interface MemberRow {
   user_id: string;
@@ -115,6 +116,6 @@ export class TypeOrmOrgDirectory extends OrgDirectory {
   }
 
   private pool(): Pool {
-    return (this.db.driver as unknown as { master: Pool }).master;
+    return pgPool(this.db);
   }
 }

@@ -6,6 +6,7 @@ import { AuthMetrics, type VerificationOutcome } from '../auth/auth-metrics.js';
 import { ActivityEvents } from '../core/activity-events.js';
 import { METERS } from '../usage/meters.js';
 import { METRICS_OPTIONS, type MetricsOptions } from './metrics.options.js';
+import { pgPoolOf } from '../database/pg-pool.js';
 
 /** The parts of a `pg` Pool the gauges read. */
 interface PoolStats {
@@ -128,8 +129,7 @@ export class MetricsService {
     });
     authMetrics.onCache({ acknowledged: (seconds) => acks.observe(seconds) });
 
-    // TypeORM's PostgresDriver keeps its node-postgres pool as `master`.
-    const pool = () => (dataSource.driver as unknown as { master?: PoolStats }).master;
+    const pool = (): PoolStats | undefined => pgPoolOf(dataSource);
     const poolGauge = (name: string, help: string, read: (p: PoolStats) => number) =>
       new Gauge({
         name,

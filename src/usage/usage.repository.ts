@@ -7,6 +7,7 @@ import type { Plan } from '../common/roles.js';
 import { TurnBatcher } from '../common/turn-batcher.js';
 import { Settings } from '../core/settings.js';
 import type { Attribution, Counters, CredentialKind, Meter } from './meters.js';
+import { pgPool } from '../database/pg-pool.js';
 
 /** One charge as the batch statement takes it. */
 export interface ChargeRequest {
@@ -230,6 +231,6 @@ export class UsageRepository {
 
   // Hot paths (every /usage read, every charge) use named statements on the driver's pool.
   private pool(): Pool {
-    return (this.db.driver as unknown as { master: Pool }).master;
+    return pgPool(this.db);
   }
 }

@@ -8,6 +8,7 @@ import type { DataSource } from 'typeorm';
 import { Settings } from '../../core/settings.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
+import { pgPoolOf } from '../../database/pg-pool.js';
 
 /** What one committed change may have made stale; null fields match nothing. */
 export interface InvalidationTargets {
@@ -63,8 +64,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     this.leaseMs = settings.verificationCache.leaseMs;
     // Only a real PostgreSQL pool can lend its settings to a second connection. The embedded
     // PGlite adapter (a `connection` object, a pool of one) cannot: no cache there.
-    const master = (dataSource.driver as unknown as { master?: { options?: pg.PoolConfig & { connection?: unknown } } } | undefined)?.master;
-    const options = master?.options ?? null;
+    const options = (pgPoolOf(dataSource) as { options?: pg.PoolConfig & { connection?: unknown } } | undefined)?.options ?? null;
     this.poolOptions = options && !options.connection ? options : null;
     this.enabled = settings.verificationCache.enabled && this.poolOptions !== null;
     metrics.leaseValid = () => this.usable();
