@@ -1,10 +1,10 @@
-import { Controller, Delete, Get, HttpCode, Param, Query, UseInterceptors } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, UseInterceptors } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { queryPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, UuidParamPipe } from '../common/validation.js';
 import { KeyLifecycle, NOT_CONFIGURED } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { OrgApiKeyRecord } from './api-key.record.js';
@@ -40,7 +40,7 @@ export class OrgApiKeysController {
   list(
     @CurrentPrincipal() principal: Principal,
     @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Query(queryPipe) query: ListOrgApiKeysQuery,
+    @QueryOf(ListOrgApiKeysQuery) query: Readonly<ListOrgApiKeysQuery>,
   ): Promise<{ keys: OrgApiKeyRecord[]; next_cursor?: string }> {
     return this.apiKeys.listInOrg(principal, orgId, query);
   }

@@ -1,9 +1,9 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { queryPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, UuidParamPipe } from '../common/validation.js';
 import { AuditService, type AuditEventRecord } from './audit.service.js';
 import { AuditEventPageDto } from './dto/audit-event.dto.js';
 import { ListAuditEventsQuery } from './dto/list-audit-events.query.js';
@@ -31,7 +31,7 @@ export class AuditController {
   list(
     @CurrentPrincipal() principal: Principal,
     @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Query(queryPipe) query: ListAuditEventsQuery,
+    @QueryOf(ListAuditEventsQuery) query: Readonly<ListAuditEventsQuery>,
   ): Promise<{ events: AuditEventRecord[]; next_cursor?: string }> {
     return this.audit.list(principal, orgId, query);
   }

@@ -3,11 +3,13 @@ import {
   Inject,
   Injectable,
   Optional,
+  Query,
   ValidationPipe,
   type ArgumentMetadata,
   type PipeTransform,
   type Type,
 } from '@nestjs/common';
+import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
 import { getMetadataStorage, registerDecorator, type ValidationError, type ValidationOptions } from 'class-validator';
 import { isUuid } from './roles.js';
 
@@ -106,6 +108,28 @@ export class QueryPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     return queryPipe.transform(value, { ...metadata, metatype: this.type });
   }
+}
+
+/**
+ * The query string of a route, validated by our own pipe against `type` and documented from it:
+ * `@QueryOf(Dto) query: Readonly<Dto>`. The parameter's declared type is not a class, so a host's
+ * global ValidationPipe never sees it (its whitelist would refuse the parameters we ignore, and its
+ * messages would replace ours); the OpenAPI parameters come from the class through ApiQuery.
+ */
+export function QueryOf(type: Type<unknown>): ParameterDecorator {
+  return (target, key, index) => {
+    Query(new QueryPipe(type))(target, key, index);
+    if (key === undefined) return;
+    const descriptor = Object.getOwnPropertyDescriptor(target, key);
+    if (!descriptor) return;
+    // One ApiQuery per property, from the class's @ApiProperty metadata (ApiQuery({ type }) would
+    // explode the class too, but drops enums).
+    const names: string[] = Reflect.getMetadata('swagger/apiModelPropertiesArray', type.prototype) ?? [];
+    for (const name of names.map((n) => n.replace(/^:/, ''))) {
+      const property: Record<string, unknown> = Reflect.getMetadata('swagger/apiModelProperties', type.prototype, name) ?? {};
+      ApiQuery({ ...property, name, required: property.required !== false } as ApiQueryOptions)(target, key, descriptor);
+    }
+  };
 }
 
 /** A path parameter that must be a UUID; names the parameter in the 400. */

@@ -32,7 +32,7 @@ export class LeakedKeysController {
   @ApiBody({ type: RevokeCredentialsDto })
   @ApiAcceptedResponse({ description: 'Accepted; empty body.' })
   @ApiErrors({ 400: 'credentials missing, not an array of strings, or not 1 to 100 items; an unknown field.', 429: 'Too many reports from this address this minute; see Retry-After.', 503: 'The database is unavailable; retry shortly.' })
-  async revokeCredentials(@Req() req: { ip?: string }, @Res({ passthrough: true }) res: unknown, @Body(StrictBodyPipe) dto: RevokeCredentialsDto): Promise<void> {
+  async revokeCredentials(@Req() req: { ip?: string }, @Res({ passthrough: true }) res: unknown, @Body(new StrictBodyPipe(RevokeCredentialsDto)) dto: Readonly<RevokeCredentialsDto>): Promise<void> {
     const wait = this.throttle.take(req.ip ?? 'unknown');
     if (wait > 0) {
       setResponseHeader(res, 'Retry-After', String(wait));

@@ -1,10 +1,10 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { PageQuery } from '../common/pagination.js';
-import { queryPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, UuidParamPipe } from '../common/validation.js';
 import { OrgListDto, OrgMemberListDto } from './dto/org.dto.js';
 import { OrgsService, type MemberRecord, type OrgRecord } from './orgs.service.js';
 
@@ -20,7 +20,7 @@ export class OrgsController {
   @ApiOperation({ operationId: 'listMyOrgs', summary: "The caller's orgs", description: 'Browser session only. Every org the session’s user belongs to, with its name, plan and the user’s role; newest membership first, keyset-paginated.' })
   @ApiOkResponse({ type: OrgListDto })
   @ApiErrors({ 400: PAGE_ERRORS, ...AUTH_ERRORS, 403: 'Called with an API key.', 501: 'The deployment’s own org directory cannot list orgs.' })
-  list(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: PageQuery): Promise<{ orgs: OrgRecord[]; next_cursor?: string }> {
+  list(@CurrentPrincipal() principal: Principal, @QueryOf(PageQuery) query: Readonly<PageQuery>): Promise<{ orgs: OrgRecord[]; next_cursor?: string }> {
     return this.orgs.listMine(principal, query);
   }
 
@@ -39,7 +39,7 @@ export class OrgsController {
   members(
     @CurrentPrincipal() principal: Principal,
     @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Query(queryPipe) query: PageQuery,
+    @QueryOf(PageQuery) query: Readonly<PageQuery>,
   ): Promise<{ members: MemberRecord[]; next_cursor?: string }> {
     return this.orgs.members(principal, orgId, query);
   }

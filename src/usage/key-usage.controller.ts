@@ -1,9 +1,9 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { queryPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, UuidParamPipe } from '../common/validation.js';
 import { DayRangeQueryDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
 import { UsageHistoryService, type KeyDailyUsageReport } from './usage-history.service.js';
 
@@ -28,7 +28,7 @@ export class ApiKeyUsageController {
   keyUsage(
     @CurrentPrincipal() principal: Principal,
     @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
-    @Query(queryPipe) query: DayRangeQueryDto,
+    @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>,
   ): Promise<KeyDailyUsageReport> {
     return this.history.ownKeyDaily(principal, keyId, query);
   }
@@ -56,7 +56,7 @@ export class OrgKeyUsageController {
     @CurrentPrincipal() principal: Principal,
     @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
     @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
-    @Query(queryPipe) query: DayRangeQueryDto,
+    @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>,
   ): Promise<KeyDailyUsageReport> {
     return this.history.orgKeyDaily(principal, orgId, keyId, query);
   }

@@ -1,9 +1,9 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { queryPipe } from '../common/validation.js';
+import { QueryOf } from '../common/validation.js';
 import { DailyUsageReportDto, DayRangeQueryDto } from './dto/daily-usage.dto.js';
 import { UsageReportDto } from './dto/usage-report.dto.js';
 import { UsageHistoryService, type DailyUsageReport } from './usage-history.service.js';
@@ -49,7 +49,7 @@ export class UsageController {
     403: 'The credential lacks the decisions:read scope.',
     404: "The session's org (org_id claim or X-Org-Id) does not exist or is not the user's.",
   })
-  daily(@CurrentPrincipal() principal: Principal, @Query(queryPipe) query: DayRangeQueryDto): Promise<DailyUsageReport> {
+  daily(@CurrentPrincipal() principal: Principal, @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>): Promise<DailyUsageReport> {
     return this.history.orgDaily(principal, query);
   }
 }

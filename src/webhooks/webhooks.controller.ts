@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseInterceptors } from '@nestjs/common';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { queryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import {
   CreatedWebhookDto,
   CreateWebhookDto,
@@ -37,7 +37,7 @@ export class WebhooksController {
   @ApiBody({ type: CreateWebhookDto })
   @ApiCreatedResponse({ type: CreatedWebhookDto })
   @ApiErrors({ 400: 'A bad field (named), e.g. url not an https URL in production, an unknown event type, an unknown field; org_id not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: ORG_404, 501: NOT_CONFIGURED })
-  create(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Body(StrictBodyPipe) dto: CreateWebhookDto): Promise<WebhookRecord & { secret: string }> {
+  create(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Body(new StrictBodyPipe(CreateWebhookDto)) dto: Readonly<CreateWebhookDto>): Promise<WebhookRecord & { secret: string }> {
     return this.webhooks.create(p, orgId, dto);
   }
 
@@ -46,7 +46,7 @@ export class WebhooksController {
   @ApiOperation({ operationId: 'listWebhooks', summary: "List the org's webhook endpoints", description: 'Owners and admins; newest first, paginated.' })
   @ApiOkResponse({ type: WebhookListDto })
   @ApiErrors({ 400: 'org_id not a UUID, limit outside 1..100, or a cursor this service did not return.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: ORG_404, 501: NOT_CONFIGURED })
-  list(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Query(queryPipe) query: ListWebhooksQuery): Promise<{ webhooks: WebhookRecord[] }> {
+  list(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @QueryOf(ListWebhooksQuery) query: Readonly<ListWebhooksQuery>): Promise<{ webhooks: WebhookRecord[] }> {
     return this.webhooks.list(p, orgId, query);
   }
 
@@ -67,7 +67,7 @@ export class WebhooksController {
   @ApiBody({ type: UpdateWebhookDto })
   @ApiOkResponse({ type: WebhookDto })
   @ApiErrors({ 400: 'A bad field (named) or an unknown one.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: HOOK_404, 501: NOT_CONFIGURED })
-  update(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Param('id', ID) id: string, @Body(StrictBodyPipe) dto: UpdateWebhookDto): Promise<WebhookRecord> {
+  update(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Param('id', ID) id: string, @Body(new StrictBodyPipe(UpdateWebhookDto)) dto: Readonly<UpdateWebhookDto>): Promise<WebhookRecord> {
     return this.webhooks.update(p, orgId, id, dto);
   }
 
@@ -99,7 +99,7 @@ export class WebhooksController {
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: WebhookDeliveryListDto })
   @ApiErrors({ 400: 'org_id or id not a UUID, limit outside 1..100, or a bad cursor.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: HOOK_404, 501: NOT_CONFIGURED })
-  deliveries(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Param('id', ID) id: string, @Query(queryPipe) query: ListWebhooksQuery): Promise<{ deliveries: DeliveryRecord[] }> {
+  deliveries(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Param('id', ID) id: string, @QueryOf(ListWebhooksQuery) query: Readonly<ListWebhooksQuery>): Promise<{ deliveries: DeliveryRecord[] }> {
     return this.webhooks.deliveries(p, orgId, id, query);
   }
 

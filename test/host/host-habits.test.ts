@@ -48,11 +48,11 @@ beforeAll(async () => {
 });
 afterAll(async () => db?.drop());
 
-async function mintKey(host: HostApp, scopes: string[]): Promise<{ key: string; orgId: string }> {
-  const w = await seed.world('owner');
+async function mintKey(host: HostApp, scopes: string[], world?: { session: string; orgId: string }): Promise<{ key: string; id: string; orgId: string }> {
+  const w = world ?? (await seed.world('owner'));
   const res = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes });
   expect(res.status).toBe(201);
-  return { key: res.body.key, orgId: w.orgId };
+  return { key: res.body.key, id: res.body.id, orgId: w.orgId };
 }
 
 /** A tenancy-style directory built per request. */
@@ -207,6 +207,33 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
       expect(HostLoggingFilter.seen).toBeGreaterThan(before);
       // The host's pipe does apply to its own routes.
       expect((await strict.api.post('/echo', undefined, { anything: 1 })).status).toBe(200);
+    });
+
+    it('answers the routes beside the contract (history, audit log, orgs, org keys) exactly as a host without them does', async () => {
+      const w = await seed.world('owner');
+      const { id } = await mintKey(plain, ['decisions:read'], w);
+      const today = new Date().toISOString().slice(0, 10);
+      const requests: Array<[string, string]> = [
+        ['GET', `/usage/daily?from=${today}&to=${today}&_=1700000000`],
+        ['GET', '/usage/daily?from=2026-13-01'],
+        ['GET', `/api-keys/${id}/usage?to=tomorrow&cachebuster=1`],
+        ['GET', `/api-keys/${id}/usage?from=${today}&colour=red`],
+        ['GET', '/orgs?limit=0'],
+        ['GET', '/orgs?limit=2&_=1'],
+        ['GET', `/orgs/${w.orgId}/members?limit=abc`],
+        ['GET', `/orgs/${w.orgId}/members?x=1`],
+        ['GET', `/orgs/${w.orgId}/audit-events?action=api_key.stolen`],
+        ['GET', `/orgs/${w.orgId}/audit-events?limit=5&verbose=1`],
+        ['GET', `/orgs/${w.orgId}/api-keys?state=weird`],
+        ['GET', `/orgs/${w.orgId}/api-keys?state=active&_=1`],
+        ['GET', `/orgs/${w.orgId}/api-keys/${id}/usage?from=${today}&x=1`],
+      ];
+      for (const [method, path] of requests) {
+        const a = await plain.api.request(method, path, { token: w.session });
+        const b = await strict.api.request(method, path, { token: w.session });
+        expect(b.status, `${method} ${path}`).toBe(a.status);
+        expect(b.body, `${method} ${path}`).toEqual(a.body);
+      }
     });
 
     it('mints the same record through both', async () => {
