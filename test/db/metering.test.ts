@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UnknownOrgError, UsageLimitExceededError } from '../../src/usage/meters.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { TestClock } from '../support/clock.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createSeededDatabase, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -223,10 +223,7 @@ describe('the metering engine on real PostgreSQL', () => {
 describe('npm run admin -- usage record', () => {
   let db: TestDatabase;
   let seed: Seeder;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    seed = new Seeder(db.pool);
-  });
+  beforeAll(async () => ({ db, seed } = await createSeededDatabase()));
   afterAll(async () => db?.drop());
 
   function admin(...args: string[]) {

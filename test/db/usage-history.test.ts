@@ -9,7 +9,7 @@ import { UsageRepository } from '../../src/usage/usage.repository.js';
 import { UsageRetention } from '../../src/usage/usage-retention.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { TestClock } from '../support/clock.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createSeededDatabase, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -302,10 +302,7 @@ describe('usage attribution and history on real PostgreSQL', () => {
 describe('npm run admin -- usage export', () => {
   let db: TestDatabase;
   let seed: Seeder;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    seed = new Seeder(db.pool);
-  });
+  beforeAll(async () => ({ db, seed } = await createSeededDatabase()));
   afterAll(async () => db?.drop());
 
   // The CLI runs on the real clock: the rows are placed relative to today.

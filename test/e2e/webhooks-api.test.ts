@@ -1,22 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
+import { startWebhookApp, WebhookReceiver } from '../support/webhook-receiver.js';
 
 const NOWHERE = '00000000-0000-4000-8000-000000000000';
 
 describe('webhook endpoints: /orgs/{org_id}/webhooks', () => {
   let t: TestApp;
-  const receiver = new WebhookReceiver();
   let url: string;
-
-  beforeAll(async () => {
-    url = await receiver.start();
-    t = await startTestApp({ env: WEBHOOK_TEST_ENV });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await receiver.stop();
-  });
+  let close: () => Promise<void>;
+  const receiver = new WebhookReceiver();
+  beforeAll(async () => ({ t, url, close } = await startWebhookApp(receiver)));
+  afterAll(async () => close?.());
 
   const create = (session: string, orgId: string, body: unknown) => t.api.post(`/orgs/${orgId}/webhooks`, session, body);
 

@@ -2,22 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
+import { startWebhookApp, WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
 
 /** Signed delivery from the transactional outbox, verified by a receiver with the Standard Webhooks library. */
 describe('webhook delivery', () => {
   let t: TestApp;
-  const receiver = new WebhookReceiver();
   let url: string;
-
-  beforeAll(async () => {
-    url = await receiver.start();
-    t = await startTestApp({ env: WEBHOOK_TEST_ENV });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await receiver.stop();
-  });
+  let close: () => Promise<void>;
+  const receiver = new WebhookReceiver();
+  beforeAll(async () => ({ t, url, close } = await startWebhookApp(receiver)));
+  afterAll(async () => close?.());
 
   async function webhook(session: string, orgId: string, types: string[], target = url) {
     const res = await t.api.post(`/orgs/${orgId}/webhooks`, session, { url: target, event_types: types, description: 'ops' });

@@ -1,22 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
+import { startWebhookApp, WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
 
 describe('webhook retries: backoff, then the failing state', () => {
   let t: TestApp;
-  const receiver = new WebhookReceiver();
   let url: string;
-
-  beforeAll(async () => {
-    url = await receiver.start();
-    // WEBHOOK_TEST_ENV: 2 retries after the first attempt, 1 s apart (exponential with jitter, capped at 1 s).
-    t = await startTestApp({ env: WEBHOOK_TEST_ENV });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await receiver.stop();
-  });
+  let close: () => Promise<void>;
+  const receiver = new WebhookReceiver();
+  // WEBHOOK_TEST_ENV: 2 retries after the first attempt, 1 s apart (exponential with jitter, capped at 1 s).
+  beforeAll(async () => ({ t, url, close } = await startWebhookApp(receiver)));
+  afterAll(async () => close?.());
 
   it('retries a failing receiver with exponential backoff, then marks the endpoint failing and tells the org in the audit log', async () => {
     const w = await t.seed.world('owner');

@@ -36,16 +36,13 @@ import {
   TypeOrmOrgDirectory,
   type Principal,
 } from '../../src/index.js';
-import { createTestDatabase, databaseUrl, type TestDatabase } from '../support/database.js';
+import { createSeededDatabase, databaseUrl, type TestDatabase } from '../support/database.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
 
 let db: TestDatabase;
 let seed: Seeder;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  seed = new Seeder(db.pool);
-});
+beforeAll(async () => ({ db, seed } = await createSeededDatabase()));
 afterAll(async () => db?.drop());
 
 async function mintKey(host: HostApp, scopes: string[], world?: { session: string; orgId: string }): Promise<{ key: string; id: string; orgId: string }> {

@@ -7,16 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeysService, ENTITIES, KeysUsageIdentityModule, UsageService, type Principal } from '../../src/index.js';
 import { ApiClient } from '../support/http.js';
 import { TestClock } from '../support/clock.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createSeededDatabase, type TestDatabase } from '../support/database.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { DecisionsController, PLATFORMS, startHost, type HostApp } from './support/host-app.js';
 
 let db: TestDatabase;
 let seed: Seeder;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  seed = new Seeder(db.pool);
-});
+beforeAll(async () => ({ db, seed } = await createSeededDatabase()));
 afterAll(async () => db?.drop());
 
 describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => {

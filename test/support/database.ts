@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { Seeder } from './seed.js';
 
 /** A fresh database cloned from this run's migrated template; `drop()` removes it. */
 export interface TestDatabase {
@@ -44,4 +45,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await c.end();
     },
   };
+}
+
+/**
+ * A fresh database and a Seeder on it, for a file or a describe block:
+ * `beforeAll(async () => ({ db, seed } = await createSeededDatabase()))`, then `db.drop()` after.
+ */
+export async function createSeededDatabase(): Promise<{ db: TestDatabase; seed: Seeder }> {
+  const db = await createTestDatabase();
+  return { db, seed: new Seeder(db.pool) };
 }

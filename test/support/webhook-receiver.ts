@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
+import { startTestApp, type TestApp } from './test-app.js';
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
@@ -69,3 +70,20 @@ export const WEBHOOK_TEST_ENV = {
   WEBHOOK_RETRY_DELAY_SECONDS: '1',
   WEBHOOK_RETRY_DELAY_MAX_SECONDS: '1',
 };
+
+/**
+ * The usual pair of a webhook test: a started receiver and an app that may deliver to it
+ * (WEBHOOK_TEST_ENV). `close()` stops both, the app first so nothing is delivered to a closed port.
+ */
+export async function startWebhookApp(receiver: WebhookReceiver): Promise<{ t: TestApp; url: string; close: () => Promise<void> }> {
+  const url = await receiver.start();
+  const t = await startTestApp({ env: WEBHOOK_TEST_ENV });
+  return {
+    t,
+    url,
+    close: async () => {
+      await t.close();
+      await receiver.stop();
+    },
+  };
+}
