@@ -36,6 +36,10 @@ import { OrgDirectory } from '../directory/org-directory.js';
 import { currentRequestOrigin, scrubCredentials } from '../common/request-context.js';
 import type { AuditAction } from './audit-actions.js';
 import { AuditRepository, type AuditFilter, type AuditRow } from './audit.repository.js';
+import type { AuditEventDto } from './dto/audit-event.dto.js';
+
+/** The event as `GET /orgs/{org_id}/audit-events` and `audit export` show it: the DTO class itself. */
+export type AuditEventRecord = AuditEventDto;
 
 export type AuditActorType = 'user' | 'operator' | 'system';
 
@@ -63,20 +67,6 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
-/** The event as `GET /orgs/{org_id}/audit-events` and `audit export` show it; absent facts are omitted. */
-export interface AuditEventRecord {
-  id: string;
-  created_at: string;
-  org_id: string;
-  action: string;
-  actor: { type: string; id?: string; source?: string };
-  credential?: { type: string; id?: string };
-  target: { type: string; id: string };
-  client_address?: string;
-  user_agent?: string;
-  request_id?: string;
-  details: Record<string, unknown>;
-}
 
 /** The actor and credential of a change made by a signed-in caller. */
 export function actorOf(principal: Principal): { actor: AuditActor; credential: AuditCredential } {

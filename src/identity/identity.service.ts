@@ -1,15 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal.js';
 import type { Role, Scope } from '../common/roles.js';
+import type { PrincipalDto } from './dto/principal.dto.js';
 
-export interface PrincipalView {
-  user_id: string;
-  org_id: string | null;
-  email: string;
-  scopes: Scope[];
-  org_role: Role | null;
-  org_member_count: number;
-}
+/** What GET /me answers: the class that also validates and documents it (one class per shape). */
+export type PrincipalView = PrincipalDto;
+
 
 /** Who the caller is. Everything was verified and resolved by the guard in one round trip. */
 @Injectable()

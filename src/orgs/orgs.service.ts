@@ -4,21 +4,13 @@ import type { Principal } from '../auth/principal.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf, type PageQuery } from '../common/pagination.js';
 import type { Plan, Role } from '../common/roles.js';
 import { DirectoryListingUnsupportedError, OrgDirectory, type DirectoryPage } from '../directory/org-directory.js';
+import type { OrgDto, OrgMemberDto } from './dto/org.dto.js';
 
-export interface OrgRecord {
-  id: string;
-  name: string;
-  plan: Plan;
-  /** The caller's role in it. */
-  role: Role;
-}
+/** The response shapes are the DTO classes themselves (one class per shape). */
+export type OrgRecord = OrgDto;
+export type MemberRecord = OrgMemberDto;
 
-export interface MemberRecord {
-  user_id: string;
-  email: string;
-  role: Role;
-  joined_at: string;
-}
+
 
 /** The caller's orgs and, for owners and admins, an org's members. */
 @Injectable()

@@ -14,36 +14,18 @@ import { newSigningSecret, SecretBox } from './secret-box.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import type { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
 import { WebhooksRepository } from './webhooks.repository.js';
+import type { WebhookDeliveryDto, WebhookDto } from './dto/webhook.dto.js';
+
+/** The response shapes are the DTO classes themselves (one class per shape). */
+export type WebhookRecord = WebhookDto;
+export type DeliveryRecord = WebhookDeliveryDto;
 
 export const WEBHOOK_NOT_FOUND = 'Webhook not found';
 export const DELIVERY_NOT_FOUND = 'Delivery not found';
 const NOT_CONFIGURED = 'Webhooks need API_KEY_SECRET (signing secrets are sealed with a key derived from it)';
 const QUEUE_DOWN = 'The job queue is not running on this instance; retry shortly';
 
-export interface WebhookRecord {
-  id: string;
-  org_id: string;
-  url: string;
-  description: string;
-  event_types: string[];
-  enabled: boolean;
-  failing_since?: string;
-  created_at: string;
-  updated_at: string;
-}
 
-export interface DeliveryRecord {
-  id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: string;
-  response_status?: number;
-  latency_ms: number;
-  response_body?: string;
-  error?: string;
-  created_at: string;
-}
 
 const toRecord = (w: WebhookEndpointEntity): WebhookRecord => ({
   id: w.id,

@@ -1,9 +1,8 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ROLES, SCOPES, type Role, type Scope } from '../../common/roles.js';
-import type { PrincipalView } from '../identity.service.js';
 
 @ApiSchema({ name: 'Principal', description: 'The verified caller (contract 2.3). Proves a credential works.' })
-export class PrincipalDto implements PrincipalView {
+export class PrincipalDto {
   @ApiProperty({ format: 'uuid', description: 'User the credential belongs to.' })
   user_id: string;
 

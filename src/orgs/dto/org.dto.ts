@@ -1,9 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PLANS, ROLES } from '../../common/roles.js';
-import type { MemberRecord, OrgRecord } from '../orgs.service.js';
 
 @ApiSchema({ name: 'Org', description: 'An org the caller belongs to, with the caller’s role in it.' })
-export class OrgDto implements OrgRecord {
+export class OrgDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
 
@@ -27,7 +26,7 @@ export class OrgListDto {
 }
 
 @ApiSchema({ name: 'OrgMember' })
-export class OrgMemberDto implements MemberRecord {
+export class OrgMemberDto {
   @ApiProperty({ format: 'uuid' })
   user_id: string;
 
