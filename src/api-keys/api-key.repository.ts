@@ -5,7 +5,7 @@ import type { DataSource, EntityManager, Repository } from 'typeorm';
 import { returnedRows } from '../database/transactions.js';
 import type { KeysetPosition } from '../common/pagination.js';
 import type { Plan, Role } from '../common/roles.js';
-import type { Counters } from '../usage/meters.js';
+import type { Counters } from '../common/meters.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
 export interface NewApiKey {

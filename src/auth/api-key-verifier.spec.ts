@@ -5,7 +5,7 @@ import { noCache } from './verification-cache/no-cache.js';
 import type { ApiKeyRepository, KeyVerificationRow } from '../api-keys/api-key.repository.js';
 import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { generateApiKey, hashApiKey, hashesEqual, type GeneratedKey } from './api-key-format.js';

@@ -3,8 +3,8 @@ import { ApiKeyRepository, type KeyVerificationRow } from '../api-keys/api-key.r
 import { effectiveScopes } from '../common/roles.js';
 import { utcDay } from '../common/clock.js';
 import { TurnBatcher } from '../common/turn-batcher.js';
-import { attachUsageSnapshot } from '../usage/usage-snapshot.js';
-import { Settings } from '../core/settings.js';
+import { attachUsageSnapshot } from './usage-snapshot.js';
+import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { hashApiKey, hashesEqual, parseApiKey } from './api-key-format.js';

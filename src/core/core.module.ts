@@ -2,13 +2,13 @@ import { Global, Module, type DynamicModule, type Provider, type Type } from '@n
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { Clock } from '../common/clock.js';
-import { ENTITIES } from '../database/schema.js';
+import { ENTITIES } from './schema.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { UsageRepository } from '../usage/usage.repository.js';
-import { ActivityEvents } from './activity-events.js';
+import { ActivityEvents } from '../events/activity-events.js';
 import { KEYS_USAGE_IDENTITY_OPTIONS } from './keys-usage-identity.module-definition.js';
-import type { KeysUsageIdentityOptions } from './keys-usage-identity.options.js';
-import { Settings } from './settings.js';
+import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
+import { Settings } from '../settings/settings.js';
 
 /**
  * Settings and persistence shared by the feature modules. Global only so the feature modules
