@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeyRepository, type KeyVerificationRow } from '../api-keys/api-key.repository.js';
+import { ApiKeyStore, type KeyVerificationRow } from './api-key-store.js';
 import { effectiveScopes } from '../common/roles.js';
 import { utcDay } from '../common/clock.js';
 import { TurnBatcher } from '../common/turn-batcher.js';
@@ -46,7 +46,7 @@ export class ApiKeyVerifier {
   private readonly cached: boolean;
 
   constructor(
-    private readonly keys: ApiKeyRepository,
+    private readonly keys: ApiKeyStore,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
     private readonly lastUsed: LastUsedWriter,

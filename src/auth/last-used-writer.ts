@@ -1,5 +1,5 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import { ApiKeyStore } from './api-key-store.js';
 
 const MINUTE = 60_000;
 
@@ -16,7 +16,7 @@ export class LastUsedWriter implements OnApplicationShutdown {
   private scheduled = false;
   private inFlight: Promise<void> | null = null;
 
-  constructor(private readonly keys: ApiKeyRepository) {}
+  constructor(private readonly keys: ApiKeyStore) {}
 
   touch(keyId: string, storedLastUsed: Date | null, now: Date): void {
     const t = now.getTime();

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import type { KeyVerificationRow } from '../../api-keys/api-key.repository.js';
+import type { KeyVerificationRow } from '../api-key-store.js';
 import { Settings } from '../../settings/settings.js';
 import type { MemberContext } from '../../directory/org-directory.js';
 import { AuthMetrics } from '../auth-metrics.js';
