@@ -6,6 +6,12 @@ const MINUTE = 60_000;
 /**
  * Records `last_used_at` behind the response: the first use of a key is written at once (in
  * the next batch), later uses at most once a minute per key, many keys per UPDATE.
+ *
+ * Not a DataLoader like the per-turn read batchers: nobody awaits an answer (the request has
+ * already been answered), most calls are dropped by the one-minute window before they could be
+ * queued, a key's pending stamp is overwritten rather than queued twice, and shutdown must drain
+ * what is pending or in flight before the pool closes. DataLoader has none of these, so it is a
+ * time-windowed write-behind of its own.
  */
 @Injectable()
 export class LastUsedWriter implements OnApplicationShutdown {
