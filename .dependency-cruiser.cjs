@@ -55,7 +55,7 @@ module.exports = {
     {
       name: 'no-unknown-folder',
       severity: 'error',
-      comment: 'Every file under src/ belongs to a layer above; a new top-level folder must be given one here.',
+      comment: 'Every file under src/ that imports anything belongs to a layer above; a new top-level folder must be given one here.',
       from: { path: '^src/', pathNot: `${BASE}|${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}` },
       to: {},
     },
