@@ -19,7 +19,7 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: 'unit', include: ['src/**/*.spec.ts', 'test/support/**/*.spec.ts'], environment: 'node', sequence: { groupOrder: 0 } },
+        test: { name: 'unit', include: ['src/**/*.spec.ts', 'test/support/**/*.spec.ts', 'test/architecture/**/*.spec.ts'], environment: 'node', sequence: { groupOrder: 0 } },
       },
       {
         test: {

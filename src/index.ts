@@ -11,7 +11,7 @@ export {
   type KeysUsageIdentityExtras,
   type KeysUsageIdentityModuleOptions,
 } from './core/keys-usage-identity.module-definition.js';
-export type { KeysUsageIdentityOptions, SessionVerificationOptions, VerificationCacheOptions } from './core/keys-usage-identity.options.js';
+export type { KeysUsageIdentityOptions, SessionVerificationOptions, VerificationCacheOptions } from './settings/keys-usage-identity.options.js';
 
 // Protecting and charging the host's own routes.
 export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
@@ -26,13 +26,13 @@ export { ChargeInterceptor, Charges } from './usage/charges.decorator.js';
 
 // Metering from code.
 export { UsageService, type ChargeResult, type MeterReport, type UsageReport } from './usage/usage.service.js';
-export { isMeter, METERS, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './usage/meters.js';
+export { isMeter, METERS, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './common/meters.js';
 // Usage history (issue 16): attribution per credential, daily reports, retention.
-export { SYSTEM_ATTRIBUTION, type Attribution, type CredentialKind } from './usage/meters.js';
+export { SYSTEM_ATTRIBUTION, type Attribution, type CredentialKind } from './common/meters.js';
 export { UsageHistoryService, type DailyUsageReport, type KeyDailyUsageReport } from './usage/usage-history.service.js';
 export { type DailyUsage } from './usage/usage.service.js';
 export { UsageRetention } from './usage/usage-retention.js';
-export type { UsageOptions } from './core/keys-usage-identity.options.js';
+export type { UsageOptions } from './settings/keys-usage-identity.options.js';
 export { DEFAULT_PLAN_LIMITS, parsePlanLimits, type Limit, type MeterLimits, type PlanLimits } from './common/plan-limits.js';
 
 // Keys from code (the same service behind POST/GET/DELETE /api-keys).
@@ -46,7 +46,7 @@ export { memberKey, OrgDirectory, type MemberContext, type MintStanding } from '
 export { TypeOrmOrgDirectory } from './directory/typeorm-org-directory.js';
 
 // Persistence the host adds to its own DataSource.
-export { ENTITIES, MIGRATIONS } from './database/schema.js';
+export { ENTITIES, MIGRATIONS } from './core/schema.js';
 export { runMigrationsLocked } from './database/migrate.js';
 export { ApiKeyEntity } from './api-keys/api-key.entity.js';
 export { UsageCounterEntity } from './usage/usage-counter.entity.js';

@@ -5,7 +5,7 @@ import type { DataSource, EntityManager, Repository } from 'typeorm';
 import { returnedRows } from '../database/transactions.js';
 import type { KeysetPosition } from '../common/pagination.js';
 import type { Plan, Role } from '../common/roles.js';
-import type { Counters } from '../usage/meters.js';
+import type { ApiKeyStore, KeyVerificationRow } from '../auth/api-key-store.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { pgPool } from '../database/pg-pool.js';
 
@@ -81,30 +81,6 @@ export interface KeyListFilter {
   now: Date;
 }
 
-/** A key row as verification needs it, with its owner's standing in the key's org. */
-export interface KeyVerificationRow {
-  id: string;
-  lookup: string;
-  keyHash: Buffer;
-  /** Rotation: the replaced secret, which verifies until `previousExpiresAt`. */
-  previousLookup: string | null;
-  previousKeyHash: Buffer | null;
-  previousExpiresAt: Date | null;
-  userId: string;
-  orgId: string;
-  scopes: string[];
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
-  /** Owner standing: null when the owner is no longer a member of the key's org. */
-  email: string | null;
-  role: Role | null;
-  plan: Plan | null;
-  memberCount: number;
-  /** The key's org's meters on the day the batch was verified for (zeros when nothing was charged). */
-  usage: Counters;
-}
-
 interface RawVerificationRow {
   id: string;
   lookup: string;
@@ -173,7 +149,7 @@ const toVerificationRow = (r: RawVerificationRow): KeyVerificationRow => ({
 });
 
 @Injectable()
-export class ApiKeyRepository {
+export class ApiKeyRepository implements ApiKeyStore {
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
     @InjectDataSource() private readonly db: DataSource,

@@ -1,5 +1,5 @@
 import { HttpException, HttpStatus, Injectable, type CanActivate } from '@nestjs/common';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 
 /** 501 when API_KEY_SECRET is not configured. Placed after authentication. */
 @Injectable()

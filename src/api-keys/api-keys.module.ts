@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { ApiKeyStoreModule } from './api-key-store.module.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -8,7 +9,7 @@ import { OrgApiKeysController } from './org-api-keys.controller.js';
 import { MintRateGuard } from './mint-rate.guard.js';
 
 @Module({
-  imports: [AuthModule, AuditModule],
+  imports: [AuthModule, AuditModule, ApiKeyStoreModule],
   providers: [ApiKeysService, ApiKeysEnabledGuard, MintRateGuard],
   exports: [ApiKeysService],
 })

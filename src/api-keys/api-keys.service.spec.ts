@@ -6,7 +6,7 @@ import type { VerificationInvalidation } from '../auth/verification-cache/verifi
 import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
 import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
 import type { EntityManager } from 'typeorm';

@@ -2,7 +2,7 @@ import { HttpException, HttpStatus, Injectable, type CanActivate, type Execution
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 
 /**
  * Mints per user per minute (MINT_RATE_LIMIT, default 30; 0 = off): 429 with `Retry-After`

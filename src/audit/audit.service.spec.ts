@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { runWithRequestOrigin } from '../common/request-context.js';
 import type { AuditRepository, NewAuditRow } from './audit.repository.js';

@@ -31,7 +31,7 @@ import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { decodeCursor, pageOf, MAX_PAGE_LIMIT, type KeysetPosition } from '../common/pagination.js';
 import { isUuid } from '../common/roles.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { currentRequestOrigin, scrubCredentials } from '../common/request-context.js';
 import type { AuditAction } from './audit-actions.js';

@@ -2,10 +2,10 @@ import { createSecretKey } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
 import { noCache } from './verification-cache/no-cache.js';
-import type { ApiKeyRepository, KeyVerificationRow } from '../api-keys/api-key.repository.js';
+import type { ApiKeyStore, KeyVerificationRow } from './api-key-store.js';
 import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { generateApiKey, hashApiKey, hashesEqual, type GeneratedKey } from './api-key-format.js';
@@ -93,7 +93,7 @@ function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOr
   const lastUsed = { touch: vi.fn() };
   const metrics = new AuthMetrics();
   const verifier = new ApiKeyVerifier(
-    keys.repository as unknown as ApiKeyRepository,
+    keys.repository as unknown as ApiKeyStore,
     directory,
     settings,
     lastUsed as unknown as LastUsedWriter,

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeyRepository, type KeyVerificationRow } from '../api-keys/api-key.repository.js';
+import DataLoader from 'dataloader';
+import { ApiKeyStore, type KeyVerificationRow } from './api-key-store.js';
 import { effectiveScopes } from '../common/roles.js';
 import { utcDay } from '../common/clock.js';
-import { TurnBatcher } from '../common/turn-batcher.js';
-import { attachUsageSnapshot } from '../usage/usage-snapshot.js';
-import { Settings } from '../core/settings.js';
+import { attachUsageSnapshot } from './usage-snapshot.js';
+import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { hashApiKey, hashesEqual, parseApiKey } from './api-key-format.js';
@@ -16,37 +16,28 @@ import { VerificationCache, type CachedKeyRow } from './verification-cache/verif
 /** Compared against when a lookup id has no row: an HMAC-SHA-256's length, matching no key. */
 const NO_SUCH_KEY_HASH = Buffer.alloc(32);
 
+type VerifiedRow = KeyVerificationRow & { day: string };
+
 /**
  * Verifies API keys: from the verification cache while this instance holds its lease (a change
  * anywhere is applied here before the writer's request answers), else against the database.
  * Database verifications that arrive in the same event-loop turn share one `WHERE lookup =
- * ANY($1)` statement; a request that arrives while a batch is in flight waits for the next one,
- * so no answer predates its request.
+ * ANY($1)` statement (a DataLoader scheduled on setImmediate, so every request parsed in the
+ * turn is in); it keeps no cache, so a request that arrives while a batch is in flight goes into
+ * the next one and no answer predates its request.
  */
-type VerifiedRow = KeyVerificationRow & { day: string };
-
 @Injectable()
 export class ApiKeyVerifier {
-  private readonly rows = new TurnBatcher<string, VerifiedRow>(
-    async (lookups) => {
-      const day = utcDay(this.settings.clock.now());
-      const found = new Map<string, VerifiedRow>();
-      for (const r of await this.fetch(lookups, day)) {
-        const row = { ...r, day };
-        found.set(r.lookup, row);
-        // A rotated key in its grace period answers to its previous lookup too.
-        if (r.previousLookup) found.set(r.previousLookup, row);
-      }
-      return found;
-    },
-    (lookup) => lookup,
-  );
+  private readonly rows = new DataLoader<string, VerifiedRow | undefined>((lookups) => this.loadRows(lookups), {
+    cache: false,
+    batchScheduleFn: (run) => setImmediate(run),
+  });
   private readonly ownDirectory: boolean;
   /** Only with the built-in directory: a host's directory changes where no trigger sees them. */
   private readonly cached: boolean;
 
   constructor(
-    private readonly keys: ApiKeyRepository,
+    private readonly keys: ApiKeyStore,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
     private readonly lastUsed: LastUsedWriter,
@@ -106,8 +97,23 @@ export class ApiKeyVerifier {
     return null;
   }
 
-  private async fetch(lookups: string[], day: string): Promise<KeyVerificationRow[]> {
-    if (this.ownDirectory) return this.keys.findForVerification(lookups, true, day);
+  /** One statement for a batch of lookups; answers in the batch's order, undefined for no key. */
+  private async loadRows(lookups: readonly string[]): Promise<Array<VerifiedRow | undefined>> {
+    const day = utcDay(this.settings.clock.now());
+    const found = new Map<string, VerifiedRow>();
+    const unique = [...new Set(lookups)];
+    const rows = this.ownDirectory ? await this.keys.findForVerification(unique, true, day) : await this.withHostDirectory(unique, day);
+    for (const r of rows) {
+      const row = { ...r, day };
+      found.set(r.lookup, row);
+      // A rotated key in its grace period answers to its previous lookup too.
+      if (r.previousLookup) found.set(r.previousLookup, row);
+    }
+    return lookups.map((lookup) => found.get(lookup));
+  }
+
+  /** The keys from our table, their owners' standing from the host's directory. */
+  private async withHostDirectory(lookups: string[], day: string): Promise<KeyVerificationRow[]> {
     const rows = await this.keys.findForVerification(lookups, false, day);
     const live = rows.filter((r) => !r.revokedAt);
     const contexts = await this.directory.memberContexts(live.map((r) => ({ userId: r.userId, orgId: r.orgId })));

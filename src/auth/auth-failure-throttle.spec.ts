@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { TestClock } from '../../test/support/clock.js';
 import { AuthFailureThrottle, throttledUnit } from './auth-failure-throttle.js';
 

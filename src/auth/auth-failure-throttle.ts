@@ -4,7 +4,7 @@ import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 
 const WINDOW_MS = 60_000;
 /** Store entries outlive their window a little; expiry there is only garbage collection (windows follow the clock). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import type { ApiKeyStore } from './api-key-store.js';
 import { LastUsedWriter } from './last-used-writer.js';
 
 function fakeRepository() {
@@ -10,7 +10,7 @@ function fakeRepository() {
       if (fail) throw new Error('connection refused');
       writes.push({ ids, at });
     },
-  } as unknown as ApiKeyRepository;
+  } as unknown as ApiKeyStore;
   return { repo, writes, failNext: (v: boolean) => (fail = v) };
 }
 

@@ -1,11 +1,17 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import { ApiKeyStore } from './api-key-store.js';
 
 const MINUTE = 60_000;
 
 /**
  * Records `last_used_at` behind the response: the first use of a key is written at once (in
  * the next batch), later uses at most once a minute per key, many keys per UPDATE.
+ *
+ * Not a DataLoader like the per-turn read batchers: nobody awaits an answer (the request has
+ * already been answered), most calls are dropped by the one-minute window before they could be
+ * queued, a key's pending stamp is overwritten rather than queued twice, and shutdown must drain
+ * what is pending or in flight before the pool closes. DataLoader has none of these, so it is a
+ * time-windowed write-behind of its own.
  */
 @Injectable()
 export class LastUsedWriter implements OnApplicationShutdown {
@@ -16,7 +22,7 @@ export class LastUsedWriter implements OnApplicationShutdown {
   private scheduled = false;
   private inFlight: Promise<void> | null = null;
 
-  constructor(private readonly keys: ApiKeyRepository) {}
+  constructor(private readonly keys: ApiKeyStore) {}
 
   touch(keyId: string, storedLastUsed: Date | null, now: Date): void {
     const t = now.getTime();

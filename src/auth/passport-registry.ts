@@ -5,8 +5,15 @@ import type { Strategy } from 'passport';
 /**
  * A passport instance per module instance. @nestjs/passport registers strategies on the one
  * global passport object, so two apps (or two configurations) in one process would overwrite
- * each other's strategies: the last one started would authenticate for all. Our strategies
- * register here instead, and CredentialGuard authenticates through this instance.
+ * each other's strategies: the last one started would authenticate for all, and a host's own
+ * `api-key` strategy would replace ours or be replaced by it. Our strategies register here
+ * instead, and CredentialGuard authenticates through this instance.
+ *
+ * This is for correctness, not speed: per request it is the same one `passport.authenticate`
+ * call that @nestjs/passport's AuthGuard makes. The strategies still come from its
+ * `PassportStrategy` mixin; only the global registration is skipped. Tests that start several
+ * instances in one process need it (test/e2e/verification-cache.test.ts starts three, each with
+ * its own cache and lease): on the global object all three would verify through the last one's.
  */
 @Injectable()
 export class PassportRegistry {

@@ -1,4 +1,5 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
+import DataLoader from 'dataloader';
 import { roleCeiling } from '../common/roles.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
@@ -17,11 +18,9 @@ async function settle<T>(call: () => Promise<T>): Promise<Settled<T>> {
   }
 }
 
-interface Pending {
+interface Lookup {
   userId: string;
   requested: string | null;
-  resolve: (orgs: MemberContext[]) => void;
-  reject: (error: unknown) => void;
 }
 
 /**
@@ -37,8 +36,15 @@ interface Pending {
  */
 @Injectable()
 export class SessionOrgResolver {
-  private queue: Pending[] = [];
-  private scheduled = false;
+  /**
+   * Per-turn batching (setImmediate, so every request parsed in the turn is in), no cache: a
+   * lookup that arrives while a batch is in flight goes into the next one. Each answer is settled
+   * so that a failed directory call rejects only the lookups that depended on it, with its own error.
+   */
+  private readonly loader = new DataLoader<Lookup, Settled<MemberContext[]>>((batch) => this.runBatch(batch), {
+    cache: false,
+    batchScheduleFn: (run) => setImmediate(run),
+  });
 
   private readonly cached: boolean;
 
@@ -73,21 +79,13 @@ export class SessionOrgResolver {
     return orgs;
   }
 
-  private load(userId: string, requested: string | null): Promise<MemberContext[]> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ userId, requested, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.runBatch());
-      }
-    });
+  private async load(userId: string, requested: string | null): Promise<MemberContext[]> {
+    const answer = await this.loader.load({ userId, requested });
+    if (!answer.ok) throw answer.error;
+    return answer.value;
   }
 
-  private async runBatch(): Promise<void> {
-    const batch = this.queue;
-    this.queue = [];
-    this.scheduled = false;
-
+  private async runBatch(batch: readonly Lookup[]): Promise<Array<Settled<MemberContext[]>>> {
     const pairs = new Map<string, { userId: string; orgId: string }>();
     const users = new Map<string, Promise<Settled<MemberContext[]>>>();
     for (const p of batch) {
@@ -99,18 +97,11 @@ export class SessionOrgResolver {
     const perUser = new Map<string, Settled<MemberContext[]>>();
     for (const [userId, result] of users) perUser.set(userId, await result);
 
-    for (const p of batch) {
-      if (p.requested) {
-        if (!named.ok) p.reject(named.error);
-        else {
-          const ctx = named.value.get(memberKey(p.userId, p.requested));
-          p.resolve(ctx ? [ctx] : []);
-        }
-      } else {
-        const r = perUser.get(p.userId)!;
-        if (!r.ok) p.reject(r.error);
-        else p.resolve(r.value);
-      }
-    }
+    return batch.map((p): Settled<MemberContext[]> => {
+      if (!p.requested) return perUser.get(p.userId)!;
+      if (!named.ok) return named;
+      const ctx = named.value.get(memberKey(p.userId, p.requested));
+      return { ok: true, value: ctx ? [ctx] : [] };
+    });
   }
 }

@@ -5,7 +5,7 @@ import { JwksClient } from 'jwks-rsa';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { Strategy } from 'passport-jwt';
 import { isUuid } from '../common/roles.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { looksLikeApiKey } from './api-key-format.js';
 import { SESSION_STRATEGY } from './auth.constants.js';
 import { bearerToken } from './http-utils.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isPlan, isRole, isUuid, PLANS, ROLES, type Plan, type Role } from '../common/roles.js';
 import type { INestApplicationContext } from '@nestjs/common';
-import { isMeter, METERS, type Meter } from '../usage/meters.js';
+import { isMeter, METERS, type Meter } from '../common/meters.js';
 import type { DirectoryAdminService } from './directory-admin.service.js';
 
 /**
@@ -219,7 +219,7 @@ export const COMMANDS: Record<string, CommandSpec<unknown>> = {
     run: async (_s, a, app) => {
       const [{ UsageExporter }, { UnknownOrgError }, { BadRequestException }, { AdminError }] = await Promise.all([
         import('../usage/usage-export.js'),
-        import('../usage/meters.js'),
+        import('../common/meters.js'),
         import('@nestjs/common'),
         import('./directory-admin.service.js'),
       ]);

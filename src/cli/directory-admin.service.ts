@@ -6,10 +6,10 @@ import { Transactions } from '../database/transactions.js';
 import { signSessionToken } from '../auth/session-token.js';
 import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import type { Plan, Role } from '../common/roles.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
 import { UsageService } from '../usage/usage.service.js';
-import type { Meter } from '../usage/meters.js';
+import type { Meter } from '../common/meters.js';
 
 /** A failure the operator can act on; its message goes to stderr as it is. */
 export class AdminError extends Error {}

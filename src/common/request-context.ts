@@ -2,7 +2,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../auth/principal.js';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
@@ -39,9 +38,17 @@ export function routeOf(request: FastifyRequest | undefined): string {
   return request?.routeOptions?.url ?? UNMATCHED_ROUTE;
 }
 
+/** The ids of auth's Principal that logs carry; declared here so common/ imports nothing above it. */
+interface PrincipalIds {
+  kind: string;
+  userId: string;
+  orgId: string | null;
+  keyId?: string;
+}
+
 /** Who made the request, by id only: never the credential. */
 export function principalIds(request: FastifyRequest | undefined): Record<string, string> {
-  const principal = (request as { user?: Principal } | undefined)?.user;
+  const principal = (request as { user?: PrincipalIds } | undefined)?.user;
   if (!principal) return {};
   const ids: Record<string, string> = { auth: principal.kind, user_id: principal.userId };
   if (principal.orgId) ids.org_id = principal.orgId;

@@ -15,7 +15,7 @@ import {
   validateSync,
 } from 'class-validator';
 import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
-import type { KeysUsageIdentityOptions } from '../core/keys-usage-identity.options.js';
+import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;

@@ -1,18 +1,21 @@
 import { Global, Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import { ApiKeyStore } from '../auth/api-key-store.js';
 import { Clock } from '../common/clock.js';
-import { ENTITIES } from '../database/schema.js';
+import { ENTITIES } from './schema.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { UsageRepository } from '../usage/usage.repository.js';
-import { ActivityEvents } from './activity-events.js';
+import { ActivityEvents } from '../events/activity-events.js';
 import { KEYS_USAGE_IDENTITY_OPTIONS } from './keys-usage-identity.module-definition.js';
-import type { KeysUsageIdentityOptions } from './keys-usage-identity.options.js';
-import { Settings } from './settings.js';
+import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
+import { Settings } from '../settings/settings.js';
 
 /**
- * Settings and persistence shared by the feature modules. Global only so the feature modules
- * see it; it exports this module's own tokens and registers nothing that acts on a host's routes.
+ * What every module below the root needs: the settings, the clock, the activity events, the org
+ * directory, and auth's ApiKeyStore port bound to api-keys' repository (the one place auth meets
+ * the key feature, so neither imports the other). Global only so the feature modules see these
+ * tokens; it registers no feature's repository of its own and nothing that acts on a host's routes.
  */
 @Global()
 @Module({})
@@ -20,7 +23,7 @@ export class CoreModule {
   static register(optionsProviders: Provider[], imports: DynamicModule['imports'], directory: Type<OrgDirectory>): DynamicModule {
     return {
       module: CoreModule,
-      imports: [...(imports ?? []), TypeOrmModule.forFeature(ENTITIES)],
+      imports: [...(imports ?? []), TypeOrmModule.forFeature(ENTITIES), ApiKeyStoreModule],
       providers: [
         ...optionsProviders,
         {
@@ -30,12 +33,11 @@ export class CoreModule {
         },
         { provide: Clock, inject: [Settings], useFactory: (s: Settings) => s.clock },
         ActivityEvents,
-        ApiKeyRepository,
-        UsageRepository,
+        { provide: ApiKeyStore, useExisting: ApiKeyRepository },
         directory,
         { provide: OrgDirectory, useExisting: directory },
       ],
-      exports: [Settings, Clock, ActivityEvents, ApiKeyRepository, UsageRepository, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
+      exports: [Settings, Clock, ActivityEvents, ApiKeyStore, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
     };
   }
 }

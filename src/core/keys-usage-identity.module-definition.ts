@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder, type Type } from '@nestjs/common';
 import type { OrgDirectory } from '../directory/org-directory.js';
-import type { KeysUsageIdentityOptions } from './keys-usage-identity.options.js';
+import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 
 /** Decided when the module is imported (they shape the module graph), so not async. */
 export interface KeysUsageIdentityExtras {

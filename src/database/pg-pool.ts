@@ -9,7 +9,7 @@ import type { DataSource } from 'typeorm';
  */
 export function pgPoolOf(dataSource: DataSource): Pool | undefined {
   const driver: unknown = dataSource.driver;
-  if (dataSource.options.type !== 'postgres' || typeof driver !== 'object' || driver === null || !('master' in driver)) return undefined;
+  if (dataSource.options?.type !== 'postgres' || typeof driver !== 'object' || driver === null || !('master' in driver)) return undefined;
   return (driver.master ?? undefined) as Pool | undefined;
 }
 

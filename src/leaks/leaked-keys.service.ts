@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { hashApiKey, hashesEqual, parseApiKey } from '../auth/api-key-format.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 
 export interface GithubTokenReport {
   token_hash: string;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { throttledUnit } from '../auth/auth-failure-throttle.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 
 export const REPORT_LIMIT = Symbol('REPORT_LIMIT');
 const WINDOW_MS = 60_000;

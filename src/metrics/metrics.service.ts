@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { AuthMetrics, type VerificationOutcome } from '../auth/auth-metrics.js';
-import { ActivityEvents } from '../core/activity-events.js';
-import { METERS } from '../usage/meters.js';
+import { ActivityEvents } from '../events/activity-events.js';
+import { METERS } from '../common/meters.js';
 import { METRICS_OPTIONS, type MetricsOptions } from './metrics.options.js';
 import { pgPoolOf } from '../database/pg-pool.js';
 

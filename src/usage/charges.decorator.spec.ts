@@ -4,7 +4,7 @@ import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-hos
 import { lastValueFrom, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/principal.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { ChargeInterceptor, ChargesMeta } from './charges.decorator.js';
 import type { UsageService } from './usage.service.js';
 

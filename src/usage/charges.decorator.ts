@@ -16,8 +16,8 @@ import { Reflector } from '@nestjs/core';
 import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
 import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
-import { Settings } from '../core/settings.js';
-import { UnknownOrgError, UsageLimitExceededError, type Meter } from './meters.js';
+import { Settings } from '../settings/settings.js';
+import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
 import { UsageService, type ChargeResult } from './usage.service.js';
 
 export const ChargesMeta = Reflector.createDecorator<{ meter: Meter; count: number }>();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ActivityEvents, type ActivityEvent } from '../core/activity-events.js';
+import { ActivityEvents, type ActivityEvent } from '../events/activity-events.js';
 import { MAX_PENDING_REFUNDS, PendingRefunds } from './pending-refunds.js';
-import { SYSTEM_ATTRIBUTION, type Attribution } from './meters.js';
+import { SYSTEM_ATTRIBUTION, type Attribution } from '../common/meters.js';
 import type { UsageRepository } from './usage.repository.js';
 
 const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });

@@ -3,7 +3,7 @@ import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import type { Principal } from '../auth/principal.js';
 import { utcDay } from '../common/clock.js';
 import type { Plan } from '../common/roles.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { resolveDayRange } from './day-range.js';
 import { UsageRepository } from './usage.repository.js';

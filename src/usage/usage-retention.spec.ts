@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TestClock } from '../../test/support/clock.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import type { UsageRepository } from './usage.repository.js';
 import { UsageRetention } from './usage-retention.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { utcDay } from '../common/clock.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { oldestKeptDay } from './day-range.js';
 import { UsageRepository } from './usage.repository.js';
 

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { ChargeInterceptor } from './charges.decorator.js';
 import { ApiKeyUsageController, OrgKeyUsageController } from './key-usage.controller.js';
@@ -6,13 +7,14 @@ import { UsageController } from './usage.controller.js';
 import { UsageExporter } from './usage-export.js';
 import { UsageHistoryService } from './usage-history.service.js';
 import { UsageRetention } from './usage-retention.js';
+import { UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';
 import { PendingRefunds } from './pending-refunds.js';
 
-/** The metering engine. Exports UsageService and the interceptor behind `@Charges()`. */
+/** The metering engine; owns usage_counters and usage_attributions. Exports UsageService and the interceptor behind `@Charges()`. */
 @Module({
-  imports: [AuthModule],
-  providers: [UsageService, ChargeInterceptor, PendingRefunds, UsageHistoryService, UsageRetention, UsageExporter],
+  imports: [AuthModule, ApiKeyStoreModule],
+  providers: [UsageRepository, UsageService, ChargeInterceptor, PendingRefunds, UsageHistoryService, UsageRetention, UsageExporter],
   exports: [UsageService, ChargeInterceptor, UsageHistoryService, UsageRetention, UsageExporter],
 })
 export class UsageModule {

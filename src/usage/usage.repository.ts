@@ -5,8 +5,8 @@ import type { DataSource } from 'typeorm';
 import type { Limit, MeterLimits } from '../common/plan-limits.js';
 import type { Plan } from '../common/roles.js';
 import { TurnBatcher } from '../common/turn-batcher.js';
-import { Settings } from '../core/settings.js';
-import type { Attribution, Counters, CredentialKind, Meter } from './meters.js';
+import { Settings } from '../settings/settings.js';
+import type { Attribution, Counters, CredentialKind, Meter } from '../common/meters.js';
 import { pgPool } from '../database/pg-pool.js';
 
 /** One charge as the batch statement takes it. */

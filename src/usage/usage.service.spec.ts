@@ -4,9 +4,9 @@ import { TestClock } from '../../test/support/clock.js';
 import type { Principal } from '../auth/principal.js';
 import { parsePlanLimits, type Limit } from '../common/plan-limits.js';
 import type { Plan } from '../common/roles.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
-import { UnknownOrgError, UsageLimitExceededError, type Attribution, type Counters, type Meter } from './meters.js';
+import { UnknownOrgError, UsageLimitExceededError, type Attribution, type Counters, type Meter } from '../common/meters.js';
 import type { ChargeRequest, UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';
 
@@ -243,8 +243,8 @@ describe('UsageService', () => {
 
 describe('UsageService.report with an API key verified this turn', () => {
   it('uses the meters the verification statement read, without a second read', async () => {
-    const { attachUsageSnapshot } = await import('./usage-snapshot.js');
-    const { Settings } = await import('../core/settings.js');
+    const { attachUsageSnapshot } = await import('../auth/usage-snapshot.js');
+    const { Settings } = await import('../settings/settings.js');
     const { UsageService } = await import('./usage.service.js');
     const clock = { now: () => new Date('2026-03-01T10:00:00Z') };
     const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock });

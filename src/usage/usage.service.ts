@@ -3,8 +3,8 @@ import type { Principal } from '../auth/principal.js';
 import type { Limit } from '../common/plan-limits.js';
 import { nextUtcMidnight, utcDay } from '../common/clock.js';
 import type { Plan } from '../common/roles.js';
-import { ActivityEvents } from '../core/activity-events.js';
-import { Settings } from '../core/settings.js';
+import { ActivityEvents } from '../events/activity-events.js';
+import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import {
   limitKeyOf,
@@ -14,11 +14,11 @@ import {
   type Attribution,
   type Counters,
   type Meter,
-} from './meters.js';
+} from '../common/meters.js';
 import { EventOutbox } from '../events/event-outbox.js';
 import { PendingRefunds } from './pending-refunds.js';
 import { UsageRepository, type DailyRow } from './usage.repository.js';
-import { usageSnapshotOf } from './usage-snapshot.js';
+import { usageSnapshotOf } from '../auth/usage-snapshot.js';
 
 export interface MeterReport {
   used: number;

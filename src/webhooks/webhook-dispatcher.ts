@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { PgBoss, type JobInsert, type JobWithMetadata } from 'pg-boss';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { EventOutbox } from '../events/event-outbox.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';

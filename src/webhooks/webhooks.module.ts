@@ -1,5 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { EventOutboxModule } from '../events/event-outbox.module.js';
 import { LeakedKeysController } from '../leaks/leaked-keys.controller.js';
 import { LeakedKeysService } from '../leaks/leaked-keys.service.js';
@@ -31,7 +32,7 @@ export class EventsModule {
   static register(options: EventsModuleOptions): DynamicModule {
     return {
       module: EventsModule,
-      imports: [EventOutboxModule, TypeOrmModule.forFeature([WebhookEndpointEntity, WebhookDeliveryEntity])],
+      imports: [EventOutboxModule, ApiKeyStoreModule, TypeOrmModule.forFeature([WebhookEndpointEntity, WebhookDeliveryEntity])],
       controllers: [WebhooksController, LeakedKeysController],
       providers: [
         { provide: EVENTS_SETTINGS, useValue: options.events },

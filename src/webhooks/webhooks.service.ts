@@ -4,7 +4,7 @@ import { actorOf, AuditService } from '../audit/audit.service.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf, type PageQuery } from '../common/pagination.js';
-import { Settings } from '../core/settings.js';
+import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { TEST_EVENT_TYPE } from '../events/event-types.js';
 import { Transactions } from '../database/transactions.js';

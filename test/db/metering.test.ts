@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { UnknownOrgError, UsageLimitExceededError } from '../../src/usage/meters.js';
+import { UnknownOrgError, UsageLimitExceededError } from '../../src/common/meters.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { TestClock } from '../support/clock.js';
 import { createSeededDatabase, createTestDatabase, type TestDatabase } from '../support/database.js';

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runMigrationsLocked } from '../../src/database/migrate.js';
-import { ENTITIES, MIGRATIONS } from '../../src/database/schema.js';
+import { ENTITIES, MIGRATIONS } from '../../src/core/schema.js';
 import { databaseUrl } from '../support/database.js';
 
 describe('migrations on an empty PostgreSQL database', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/principal.js';
-import { UsageLimitExceededError } from '../../src/usage/meters.js';
+import { UsageLimitExceededError } from '../../src/common/meters.js';
 import { UsageRepository } from '../../src/usage/usage.repository.js';
 import { UsageRetention } from '../../src/usage/usage-retention.js';
 import { UsageService } from '../../src/usage/usage.service.js';

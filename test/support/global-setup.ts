@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { DataSource } from 'typeorm';
-import { MIGRATIONS } from '../../src/database/schema.js';
+import { MIGRATIONS } from '../../src/core/schema.js';
 import { runMigrationsLocked } from '../../src/database/migrate.js';
 import { browserTier } from './chromium.js';
 import { chooseTestDatabase, probePostgres, startEmbeddedPostgres, type EmbeddedServer } from './test-postgres.js';

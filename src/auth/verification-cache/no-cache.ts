@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { Settings } from '../../core/settings.js';
+import { Settings } from '../../settings/settings.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { VerificationCache } from './verification-cache.js';
 import { VerificationLease } from './verification-lease.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KeyVerificationRow } from '../../api-keys/api-key.repository.js';
-import { Settings } from '../../core/settings.js';
+import type { KeyVerificationRow } from '../api-key-store.js';
+import { Settings } from '../../settings/settings.js';
 import type { MemberContext } from '../../directory/org-directory.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { VerificationCache } from './verification-cache.js';

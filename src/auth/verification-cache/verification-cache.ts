@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import type { KeyVerificationRow } from '../../api-keys/api-key.repository.js';
-import { Settings } from '../../core/settings.js';
+import type { KeyVerificationRow } from '../api-key-store.js';
+import { Settings } from '../../settings/settings.js';
 import type { MemberContext } from '../../directory/org-directory.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { VerificationLease, type CacheStamp, type InvalidationTargets } from './verification-lease.js';

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { Settings } from '../../core/settings.js';
+import { Settings } from '../../settings/settings.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
 import { pgPoolOf } from '../../database/pg-pool.js';

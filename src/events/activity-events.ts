@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Meter } from '../usage/meters.js';
+import type { Meter } from '../common/meters.js';
 
 export type ActivityEvent =
   | { type: 'api_key.minted' }

@@ -1,5 +1,5 @@
-import type { Principal } from '../auth/principal.js';
-import type { Counters } from './meters.js';
+import type { Principal } from './principal.js';
+import type { Counters } from '../common/meters.js';
 
 /**
  * Today's meters as read by the very statement that verified the request's API key, so that

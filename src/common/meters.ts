@@ -1,4 +1,4 @@
-import type { Limit, MeterLimits } from '../common/plan-limits.js';
+import type { Limit, MeterLimits } from './plan-limits.js';
 
 export const METERS = ['asks', 'retrieves', 'imports', 'captures'] as const;
 export type Meter = (typeof METERS)[number];

@@ -1,0 +1,69 @@
+/**
+ * The module graph points one way (issue 13; STYLE.md "The shape: layers that point one way").
+ * `npm test` runs this over src/ (tests excluded) before vitest; a cycle or an arrow that points
+ * up fails the run. Layers, lowest first:
+ *
+ *   base      common/ (roles, clock, meters, plan limits, openapi helpers), settings/ (the module's
+ *             options turned into Settings), config/ (the server's env), database/ low parts
+ *             (transactions, connection errors, migrations and the migrator)
+ *   stores    directory/ (users, orgs, members, the OrgDirectory port), events/ (outbox, activity)
+ *   auth      auth/: strategies, guards, decorators, the principal, key verification. It reads
+ *             api keys through its own ApiKeyStore port, which api-keys implements and the
+ *             assembler binds, so auth never imports a feature.
+ *   features  audit/ < api-keys/ < usage/, leaks/ < webhooks/; identity/ and orgs/ import no feature
+ *             (inside base: common/ < settings/ < config/, database/ beside settings; inside stores,
+ *             directory/ and events/ import neither other)
+ *   library   core/: the dynamic module a host imports (forRoot/forFeature), the ENTITIES/MIGRATIONS list
+ *   server    main, bootstrap, app.module, cli/, http/, health/, metrics/, account/, observability/,
+ *             and database/'s embedded-server files (data-source-options, embedded, open-database, migrate-cli)
+ */
+const BASE = '^src/(common|settings|config)/|^src/database/(transactions|connection-errors|migrate|migration-schema|pg-pool)[.]ts$|^src/database/migrations/';
+const STORES = '^src/(directory|events)/';
+const AUTH = '^src/auth/';
+const FEATURES = '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks)/';
+const LIBRARY = '^src/core/|^src/index[.]ts$';
+const SERVER =
+  '^src/(main|bootstrap|app[.]module)[.]ts$|^src/(cli|http|health|metrics|account|observability)/|^src/database/(data-source-options|embedded|open-database|migrate-cli)[.]ts$';
+
+const up = (name, from, to, comment) => ({ name, severity: 'error', comment, from: { path: from }, to: { path: to } });
+/** A feature may import only the features listed for it (the one allowed direction between features). */
+const feature = (name, allowed) => {
+  const others = ['audit', 'api-keys', 'usage', 'identity', 'orgs', 'leaks', 'webhooks'].filter((f) => f !== name && !allowed.includes(f));
+  return up(`feature-${name}`, `^src/${name}/`, `^src/(${others.join('|')})/`, `${name}/ may import ${allowed.length ? allowed.join(', ') : 'no other feature'}`);
+};
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'Import cycles between files: split the file that holds two things.', from: {}, to: { circular: true } },
+    up('base-up', BASE, `${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`, 'common/settings/config/database import nothing above them'),
+    up('common-up', '^src/common/', '^src/(settings|config|database)/', 'common/ is the bottom: it imports no other folder'),
+    up('settings-up', '^src/settings/', '^src/(config|database)/', 'settings/ imports only common/'),
+    up('database-low-up', '^src/database/(transactions|connection-errors|migrate|migration-schema|pg-pool)[.]ts$|^src/database/migrations/', '^src/(settings|config)/', "database/'s library parts read no settings or env"),
+    up('stores-apart', '^src/directory/', '^src/events/', 'directory/ and events/ are independent stores'),
+    up('stores-apart-2', '^src/events/', '^src/directory/', 'directory/ and events/ are independent stores'),
+    up('stores-up', STORES, `${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`, 'directory/ and events/ import only the base layer'),
+    up('auth-up', AUTH, `${FEATURES}|${LIBRARY}|${SERVER}`, 'auth defines ports (ApiKeyStore) instead of importing a feature'),
+    up('features-up', FEATURES, `${LIBRARY}|${SERVER}`, 'features never import the assembler or the server'),
+    up('library-up', LIBRARY, SERVER, 'what a host imports never imports the standalone server'),
+    feature('audit', []),
+    feature('api-keys', ['audit']),
+    feature('usage', ['api-keys']),
+    feature('leaks', ['api-keys', 'audit']),
+    feature('webhooks', ['leaks', 'audit', 'api-keys']),
+    feature('identity', []),
+    feature('orgs', []),
+    {
+      name: 'no-unknown-folder',
+      severity: 'error',
+      comment: 'Every file under src/ that imports anything belongs to a layer above; a new top-level folder must be given one here.',
+      from: { path: '^src/', pathNot: `${BASE}|${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}` },
+      to: {},
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '[.]spec[.]ts$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

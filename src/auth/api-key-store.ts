@@ -1,0 +1,36 @@
+import type { Counters } from '../common/meters.js';
+import type { Plan, Role } from '../common/roles.js';
+
+/** A key row as verification needs it, with its owner's standing in the key's org. */
+export interface KeyVerificationRow {
+  id: string;
+  lookup: string;
+  keyHash: Buffer;
+  /** Rotation: the replaced secret, which verifies until `previousExpiresAt`. */
+  previousLookup: string | null;
+  previousKeyHash: Buffer | null;
+  previousExpiresAt: Date | null;
+  userId: string;
+  orgId: string;
+  scopes: string[];
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  /** Owner standing: null when the owner is no longer a member of the key's org. */
+  email: string | null;
+  role: Role | null;
+  plan: Plan | null;
+  memberCount: number;
+  /** The key's org's meters on the day the batch was verified for (zeros when nothing was charged). */
+  usage: Counters;
+}
+
+/**
+ * What auth needs from the api_keys table: the verification read and the last-used write-behind.
+ * A port: auth (below the features) declares it, api-keys' ApiKeyRepository implements it, and
+ * the root module (core/) binds the one to the other, so auth never imports the api-keys feature.
+ */
+export abstract class ApiKeyStore {
+  abstract findForVerification(lookups: string[], withDirectory: boolean, day: string): Promise<KeyVerificationRow[]>;
+  abstract touchLastUsed(ids: string[], at: Date[]): Promise<void>;
+}
