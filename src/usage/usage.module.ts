@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
-import { ChargeInterceptor } from './charges.decorator.js';
+import { ChargeGate, ChargeInterceptor } from './charges.decorator.js';
 import { ApiKeyUsageController, OrgKeyUsageController } from './key-usage.controller.js';
 import { UsageController } from './usage.controller.js';
 import { UsageExporter } from './usage-export.js';
@@ -9,11 +9,11 @@ import { UsageRetention } from './usage-retention.js';
 import { UsageService } from './usage.service.js';
 import { PendingRefunds } from './pending-refunds.js';
 
-/** The metering engine. Exports UsageService and the interceptor behind `@Charges()`. */
+/** The metering engine. Exports UsageService and what `@Charges()` charges through. */
 @Module({
   imports: [AuthModule],
-  providers: [UsageService, ChargeInterceptor, PendingRefunds, UsageHistoryService, UsageRetention, UsageExporter],
-  exports: [UsageService, ChargeInterceptor, UsageHistoryService, UsageRetention, UsageExporter],
+  providers: [UsageService, ChargeGate, ChargeInterceptor, PendingRefunds, UsageHistoryService, UsageRetention, UsageExporter],
+  exports: [UsageService, ChargeGate, ChargeInterceptor, UsageHistoryService, UsageRetention, UsageExporter],
 })
 export class UsageModule {
   static withHttp(): DynamicModule {
