@@ -170,7 +170,7 @@ describe('the library packed by `npm run pack:library` and installed from its ta
     expect(installed.has('keys-usage-identity')).toBe(true);
     expect(serverOnly.filter((name) => installed.has(name))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(scratch, 'node_modules/keys-usage-identity/package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(Object.keys(manifest.dependencies).sort()).toEqual(['jsonwebtoken', 'jwks-rsa', 'lru-cache', 'passport-custom', 'passport-jwt', 'rate-limiter-flexible']);
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['dataloader', 'jsonwebtoken', 'jwks-rsa', 'lru-cache', 'passport-custom', 'passport-jwt', 'rate-limiter-flexible']);
   });
 
   it("needs at run time only its manifest's dependencies and peers and Node itself", () => {
