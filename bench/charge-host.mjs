@@ -17,9 +17,15 @@ class AskController {
     return { org_id: principal.orgId };
   }
 }
-const ask = Object.getOwnPropertyDescriptor(AskController.prototype, 'ask');
-Reflect.decorate([Get('ask'), RequireScopes('decisions:read'), Charges('asks')], AskController.prototype, 'ask', ask);
+// As TypeScript applies them: parameter decorators first, then the method's (bottom up), and the
+// resulting descriptor defined on the prototype (@Charges wraps the method).
 CurrentPrincipal()(AskController.prototype, 'ask', 0);
+const ask = Object.getOwnPropertyDescriptor(AskController.prototype, 'ask');
+Object.defineProperty(
+  AskController.prototype,
+  'ask',
+  Reflect.decorate([Get('ask'), RequireScopes('decisions:read'), Charges('asks')], AskController.prototype, 'ask', ask),
+);
 Controller('host')(AskController);
 
 class HostModule {}

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import DataLoader from 'dataloader';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Limit, MeterLimits } from '../common/plan-limits.js';
 import type { Plan } from '../common/roles.js';
-import { TurnBatcher } from '../common/turn-batcher.js';
 import { Settings } from '../settings/settings.js';
 import type { Attribution, Counters, CredentialKind, Meter } from '../common/meters.js';
 import { pgPool } from '../database/pg-pool.js';
@@ -102,10 +102,42 @@ const readKey = (orgId: string, day: string) => `${orgId.toLowerCase()}|${day}`;
 
 const ZERO: Counters = { asks: 0, retrieves: 0, imports: 0, captures: 0 };
 
+/**
+ * How the usage path batches with `dataloader`: a batch is dispatched at the end of the
+ * event-loop turn (setImmediate runs after the poll phase, so every request parsed in the turn
+ * is in it), and with `serial`, not before the previous batch of the same loader has finished:
+ * what arrives meanwhile goes as one larger batch (charges of a hot org would only queue on its
+ * row lock otherwise). Nothing is cached: every load is answered by the batch it went out in.
+ */
+function endOfTurnLoader<K, V>(load: (keys: readonly K[]) => Promise<V[]>, serial: boolean): DataLoader<K, V> {
+  let busy = false;
+  let waiting: (() => void) | null = null;
+  return new DataLoader<K, V>(
+    serial
+      ? async (keys) => {
+          busy = true;
+          try {
+            return await load(keys);
+          } finally {
+            busy = false;
+            const next = waiting;
+            waiting = null;
+            if (next) setImmediate(next);
+          }
+        }
+      : load,
+    {
+      cache: false,
+      batchScheduleFn: (dispatch) => {
+        if (busy) waiting = dispatch;
+        else setImmediate(dispatch);
+      },
+    },
+  );
+}
+
 @Injectable()
 export class UsageRepository {
-  private sequence = 0;
-
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly settings: Settings,
@@ -115,44 +147,38 @@ export class UsageRepository {
    * The counters after the charge, or null when the limit refused it (nothing recorded).
    * Charges that arrive in the same event-loop turn share one statement and one commit
    * (`kui_charge_batch`), each still decided alone and in arrival order; the credential's
-   * share is written by the same statement, so attribution costs no round trip.
+   * share is written by the same statement, so attribution costs no round trip. One batch in
+   * flight per instance.
    */
-  async charge(request: ChargeRequest): Promise<Counters | null> {
-    return (await this.charges.load({ ...request, seq: ++this.sequence })) ?? null;
+  charge(request: ChargeRequest): Promise<Counters | null> {
+    return this.charges.load(request);
   }
 
-  private readonly charges = new TurnBatcher<ChargeRequest & { seq: number }, Counters>(
-    async (batch) => {
-      const result = await this.pool().query<{ idx: number; r_asks: number; r_retrieves: number; r_imports: number; r_captures: number }>({
-        name: 'kui_charge_batch',
-        text: 'SELECT idx, r_asks, r_retrieves, r_imports, r_captures FROM kui_charge_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
-        values: [
-          batch.map((c) => c.orgId),
-          batch.map((c) => c.day),
-          batch.map((c) => c.meter),
-          batch.map((c) => c.count),
-          batch.map((c) => c.limit),
-          batch.map((c) => c.plan),
-          batch.map((c) => c.limits.wallet),
-          batch.map((c) => c.limits.imports),
-          batch.map((c) => c.limits.captures),
-          batch.map((c) => c.by.kind),
-          batch.map((c) => c.by.credentialId),
-          batch.map((c) => c.by.userId),
-          !this.settings.usageSynchronousCommit,
-        ],
-      });
-      return new Map(
-        result.rows.map((r) => [
-          String(batch[r.idx - 1].seq),
-          { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures },
-        ]),
-      );
-    },
-    (c) => String(c.seq),
-    // One batch in flight per instance: charges of a hot org would only queue on its row lock.
-    1,
-  );
+  private readonly charges = endOfTurnLoader<ChargeRequest, Counters | null>(async (batch) => {
+    const result = await this.pool().query<{ idx: number; r_asks: number; r_retrieves: number; r_imports: number; r_captures: number }>({
+      name: 'kui_charge_batch',
+      text: 'SELECT idx, r_asks, r_retrieves, r_imports, r_captures FROM kui_charge_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+      values: [
+        batch.map((c) => c.orgId),
+        batch.map((c) => c.day),
+        batch.map((c) => c.meter),
+        batch.map((c) => c.count),
+        batch.map((c) => c.limit),
+        batch.map((c) => c.plan),
+        batch.map((c) => c.limits.wallet),
+        batch.map((c) => c.limits.imports),
+        batch.map((c) => c.limits.captures),
+        batch.map((c) => c.by.kind),
+        batch.map((c) => c.by.credentialId),
+        batch.map((c) => c.by.userId),
+        !this.settings.usageSynchronousCommit,
+      ],
+    });
+    // One row per charge that passed, by its 1-based position in the batch; a refused one has none.
+    const after: Array<Counters | null> = new Array<Counters | null>(batch.length).fill(null);
+    for (const r of result.rows) after[r.idx - 1] = { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures };
+    return after;
+  }, true);
 
   async refund(orgId: string, day: string, meter: Meter, count: number, by: Attribution): Promise<void> {
     await this.pool().query({ name: `kui_refund_${meter}`, text: REFUND_SQL[meter], values: [orgId, day, count, by.kind, by.credentialId] });
@@ -166,21 +192,19 @@ export class UsageRepository {
     return (await this.reads.load({ orgId, day })) ?? { ...ZERO };
   }
 
-  private readonly reads = new TurnBatcher<{ orgId: string; day: string }, Counters>(
-    async (keys) => {
-      const result = await this.pool().query<Counters & { org_id: string; day: string }>({
-        name: 'kui_read_usage_many',
-        text: `SELECT c.org_id, to_char(c.day, 'YYYY-MM-DD') AS day, c.asks, c.retrieves, c.imports, c.captures
-                 FROM usage_counters c
-                 JOIN unnest($1::uuid[], $2::date[]) AS k(org_id, day) ON c.org_id = k.org_id AND c.day = k.day`,
-        values: [keys.map((k) => k.orgId), keys.map((k) => k.day)],
-      });
-      return new Map(
-        result.rows.map((r) => [readKey(r.org_id, r.day), { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures }]),
-      );
-    },
-    (k) => readKey(k.orgId, k.day),
-  );
+  private readonly reads = endOfTurnLoader<{ orgId: string; day: string }, Counters | undefined>(async (keys) => {
+    const result = await this.pool().query<Counters & { org_id: string; day: string }>({
+      name: 'kui_read_usage_many',
+      text: `SELECT c.org_id, to_char(c.day, 'YYYY-MM-DD') AS day, c.asks, c.retrieves, c.imports, c.captures
+               FROM usage_counters c
+               JOIN unnest($1::uuid[], $2::date[]) AS k(org_id, day) ON c.org_id = k.org_id AND c.day = k.day`,
+      values: [keys.map((k) => k.orgId), keys.map((k) => k.day)],
+    });
+    const found = new Map(
+      result.rows.map((r) => [readKey(r.org_id, r.day), { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures }]),
+    );
+    return keys.map((k) => found.get(readKey(k.orgId, k.day)));
+  }, false);
 
   /**
    * Every UTC day from `from` to `to` (inclusive) of an org, days without charges as zeros;

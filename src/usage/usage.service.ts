@@ -67,6 +67,9 @@ export interface DailyUsage {
 const MAX_CHARGE = 1_000_000;
 /** Percentages of a daily limit that raise `usage.threshold`. */
 const THRESHOLDS = [80, 100] as const;
+/** Whether use going from `before` to `after` reaches `threshold` % of `limit` for the first time. */
+const crosses = (before: number, after: number, threshold: number, limit: number) =>
+  before * 100 < threshold * limit && after * 100 >= threshold * limit;
 
 /** The daily meters: read them (never charging) and charge them atomically. */
 @Injectable()
@@ -132,7 +135,13 @@ export class UsageService {
       throw new UsageLimitExceededError(meter, limit, used, count, resetsAt);
     }
     this.activity?.emit({ type: 'usage.charged', meter, count });
-    if (this.outbox && limit !== null) await this.noticeThresholds(orgId, meter, count, counters, limit, day, now, resetsAt);
+    // Checked here, synchronously: a charge that crosses no threshold (nearly all) costs no await.
+    if (this.outbox && limit !== null) {
+      const used = limitKeyOf(meter) === 'wallet' ? counters.asks + counters.retrieves : counters[meter];
+      if (THRESHOLDS.some((t) => crosses(used - count, used, t, limit))) {
+        await this.noticeThresholds(orgId, meter, used, count, limit, day, now, resetsAt);
+      }
+    }
     return { orgId, meter, count, day, counters, resetsAt, by: attribution };
   }
 
@@ -141,13 +150,12 @@ export class UsageService {
    * org, meter and day (event_marks), whichever process charged. Only a crossing costs a statement;
    * a failure to write the event never fails the charge (it is logged).
    */
-  private async noticeThresholds(orgId: string, meter: Meter, count: number, after: Counters, limit: number, day: string, now: Date, resetsAt: Date): Promise<void> {
+  private async noticeThresholds(orgId: string, meter: Meter, used: number, count: number, limit: number, day: string, now: Date, resetsAt: Date): Promise<void> {
     const key = limitKeyOf(meter);
-    const used = key === 'wallet' ? after.asks + after.retrieves : after[meter];
     const before = used - count;
     const name = key === 'wallet' ? 'mcp_queries' : key;
     for (const threshold of THRESHOLDS) {
-      if (before * 100 >= threshold * limit || used * 100 < threshold * limit) continue;
+      if (!crosses(before, used, threshold, limit)) continue;
       try {
         await this.outbox!.emitOnce('usage_threshold', `${orgId}:${name}:${day}`, String(threshold), {
           orgId,

@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, Module, Post, type DynamicModule } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Module, ParseIntPipe, Post, Query, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -253,6 +253,23 @@ class DecisionsController {
     handled++;
     return { ok: true };
   }
+
+  /** A pipe that refuses the input runs before the charge: nothing is charged, nothing given back. */
+  @Post('piped')
+  @RequireScopes('decisions:write')
+  @Charges('captures')
+  piped(@Query('n', ParseIntPipe) n: number): { n: number } {
+    handled++;
+    return { n };
+  }
+}
+
+/** A controller's routes declared on a base class it extends. */
+class BaseImports {
+  @Post('inherited')
+  inherited(): { inherited: true } {
+    return { inherited: true };
+  }
 }
 
 /** @Charges on the class charges every route; a route's own @Charges overrides it, charging once. */
@@ -272,6 +289,11 @@ class ImportsController {
   }
 }
 
+@Controller('derived-imports')
+@RequireScopes('decisions:write')
+@Charges('imports', 2)
+class DerivedImportsController extends BaseImports {}
+
 @Module({})
 class HostModule {
   static register(db: TestDatabase, clock: TestClock): DynamicModule {
@@ -290,7 +312,7 @@ class HostModule {
           clock,
         }),
       ],
-      controllers: [DecisionsController, ImportsController],
+      controllers: [DecisionsController, ImportsController, DerivedImportsController],
     };
   }
 }
@@ -395,6 +417,28 @@ describe('@Charges on a host route', () => {
     expect(refused).toEqual([400, 400, 400]);
     expect(accepted).toEqual([201, 201]);
     expect((await counters(db.pool, w.orgId)).map((r) => r.captures)).toEqual([2]);
+  });
+
+  it('runs the route’s pipes before charging, so input a pipe refuses is never charged (and needs no refund)', async () => {
+    const w = await seed.world('member');
+
+    const refused = await api.post('/decisions/piped?n=abc', w.session, {});
+    expect(refused.status).toBe(400);
+    expect(handled).toBe(0);
+    expect(await counters(db.pool, w.orgId)).toEqual([]);
+
+    const accepted = await api.post('/decisions/piped?n=7', w.session, {});
+    expect([accepted.status, accepted.body]).toEqual([201, { n: 7 }]);
+    expect((await counters(db.pool, w.orgId)).map((r) => r.captures)).toEqual([1]);
+  });
+
+  it('charges the routes a controller marked @Charges inherits from its base class', async () => {
+    const w = await seed.world('member');
+
+    const res = await api.post('/derived-imports/inherited', w.session, {});
+
+    expect([res.status, res.body]).toEqual([201, { inherited: true }]);
+    expect((await counters(db.pool, w.orgId)).map((r) => r.imports)).toEqual([2]);
   });
 
   it('charges every route of a controller marked @Charges, and a route’s own @Charges replaces it rather than adding to it', async () => {
