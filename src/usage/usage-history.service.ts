@@ -8,17 +8,10 @@ import { OrgDirectory } from '../directory/org-directory.js';
 import { resolveDayRange } from './day-range.js';
 import { UsageRepository } from './usage.repository.js';
 import { UsageService, type DailyUsage } from './usage.service.js';
+import type { DailyUsageReportDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
 
-export interface DailyUsageReport {
-  from: string;
-  to: string;
-  days: DailyUsage[];
-}
-
-export interface KeyDailyUsageReport extends DailyUsageReport {
-  key_id: string;
-  org_id: string;
-}
+export type DailyUsageReport = DailyUsageReportDto;
+export type KeyDailyUsageReport = KeyDailyUsageReportDto;
 
 export interface DayRangeQuery {
   from?: string;

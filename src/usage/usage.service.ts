@@ -19,20 +19,14 @@ import { EventOutbox } from '../events/event-outbox.js';
 import { PendingRefunds } from './pending-refunds.js';
 import { UsageRepository, type DailyRow } from './usage.repository.js';
 import { usageSnapshotOf } from '../auth/usage-snapshot.js';
+import type { DailyUsageDto } from './dto/daily-usage.dto.js';
+import type { MeterDto, UsageReportDto } from './dto/usage-report.dto.js';
 
-export interface MeterReport {
-  used: number;
-  limit: Limit;
-}
-
-export interface UsageReport {
-  plan: Plan;
-  mcp_queries: MeterReport;
-  breakdown: { asks: number; retrieves: number };
-  imports: MeterReport;
-  captures: MeterReport;
-  resets_at: string;
-}
+/** The response shapes are the DTO classes themselves (one class per shape). */
+export type MeterReport = MeterDto;
+export type UsageReport = UsageReportDto;
+/** One UTC day of history, in the meter shapes of GET /usage, with the plan and limits that applied. */
+export type DailyUsage = DailyUsageDto;
 
 export interface ChargeResult {
   orgId: string;
@@ -52,16 +46,6 @@ export function attributionOf(principal: Principal): Attribution {
   return principal.kind === 'api_key' && principal.keyId
     ? { kind: 'api_key', credentialId: principal.keyId, userId: principal.userId }
     : { kind: 'session', credentialId: principal.userId, userId: principal.userId };
-}
-
-/** One UTC day of history, in the meter shapes of GET /usage, with the plan and limits that applied. */
-export interface DailyUsage {
-  day: string;
-  plan: Plan;
-  mcp_queries: MeterReport;
-  breakdown: { asks: number; retrieves: number };
-  imports: MeterReport;
-  captures: MeterReport;
 }
 
 const MAX_CHARGE = 1_000_000;

@@ -1,8 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
 import { PLANS, type Plan } from '../../common/roles.js';
-import type { DailyUsage } from '../usage.service.js';
-import type { DailyUsageReport, KeyDailyUsageReport } from '../usage-history.service.js';
 import { MeterDto, UsageBreakdownDto } from './usage-report.dto.js';
 
 /** `?from=&to=`: checked by `resolveDayRange` (each rule a 400 naming its parameter). */
@@ -17,7 +15,7 @@ export class DayRangeQueryDto {
 }
 
 @ApiSchema({ name: 'DailyUsage', description: 'One UTC day: the meters of GET /usage, with the plan and limits that applied that day.' })
-export class DailyUsageDto implements DailyUsage {
+export class DailyUsageDto {
   @ApiProperty({ format: 'date', example: '2026-11-22' })
   day: string;
 
@@ -38,7 +36,7 @@ export class DailyUsageDto implements DailyUsage {
 }
 
 @ApiSchema({ name: 'DailyUsageReport', description: 'Every UTC day from `from` to `to`, oldest first; days without usage are zeros.' })
-export class DailyUsageReportDto implements DailyUsageReport {
+export class DailyUsageReportDto {
   @ApiProperty({ format: 'date' })
   from: string;
 
@@ -50,7 +48,7 @@ export class DailyUsageReportDto implements DailyUsageReport {
 }
 
 @ApiSchema({ name: 'KeyDailyUsageReport', description: "What one API key charged, per UTC day; limits are its org's (the key spends the org's meters)." })
-export class KeyDailyUsageReportDto extends DailyUsageReportDto implements KeyDailyUsageReport {
+export class KeyDailyUsageReportDto extends DailyUsageReportDto {
   @ApiProperty({ format: 'uuid' })
   key_id: string;
 

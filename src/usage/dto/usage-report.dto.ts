@@ -1,9 +1,8 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PLANS, type Plan } from '../../common/roles.js';
-import type { MeterReport, UsageReport } from '../usage.service.js';
 
 @ApiSchema({ name: 'Meter' })
-export class MeterDto implements MeterReport {
+export class MeterDto {
   @ApiProperty({ type: 'integer', minimum: 0, description: 'Used today (UTC).' })
   used: number;
 
@@ -21,7 +20,7 @@ export class UsageBreakdownDto {
 }
 
 @ApiSchema({ name: 'UsageReport', description: 'Plan and daily meters of the org (contract 2.2). Reading it never charges anything.' })
-export class UsageReportDto implements UsageReport {
+export class UsageReportDto {
   @ApiProperty({ enum: PLANS, description: "The org's plan." })
   plan: Plan;
 
