@@ -2,6 +2,7 @@ import { BadRequestException } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { Transform } from 'class-transformer';
+import { ERRORS } from './error-messages.js';
 
 /*
  * Keyset pagination shared by every list that grows with a caller's data. Rows are ordered by
@@ -35,7 +36,7 @@ export function decodeCursor(cursor: string, parameter = 'cursor'): KeysetPositi
   } catch {
     // fall through to the 400
   }
-  throw new BadRequestException(`${parameter} is not a cursor this service returned`);
+  throw new BadRequestException(ERRORS.notOurCursor(parameter));
 }
 
 /** One page of rows read with `limit + 1`: trims the extra row and says where the next page starts. */

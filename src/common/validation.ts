@@ -12,6 +12,7 @@ import {
 import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
 import { getMetadataStorage, registerDecorator, type ValidationError, type ValidationOptions } from 'class-validator';
 import { isUuid } from './roles.js';
+import { ERRORS } from './error-messages.js';
 
 function firstMessages(errors: ValidationError[], parent = ''): string[] {
   return errors.flatMap((e) => {
@@ -62,14 +63,14 @@ export class StrictBodyPipe implements PipeTransform {
     // No body at all reads as {} (so the 400 names the missing fields); a JSON null is a wrong type.
     if (value === undefined) value = {};
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new BadRequestException('The request body must be a JSON object');
+      throw new BadRequestException(ERRORS.bodyNotObject);
     }
     // class-validator's whitelist looks names up in a plain object, so keys that Object.prototype
     // holds (`constructor`, `prototype`, `toString`...) slip through it; check own keys here.
     if (metadata.metatype) {
       const known = declaredProperties(metadata.metatype);
       const unknown = Object.keys(value).filter((k) => !known.has(k));
-      if (unknown.length > 0) throw new BadRequestException(unknown.map((k) => `${k} is not an accepted field`).join('; '));
+      if (unknown.length > 0) throw new BadRequestException(unknown.map((k) => ERRORS.unknownField(k)).join('; '));
     }
     return this.inner.transform(value, metadata);
   }
@@ -136,7 +137,7 @@ export function QueryOf(type: Type<unknown>): ParameterDecorator {
 export class UuidParamPipe implements PipeTransform<unknown, string> {
   constructor(private readonly name: string) {}
   transform(value: unknown): string {
-    if (!isUuid(value)) throw new BadRequestException(`${this.name} must be a UUID`);
+    if (!isUuid(value)) throw new BadRequestException(ERRORS.notUuid(this.name));
     return value.toLowerCase();
   }
 }

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { BadRequestException } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
 import { DeferredBodyError } from '../common/validation.js';
+import { ERRORS } from '../common/error-messages.js';
 
 /** Deepest nesting of arrays and objects a JSON body may have (validation recurses per level). */
 export const MAX_JSON_DEPTH = 32;
@@ -48,14 +49,14 @@ export function deferJsonErrors(fastify: FastifyInstance): void {
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
     if (!isUtf8(bytes)) {
-      done(null, new DeferredBodyError(new BadRequestException('The request body is not valid UTF-8')));
+      done(null, new DeferredBodyError(new BadRequestException(ERRORS.bodyNotUtf8)));
       return;
     }
     const text = bytes.toString('utf8');
     // Signed webhooks in (POST /secret-scanning/github) are verified over the exact bytes received.
     (request as RawBodyCarrier).rawBody = text;
     if (jsonDepthExceeds(text)) {
-      done(null, new DeferredBodyError(new BadRequestException(`The request body nests deeper than ${MAX_JSON_DEPTH} levels (the limit)`)));
+      done(null, new DeferredBodyError(new BadRequestException(ERRORS.bodyTooDeep(MAX_JSON_DEPTH))));
       return;
     }
     parse(request, text, (error, value) => done(null, error ? new DeferredBodyError(error) : value));

@@ -8,6 +8,7 @@ import { GithubTokenReportDto, RevokeCredentialsDto } from './dto/credentials-re
 import { GITHUB_SCANNING_KEYS, type GithubScanningKeys } from './github-keys.js';
 import { LeakedKeysService, type GithubTokenReport } from './leaked-keys.service.js';
 import { ReportThrottle } from './report-throttle.js';
+import { ERRORS } from '../common/error-messages.js';
 
 const MAX_GITHUB_TOKENS = 1000;
 
@@ -36,7 +37,7 @@ export class LeakedKeysController {
     const wait = this.throttle.take(req.ip ?? 'unknown');
     if (wait > 0) {
       setResponseHeader(res, 'Retry-After', String(wait));
-      throw new HttpException('Too many reports from this address; retry later', 429);
+      throw new HttpException(ERRORS.tooManyReports, 429);
     }
     await this.leaks.revoke(dto.credentials, 'public_revocation');
   }
@@ -60,19 +61,19 @@ export class LeakedKeysController {
     @Headers('github-public-key-identifier') identifier: string | undefined,
     @Headers('github-public-key-signature') signature: string | undefined,
   ): Promise<GithubTokenReport[]> {
-    if (!this.githubKeys.configured) throw new ServiceUnavailableException('GitHub secret scanning is not configured on this deployment');
+    if (!this.githubKeys.configured) throw new ServiceUnavailableException(ERRORS.scanningNotConfigured);
     const raw = req.rawBody;
     if (raw === undefined || !this.githubKeys.verify(Buffer.from(raw, 'utf8'), identifier, signature)) {
-      throw new UnauthorizedException('The GitHub signature does not verify');
+      throw new UnauthorizedException(ERRORS.badGithubSignature);
     }
     let tokens: unknown;
     try {
       tokens = JSON.parse(raw);
     } catch {
-      throw new BadRequestException('The request body is not valid JSON');
+      throw new BadRequestException(ERRORS.bodyNotJson);
     }
     if (!Array.isArray(tokens) || tokens.length > MAX_GITHUB_TOKENS || !tokens.every((t) => typeof t?.token === 'string' && typeof t?.type === 'string')) {
-      throw new BadRequestException(`The body must be an array of at most ${MAX_GITHUB_TOKENS} objects with string token and type`);
+      throw new BadRequestException(ERRORS.githubBody(MAX_GITHUB_TOKENS));
     }
     return this.leaks.githubReport(tokens as Array<{ token: string; type: string }>);
   }

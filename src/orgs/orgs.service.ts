@@ -5,12 +5,11 @@ import { decodeCursor, MAX_PAGE_LIMIT, pageOf, type PageQuery } from '../common/
 import type { Plan, Role } from '../common/roles.js';
 import { DirectoryListingUnsupportedError, OrgDirectory, type DirectoryPage } from '../directory/org-directory.js';
 import type { OrgDto, OrgMemberDto } from './dto/org.dto.js';
+import { ERRORS } from '../common/error-messages.js';
 
 /** The response shapes are the DTO classes themselves (one class per shape). */
 export type OrgRecord = OrgDto;
 export type MemberRecord = OrgMemberDto;
-
-
 
 /** The caller's orgs and, for owners and admins, an org's members. */
 @Injectable()
@@ -53,7 +52,7 @@ async function listing<T>(read: () => Promise<T>): Promise<T> {
     return await read();
   } catch (error) {
     if (error instanceof DirectoryListingUnsupportedError) {
-      throw new HttpException({ statusCode: 501, error: 'Not Implemented', message: 'Listing is not available with this deployment’s org directory' }, HttpStatus.NOT_IMPLEMENTED);
+      throw new HttpException({ statusCode: 501, error: 'Not Implemented', message: ERRORS.listingUnsupported }, HttpStatus.NOT_IMPLEMENTED);
     }
     throw error;
   }

@@ -20,6 +20,7 @@ import type { Principal } from '../auth/principal.js';
 import { Settings } from '../settings/settings.js';
 import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
 import { UsageService, type ChargeResult } from './usage.service.js';
+import { ERRORS } from '../common/error-messages.js';
 
 export const ChargesMeta = Reflector.createDecorator<{ meter: Meter; count: number }>();
 type ChargeSpec = { meter: Meter; count: number };
@@ -53,8 +54,8 @@ export class ChargeGate implements PipeTransform<ChargeScope, ChargeScope> {
   async charge(request: { user?: Principal }, response: unknown, spec: ChargeSpec): Promise<ChargeResult | null> {
     if (chargedRequests.has(request)) return null;
     const principal = request.user;
-    if (!principal) throw new UnauthorizedException('Authentication required');
-    if (!principal.orgId) throw new HttpException('No organisation selected: send the X-Org-Id header', HttpStatus.BAD_REQUEST);
+    if (!principal) throw new UnauthorizedException(ERRORS.authRequired);
+    if (!principal.orgId) throw new HttpException(ERRORS.noOrgSelected, HttpStatus.BAD_REQUEST);
     let charge: ChargeResult;
     try {
       charge = await this.usage.charge(principal.orgId, spec.meter, spec.count, principal);
@@ -64,9 +65,9 @@ export class ChargeGate implements PipeTransform<ChargeScope, ChargeScope> {
         setResponseHeader(response, 'Retry-After', String(Math.max(1, Math.ceil((error.resetsAt.getTime() - now) / 1000))));
         throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: error.message }, HttpStatus.TOO_MANY_REQUESTS);
       }
-      if (error instanceof UnknownOrgError) throw new NotFoundException('Organisation not found');
+      if (error instanceof UnknownOrgError) throw new NotFoundException(ERRORS.orgNotFound);
       // A host may have no filter that knows driver errors: say 503 here, not a bare 500.
-      if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException('The database is unavailable; retry shortly');
+      if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException(ERRORS.databaseUnavailable);
       throw error;
     }
     chargedRequests.add(request);

@@ -1,4 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
+import { ERRORS } from '../common/error-messages.js';
 
 /** Days one history request may span. */
 export const MAX_RANGE_DAYS = 92;
@@ -38,20 +39,20 @@ export function resolveDayRange(
 ): DayRange {
   for (const name of ['from', 'to'] as const) {
     const v = query[name];
-    if (v !== undefined && !isCalendarDay(v)) throw new BadRequestException(`${name} must be a date in the form YYYY-MM-DD (a UTC day)`);
+    if (v !== undefined && !isCalendarDay(v)) throw new BadRequestException(ERRORS.dayFormat(name));
   }
   const to = (query.to as string | undefined) ?? today;
   const from = (query.from as string | undefined) ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
-  if (to > today) throw new BadRequestException(`to must not be after today (${today}, UTC)`);
-  if (from > to) throw new BadRequestException('from must not be after to');
+  if (to > today) throw new BadRequestException(ERRORS.toAfterToday(today));
+  if (from > to) throw new BadRequestException(ERRORS.fromAfterTo);
   const oldest = oldestKeptDay(today, retentionDays);
   if (from < oldest) {
     if (query.from === undefined && to >= oldest) return { from: oldest, to };
     const name = query.from === undefined ? 'to' : 'from';
-    throw new BadRequestException(`${name} must not be before ${oldest}: usage history is kept for ${retentionDays} days`);
+    throw new BadRequestException(ERRORS.beforeRetention(name, oldest, retentionDays));
   }
   if (maxDays !== null && daysBetween(from, to) + 1 > maxDays) {
-    throw new BadRequestException(`to must be at most ${maxDays - 1} days after from (at most ${maxDays} days per request)`);
+    throw new BadRequestException(ERRORS.rangeTooLong(maxDays));
   }
   return { from, to };
 }

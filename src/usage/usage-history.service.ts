@@ -9,6 +9,7 @@ import { resolveDayRange } from './day-range.js';
 import { UsageRepository } from './usage.repository.js';
 import { UsageService, type DailyUsage } from './usage.service.js';
 import type { DailyUsageReportDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
+import { ERRORS } from '../common/error-messages.js';
 
 export type DailyUsageReport = DailyUsageReportDto;
 export type KeyDailyUsageReport = KeyDailyUsageReportDto;
@@ -17,8 +18,6 @@ export interface DayRangeQuery {
   from?: string;
   to?: string;
 }
-
-const KEY_NOT_FOUND = 'API key not found';
 
 /** Daily history per org and per API key, read from the counters and their attribution. */
 @Injectable()
@@ -34,7 +33,7 @@ export class UsageHistoryService {
   /** GET /usage/daily: the principal's org, one entry per UTC day. */
   async orgDaily(principal: Principal, query: DayRangeQuery): Promise<DailyUsageReport> {
     if (!principal.orgId || !principal.plan) {
-      throw new BadRequestException('No organisation selected for this session: send the X-Org-Id header naming one of your organisations');
+      throw new BadRequestException(ERRORS.noOrgSelectedForSession);
     }
     const range = this.range(query);
     const rows = await this.history.orgDaily(principal.orgId, range.from, range.to, null, 1000);
@@ -45,7 +44,7 @@ export class UsageHistoryService {
   async ownKeyDaily(principal: Principal, keyId: string, query: DayRangeQuery): Promise<KeyDailyUsageReport> {
     const range = this.range(query);
     const key = await this.keys.findOwnership(keyId);
-    if (!key || key.userId !== principal.userId) throw new NotFoundException(KEY_NOT_FOUND);
+    if (!key || key.userId !== principal.userId) throw new NotFoundException(ERRORS.keyNotFound);
     const plan = (await this.directory.orgPlan(key.orgId)) ?? 'free';
     return this.keyDaily(key.orgId, keyId, range, plan);
   }
@@ -57,10 +56,10 @@ export class UsageHistoryService {
   async orgKeyDaily(principal: Principal, orgId: string, keyId: string, query: DayRangeQuery): Promise<KeyDailyUsageReport> {
     const range = this.range(query);
     const [standing] = await this.directory.userOrgs(principal.userId, orgId, 1);
-    if (!standing) throw new NotFoundException('Organisation not found');
-    if (standing.role !== 'owner' && standing.role !== 'admin') throw new ForbiddenException('Only owners and admins of the organisation can read its keys’ usage');
+    if (!standing) throw new NotFoundException(ERRORS.orgNotFound);
+    if (standing.role !== 'owner' && standing.role !== 'admin') throw new ForbiddenException(ERRORS.keyUsageAdminsOnly);
     const key = await this.keys.findOwnership(keyId);
-    if (!key || key.orgId !== orgId) throw new NotFoundException(KEY_NOT_FOUND);
+    if (!key || key.orgId !== orgId) throw new NotFoundException(ERRORS.keyNotFound);
     return this.keyDaily(orgId, keyId, range, standing.plan);
   }
 

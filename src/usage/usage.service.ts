@@ -21,6 +21,7 @@ import { UsageRepository, type DailyRow } from './usage.repository.js';
 import { usageSnapshotOf } from '../auth/usage-snapshot.js';
 import type { DailyUsageDto } from './dto/daily-usage.dto.js';
 import type { MeterDto, UsageReportDto } from './dto/usage-report.dto.js';
+import { ERRORS } from '../common/error-messages.js';
 
 /** The response shapes are the DTO classes themselves (one class per shape). */
 export type MeterReport = MeterDto;
@@ -71,7 +72,7 @@ export class UsageService {
 
   async report(principal: Principal): Promise<UsageReport> {
     if (!principal.orgId || !principal.plan) {
-      throw new BadRequestException('No organisation selected for this session: send the X-Org-Id header naming one of your organisations');
+      throw new BadRequestException(ERRORS.noOrgSelectedForSession);
     }
     const now = this.settings.clock.now();
     const day = utcDay(now);

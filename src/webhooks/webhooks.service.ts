@@ -15,17 +15,11 @@ import { WebhookDispatcher } from './webhook-dispatcher.js';
 import type { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import type { WebhookDeliveryDto, WebhookDto } from './dto/webhook.dto.js';
+import { ERRORS } from '../common/error-messages.js';
 
 /** The response shapes are the DTO classes themselves (one class per shape). */
 export type WebhookRecord = WebhookDto;
 export type DeliveryRecord = WebhookDeliveryDto;
-
-export const WEBHOOK_NOT_FOUND = 'Webhook not found';
-export const DELIVERY_NOT_FOUND = 'Delivery not found';
-const NOT_CONFIGURED = 'Webhooks need API_KEY_SECRET (signing secrets are sealed with a key derived from it)';
-const QUEUE_DOWN = 'The job queue is not running on this instance; retry shortly';
-
-
 
 const toRecord = (w: WebhookEndpointEntity): WebhookRecord => ({
   id: w.id,
@@ -119,7 +113,7 @@ export class WebhooksService {
       }
       return row;
     });
-    if (!updated) throw new NotFoundException(WEBHOOK_NOT_FOUND);
+    if (!updated) throw new NotFoundException(ERRORS.webhookNotFound);
     return toRecord(updated);
   }
 
@@ -130,7 +124,7 @@ export class WebhooksService {
       if (found) await this.audit.record(manager, { orgId, action: 'webhook.deleted', ...actorOf(principal), target: { type: 'webhook', id }, details: {} });
       return found;
     });
-    if (!deleted) throw new NotFoundException(WEBHOOK_NOT_FOUND);
+    if (!deleted) throw new NotFoundException(ERRORS.webhookNotFound);
   }
 
   /** Queues a `webhook.test` event for this endpoint (delivered even while it is disabled). */
@@ -159,33 +153,33 @@ export class WebhooksService {
   async retry(principal: Principal, orgId: string, id: string, deliveryId: string): Promise<{ event_id: string }> {
     const endpoint = await this.endpoint(principal, orgId, id);
     const delivery = await this.repo.findDelivery(endpoint.id, deliveryId);
-    if (!delivery) throw new NotFoundException(DELIVERY_NOT_FOUND);
+    if (!delivery) throw new NotFoundException(ERRORS.deliveryNotFound);
     const job = await this.dispatcher.findJob(delivery.jobId);
-    if (!job) throw new NotFoundException('The event of this delivery is no longer kept (deliveries are kept 7 days)');
+    if (!job) throw new NotFoundException(ERRORS.deliveryEventGone);
     await this.queue({ endpointId: endpoint.id, event: job.event });
     return { event_id: delivery.eventId };
   }
 
   private async queue(job: Parameters<WebhookDispatcher['enqueue']>[0]): Promise<void> {
-    if (!this.dispatcher.available) throw new ServiceUnavailableException(QUEUE_DOWN);
+    if (!this.dispatcher.available) throw new ServiceUnavailableException(ERRORS.queueDown);
     await this.dispatcher.enqueue(job);
   }
 
   private async endpoint(principal: Principal, orgId: string, id: string): Promise<WebhookEndpointEntity> {
     await this.requireManager(principal, orgId);
     const endpoint = await this.repo.findEndpoint(orgId, id);
-    if (!endpoint) throw new NotFoundException(WEBHOOK_NOT_FOUND);
+    if (!endpoint) throw new NotFoundException(ERRORS.webhookNotFound);
     return endpoint;
   }
 
   /** Non-member (or no such org): 404, as everywhere; member or viewer: 403. */
   private async requireManager(principal: Principal, orgId: string): Promise<void> {
     await requireOrgAdmin(this.directory, principal, orgId);
-    if (!this.settings.apiKeySecret) throw new NotImplementedException(NOT_CONFIGURED);
+    if (!this.settings.apiKeySecret) throw new NotImplementedException(ERRORS.webhooksNotConfigured);
   }
 
   private requireAllowedUrl(url: string): void {
-    if (this.events.httpsOnly && !url.startsWith('https://')) throw new BadRequestException('url must be an https URL');
+    if (this.events.httpsOnly && !url.startsWith('https://')) throw new BadRequestException(ERRORS.httpsOnly);
   }
 
   private box(): SecretBox {

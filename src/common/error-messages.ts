@@ -1,0 +1,73 @@
+/**
+ * The messages of the errors this service answers with, in one place (issue 13: one catalogue),
+ * so that the same refusal reads the same wherever it is raised and a change of wording is one
+ * edit. Field validation messages stay beside their DTO rules (class-validator decorators), which
+ * name the field and the rule themselves.
+ */
+export const ERRORS = {
+  // Authentication and access
+  authRequired: 'Authentication required',
+  authRequiredBearer: 'Authentication required: send Authorization: Bearer <token>',
+  credentialInvalid: 'The credential is invalid, expired or revoked',
+  noCredential: 'No credential',
+  sessionRequired: 'This endpoint needs a browser session; API keys cannot mint, list or revoke keys',
+  missingScope: (scopes: readonly string[]) => `This credential lacks the required scope: ${scopes.join(', ')}`,
+  tooManyFailedAuth: 'Too many failed authentication attempts from this address; retry later',
+  orgHeaderNotUuid: 'X-Org-Id must be a UUID',
+
+  // Organisations
+  orgNotFound: 'Organisation not found',
+  orgAdminRequired: 'Only owners and admins of this organisation may do this',
+  noOrgSelected: 'No organisation selected: send the X-Org-Id header',
+  noOrgSelectedForSession: 'No organisation selected for this session: send the X-Org-Id header naming one of your organisations',
+  noOrgSelectedForScopes:
+    'No organisation selected for this session: send the X-Org-Id header (or an org_id claim) naming one of your organisations',
+  listingUnsupported: 'Listing is not available with this deployment’s org directory',
+
+  // API keys
+  keysNotConfigured: 'API keys are not configured on this deployment',
+  keyNotFound: 'API key not found',
+  noWorkspace: 'You have no workspace in this organisation yet: connect a repository first',
+  roleCannotGrant: (role: string, above: readonly string[], ceiling: readonly string[]) =>
+    `Your role "${role}" in this organisation cannot grant ${above.join(', ')}; it allows at most: ${ceiling.join(', ')}`,
+  tooManyActiveKeys: (cap: number) =>
+    `You already hold ${cap} active keys in this organisation (the limit, MAX_ACTIVE_KEYS_PER_USER_ORG): revoke one before minting another`,
+  tooManyMints: (seconds: number) => `Too many keys minted by this user (MINT_RATE_LIMIT per minute); retry in ${seconds} s`,
+  keyRevokedCannotRotate: 'This API key is revoked: it cannot be rotated',
+  keyExpiredCannotRotate: 'This API key has expired: it cannot be rotated',
+
+  // Usage
+  keyUsageAdminsOnly: 'Only owners and admins of the organisation can read its keys’ usage',
+  dayFormat: (name: string) => `${name} must be a date in the form YYYY-MM-DD (a UTC day)`,
+  fromAfterTo: 'from must not be after to',
+  toAfterToday: (today: string) => `to must not be after today (${today}, UTC)`,
+  beforeRetention: (name: string, oldest: string, retentionDays: number) =>
+    `${name} must not be before ${oldest}: usage history is kept for ${retentionDays} days`,
+  rangeTooLong: (maxDays: number) => `to must be at most ${maxDays - 1} days after from (at most ${maxDays} days per request)`,
+
+  // Requests
+  bodyNotObject: 'The request body must be a JSON object',
+  bodyNotJson: 'The request body is not valid JSON',
+  bodyNotUtf8: 'The request body is not valid UTF-8',
+  bodyTooDeep: (depth: number) => `The request body nests deeper than ${depth} levels (the limit)`,
+  unknownField: (field: string) => `${field} is not an accepted field`,
+  notUuid: (name: string) => `${name} must be a UUID`,
+  notOurCursor: (parameter: string) => `${parameter} is not a cursor this service returned`,
+
+  // Events, webhooks and leaked keys
+  webhookNotFound: 'Webhook not found',
+  deliveryNotFound: 'Delivery not found',
+  webhooksNotConfigured: 'Webhooks need API_KEY_SECRET (signing secrets are sealed with a key derived from it)',
+  queueDown: 'The job queue is not running on this instance; retry shortly',
+  deliveryEventGone: 'The event of this delivery is no longer kept (deliveries are kept 7 days)',
+  httpsOnly: 'url must be an https URL',
+  tooManyReports: 'Too many reports from this address; retry later',
+  scanningNotConfigured: 'GitHub secret scanning is not configured on this deployment',
+  badGithubSignature: 'The GitHub signature does not verify',
+  githubBody: (max: number) => `The body must be an array of at most ${max} objects with string token and type`,
+
+  // Operations
+  databaseUnavailable: 'The database is unavailable; retry shortly',
+  metricsLoopbackOnly: 'Metrics are served to loopback only: set METRICS_TOKEN, or METRICS_PORT for a listener of their own',
+  metricsToken: 'Metrics require Authorization: Bearer <METRICS_TOKEN>',
+} as const;
