@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { embeddedOptions, postgresOptions, runningEmbeddedServerOptions } from './data-source-options.js';
 import { assertDatabaseUrl, CLI_RETRY, connectWithRetry, describeDatabaseUrl, SERVER_RETRY, type RetryPolicy } from './connection-errors.js';
-import { openEmbedded, shareEmbedded } from './embedded.js';
+import { markEmbedded, openEmbedded, shareEmbedded } from './embedded.js';
 import { runMigrationsLocked } from './migrate.js';
 
 export type DatabaseRole = 'server' | 'cli';
@@ -52,6 +52,7 @@ export async function openDatabase(
     throw error;
   }
   const share = role === 'server' ? await shareEmbedded(db, config.dataDir) : null;
+  markEmbedded(ds, db);
   const destroy = ds.destroy.bind(ds);
   ds.destroy = async () => {
     await destroy();

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { Settings } from '../../core/settings.js';
+import { embeddedDatabaseOf, listenEmbedded } from '../../database/embedded.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
 
@@ -35,6 +36,11 @@ const RECONNECT_MS = 500;
  *
  * Every notification received bumps the epoch: a database read that started before it is not
  * cached (it may predate the change), and the invalidation is applied before it is acknowledged.
+ *
+ * On the embedded database (PGlite, in this process) there is nothing to lease: every writer,
+ * the CLI included (through the server's socket), commits in this process, and the
+ * notification is applied before its commit is answered (see `listenEmbedded`). The cache is
+ * then usable for as long as the process runs; no lease row, no acknowledgement to wait for.
  */
 @Injectable()
 export class VerificationLease implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -54,6 +60,8 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   private ackSeq = 0;
   private ackScheduled = false;
   private readonly poolOptions: pg.PoolConfig | null;
+  private readonly embedded: ReturnType<typeof embeddedDatabaseOf>;
+  private unlistenEmbedded: (() => Promise<void>) | null = null;
 
   constructor(
     settings: Settings,
@@ -61,12 +69,14 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     private readonly metrics: AuthMetrics,
   ) {
     this.leaseMs = settings.verificationCache.leaseMs;
-    // Only a real PostgreSQL pool can lend its settings to a second connection. The embedded
-    // PGlite adapter (a `connection` object, a pool of one) cannot: no cache there.
+    // A real PostgreSQL pool lends its settings to the LISTEN connection; the embedded PGlite
+    // adapter (a `connection` object, a pool of one) cannot, and needs none. A host's DataSource
+    // on anything else gets no cache.
+    this.embedded = embeddedDatabaseOf(dataSource);
     const master = (dataSource.driver as unknown as { master?: { options?: pg.PoolConfig & { connection?: unknown } } } | undefined)?.master;
     const options = master?.options ?? null;
-    this.poolOptions = options && !options.connection ? options : null;
-    this.enabled = settings.verificationCache.enabled && this.poolOptions !== null;
+    this.poolOptions = !this.embedded && options && !options.connection ? options : null;
+    this.enabled = settings.verificationCache.enabled && (this.poolOptions !== null || this.embedded !== undefined);
     metrics.leaseValid = () => this.usable();
   }
 
@@ -91,6 +101,11 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.enabled) return;
+    if (this.embedded) {
+      this.unlistenEmbedded = await listenEmbedded(this.embedded, INVALIDATION_CHANNEL, (payload) => this.received(payload));
+      this.validUntil = Number.POSITIVE_INFINITY;
+      return;
+    }
     // The first lease is awaited so a fresh instance serves from its cache at once; failing to
     // get it only means database reads until the reconnect loop succeeds.
     await this.connect();
@@ -98,6 +113,11 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    if (this.unlistenEmbedded) {
+      this.lapse();
+      await this.unlistenEmbedded().catch(() => undefined);
+      this.unlistenEmbedded = null;
+    }
     if (this.timer) clearInterval(this.timer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const client = this.client;
@@ -203,6 +223,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     }
     for (const l of this.listeners) l(targets);
     if (seq > this.ackSeq) this.ackSeq = seq;
+    if (this.embedded) return; // applied before the writer's commit was answered: nobody waits
     if (!this.ackScheduled) {
       this.ackScheduled = true;
       // Notifications that arrive together are acknowledged together, once all are applied.
