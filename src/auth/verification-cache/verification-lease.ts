@@ -8,7 +8,7 @@ import type { DataSource } from 'typeorm';
 import { Settings } from '../../core/settings.js';
 import { embeddedDatabaseOf, listenEmbedded } from '../../database/embedded.js';
 import { AuthMetrics } from '../auth-metrics.js';
-import { INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
+import { ACK_CHANNEL, INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
 
 /** What one committed change may have made stale; null fields match nothing. */
 export interface InvalidationTargets {
@@ -59,6 +59,9 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   private readonly listeners: InvalidationListener[] = [];
   private ackSeq = 0;
   private ackScheduled = false;
+  /** Acknowledgements announced by any instance since start (see `acknowledgementAfter`). */
+  private acksSeen = 0;
+  private readonly ackWaiters = new Set<() => void>();
   private readonly poolOptions: pg.PoolConfig | null;
   private readonly embedded: ReturnType<typeof embeddedDatabaseOf>;
   private unlistenEmbedded: (() => Promise<void>) | null = null;
@@ -95,6 +98,35 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     return stamp !== null && stamp === this.epoch && this.usable();
   }
 
+  /** How many acknowledgements this instance has heard of; see `acknowledgementAfter`. */
+  get acknowledgementsSeen(): number {
+    return this.acksSeen;
+  }
+
+  /**
+   * For a writer waiting on acknowledgements: resolves once an acknowledgement beyond `seen`
+   * (a value of `acknowledgementsSeen` read *before* the check that found some pending) has
+   * been announced, or after `ms`. Without a LISTEN connection nothing is announced here: it
+   * then simply waits `ms`.
+   */
+  acknowledgementAfter(seen: number, ms: number): Promise<void> {
+    if (this.acksSeen > seen) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.ackWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.ackWaiters.add(done);
+    });
+  }
+
+  /** Whether acknowledgements reach this instance as they happen (a live LISTEN connection). */
+  get hearsAcknowledgements(): boolean {
+    return this.client !== null;
+  }
+
   onInvalidate(listener: InvalidationListener): void {
     this.listeners.push(listener);
   }
@@ -113,6 +145,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    for (const w of [...this.ackWaiters]) w();
     if (this.unlistenEmbedded) {
       this.lapse();
       await this.unlistenEmbedded().catch(() => undefined);
@@ -144,11 +177,11 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
-    client.on('notification', (message) => this.received(message.payload));
+    client.on('notification', (message) => (message.channel === ACK_CHANNEL ? this.announced() : this.received(message.payload)));
     this.connecting = client;
     try {
       await client.connect();
-      await client.query(`LISTEN ${INVALIDATION_CHANNEL}`);
+      await client.query(`LISTEN ${INVALIDATION_CHANNEL}; LISTEN ${ACK_CHANNEL}`);
       if (this.stopped) throw new Error('shutting down');
       this.client = client;
       await this.renew();
@@ -226,9 +259,15 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     if (this.embedded) return; // applied before the writer's commit was answered: nobody waits
     if (!this.ackScheduled) {
       this.ackScheduled = true;
-      // Notifications that arrive together are acknowledged together, once all are applied.
-      setImmediate(() => void this.acknowledge());
+      // Notifications that arrive together (one read of the connection, emitted in one go) are
+      // acknowledged together, once all are applied: right after them, not a loop turn later.
+      queueMicrotask(() => void this.acknowledge());
     }
+  }
+
+  private announced(): void {
+    this.acksSeen++;
+    for (const w of [...this.ackWaiters]) w();
   }
 
   private async acknowledge(): Promise<void> {
