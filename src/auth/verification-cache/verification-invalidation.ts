@@ -10,14 +10,19 @@ import { PENDING_ACKS_SQL } from './verification-lease.sql.js';
 /** Twice the longest lease any instance may be configured with (VERIFICATION_CACHE_LEASE_MS ≤ 60 s). */
 const MAX_WAIT_MS = 121_000;
 
-type Query = (sql: string, params: unknown[]) => Promise<Array<{ seq: string; pending: number; expires_in_ms: number | null }>>;
+type Query = (sql: string, params: unknown[]) => Promise<Array<{ seq: string; pending: number; own_pending?: boolean; expires_in_ms: number | null }>>;
 
 /** What tells the waiter that something changed: an acknowledgement announced, or only time passing. */
 export interface AcknowledgementEvents {
   /** False: no announcements reach this process (no LISTEN connection); the waiter polls. */
   readonly hearsAcknowledgements: boolean;
   readonly acknowledgementsSeen: number;
+  /** Resolves on the next announcement or local application after `seen`, or after `ms`. */
   acknowledgementAfter(seen: number, ms: number): Promise<void>;
+  /** This process's own lease, which the waiter checks in process; null: none (count it in the database). */
+  readonly ownInstanceId: string | null;
+  /** Whether this process's cache no longer holds anything invalidation `seq` removes. */
+  applied(seq: number): boolean;
 }
 
 /** Without announcements: a short exponential back-off. With them: a re-check at most this often anyway. */
@@ -40,22 +45,30 @@ const SAFETY_RECHECK_MS = 250;
  */
 export async function awaitInvalidationsAcknowledged(query: Query, maxWaitMs: number, events?: AcknowledgementEvents): Promise<number> {
   const started = performance.now();
+  const own = events?.hearsAcknowledgements ? events.ownInstanceId : null;
   // Read before each check: an announcement that lands while the check runs is not missed.
   let seen = events?.acknowledgementsSeen ?? 0;
-  let [row] = await query(PENDING_ACKS_SQL, [null]);
-  const target = row?.seq ?? null;
-  for (let delay = 1; row && row.pending > 0; delay = Math.min(delay * 2, POLL_CAP_MS)) {
+  let [row] = await query(PENDING_ACKS_SQL, [null, own]);
+  if (!row) return (performance.now() - started) / 1000;
+  const target = row.seq;
+  const ownDone = () => !row!.own_pending || events!.applied(Number(target));
+  for (let delay = 1; row.pending > 0 || !ownDone(); delay = Math.min(delay * 2, POLL_CAP_MS)) {
     if (performance.now() - started > maxWaitMs) {
       throw new Error('Cache invalidation not acknowledged by every instance in time');
     }
     if (events?.hearsAcknowledgements) {
-      const untilExpiry = Math.max(1, (row.expires_in_ms ?? SAFETY_RECHECK_MS) + 1);
+      const untilExpiry = row.pending > 0 ? Math.max(1, (row.expires_in_ms ?? SAFETY_RECHECK_MS) + 1) : SAFETY_RECHECK_MS;
       await events.acknowledgementAfter(seen, Math.min(untilExpiry, SAFETY_RECHECK_MS));
     } else {
       await sleep(delay);
     }
     seen = events?.acknowledgementsSeen ?? 0;
-    [row] = await query(PENDING_ACKS_SQL, [target]);
+    // Only the other instances' progress needs the database; our own is checked in process.
+    // A re-check after a quiet wait re-reads everything (our own lease may have been renewed anew).
+    if (!events?.hearsAcknowledgements || row.pending > 0 || !ownDone()) {
+      [row] = await query(PENDING_ACKS_SQL, [target, events?.hearsAcknowledgements ? events.ownInstanceId : null]);
+      if (!row) break;
+    }
   }
   return (performance.now() - started) / 1000;
 }

@@ -22,13 +22,16 @@ export const LEASE_SQL = {
 
 /**
  * For a writer, after its commit: the sequence to wait for (every invalidation committed so far,
- * its own included), how many live leases have not applied it yet, and in how many milliseconds
- * the first of those runs out (then it no longer counts). $1: the target, or null to read it now.
+ * its own included); how many live leases *of other instances* have not applied it yet, and in
+ * how many milliseconds the first of those runs out (then it no longer counts); and whether the
+ * writer's own instance ($2; null: none, count every lease) is pending: the writer sees that one
+ * apply it in process, without a round trip. $1: the target, or null to read it now.
  */
 export const PENDING_ACKS_SQL = `
   WITH t AS (SELECT COALESCE($1::bigint, seq) AS seq FROM verification_invalidations)
-  SELECT t.seq::text AS seq, p.pending, p.expires_in_ms
+  SELECT t.seq::text AS seq, p.pending, p.own_pending, p.expires_in_ms
     FROM t, LATERAL (
-      SELECT count(*)::int AS pending,
-             ceil(extract(epoch FROM min(l.expires_at) - now()) * 1000)::int AS expires_in_ms
+      SELECT count(*) FILTER (WHERE l.instance_id IS DISTINCT FROM $2::text)::int AS pending,
+             coalesce(bool_or(l.instance_id = $2::text), false) AS own_pending,
+             ceil(extract(epoch FROM min(l.expires_at) FILTER (WHERE l.instance_id IS DISTINCT FROM $2::text) - now()) * 1000)::int AS expires_in_ms
         FROM cache_leases l WHERE l.expires_at > now() AND l.acked_seq < t.seq) p`;

@@ -127,6 +127,21 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     return this.client !== null;
   }
 
+  /** This instance's lease id while it listens: a writer here checks this lease in process. */
+  get ownInstanceId(): string | null {
+    return this.client ? this.instanceId : null;
+  }
+
+  /**
+   * Whether this instance has applied invalidation `seq` (notifications arrive in commit order,
+   * and a read that started before one was applied is never cached). Not "the lease lapsed":
+   * a renewal in flight may revive the cache before a late notification lands, so a lapse only
+   * wakes the writer to ask the database (where this lease then expires or re-acquires past it).
+   */
+  applied(seq: number): boolean {
+    return this.ackSeq >= seq;
+  }
+
   onInvalidate(listener: InvalidationListener): void {
     this.listeners.push(listener);
   }
@@ -214,6 +229,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     this.validUntil = 0;
     this.epoch++;
     for (const l of this.listeners) l(null);
+    this.announced();
   }
 
   private async renew(): Promise<void> {
@@ -257,6 +273,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     for (const l of this.listeners) l(targets);
     if (seq > this.ackSeq) this.ackSeq = seq;
     if (this.embedded) return; // applied before the writer's commit was answered: nobody waits
+    this.announced(); // a writer in this process waiting on this very change goes on at once
     if (!this.ackScheduled) {
       this.ackScheduled = true;
       // Notifications that arrive together (one read of the connection, emitted in one go) are
