@@ -138,7 +138,7 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @IsIn(['json', 'pretty'])
   LOG_FORMAT?: 'json' | 'pretty';
 
-  /** Verification cache under leases (README, "Verification cache"); false: a database read per request. Off with the embedded database. */
+  /** Verification cache under leases (README, "Verification cache"; in-process on the embedded database); false: a database read per request. */
   @Transform(toBool) @IsBoolean()
   VERIFICATION_CACHE = true;
 
