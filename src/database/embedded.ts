@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import type { DataSource } from 'typeorm';
 
 /**
  * The embedded database is one PGlite instance, owned by one process. While the server runs it
@@ -49,17 +48,6 @@ export async function openEmbedded(dataDir: string): Promise<PGlite> {
  */
 type Listener = (payload: string) => void;
 const socketListeners = new WeakMap<PGlite, Map<string, Set<Listener>>>();
-const databases = new WeakMap<DataSource, PGlite>();
-
-/** Records that `ds` runs on the in-process PGlite `db` (see `embeddedDatabaseOf`). */
-export function markEmbedded(ds: DataSource, db: PGlite): void {
-  databases.set(ds, db);
-}
-
-/** The in-process PGlite behind a DataSource opened by openDatabase, if it is one. */
-export function embeddedDatabaseOf(ds: DataSource): PGlite | undefined {
-  return databases.get(ds);
-}
 
 /** LISTENs on `channel` of the embedded database; the returned function stops listening. */
 export async function listenEmbedded(db: PGlite, channel: string, listener: Listener): Promise<() => Promise<void>> {

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { Settings } from '../../core/settings.js';
-import { embeddedDatabaseOf, listenEmbedded } from '../../database/embedded.js';
+import { inProcessNotificationsOf, type InProcessNotifications } from '../../database/in-process-notifications.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { ACK_CHANNEL, INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
 
@@ -39,7 +39,7 @@ const RECONNECT_MS = 500;
  *
  * On the embedded database (PGlite, in this process) there is nothing to lease: every writer,
  * the CLI included (through the server's socket), commits in this process, and the
- * notification is applied before its commit is answered (see `listenEmbedded`). The cache is
+ * notification is applied before its commit is answered (see `listenEmbedded` in src/database/embedded.ts). The cache is
  * then usable for as long as the process runs; no lease row, no acknowledgement to wait for.
  */
 @Injectable()
@@ -63,7 +63,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   private acksSeen = 0;
   private readonly ackWaiters = new Set<() => void>();
   private readonly poolOptions: pg.PoolConfig | null;
-  private readonly embedded: ReturnType<typeof embeddedDatabaseOf>;
+  private readonly embedded: InProcessNotifications | undefined;
   private unlistenEmbedded: (() => Promise<void>) | null = null;
 
   constructor(
@@ -75,7 +75,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     // A real PostgreSQL pool lends its settings to the LISTEN connection; the embedded PGlite
     // adapter (a `connection` object, a pool of one) cannot, and needs none. A host's DataSource
     // on anything else gets no cache.
-    this.embedded = embeddedDatabaseOf(dataSource);
+    this.embedded = inProcessNotificationsOf(dataSource);
     const master = (dataSource.driver as unknown as { master?: { options?: pg.PoolConfig & { connection?: unknown } } } | undefined)?.master;
     const options = master?.options ?? null;
     this.poolOptions = !this.embedded && options && !options.connection ? options : null;
@@ -149,7 +149,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   async onApplicationBootstrap(): Promise<void> {
     if (!this.enabled) return;
     if (this.embedded) {
-      this.unlistenEmbedded = await listenEmbedded(this.embedded, INVALIDATION_CHANNEL, (payload) => this.received(payload));
+      this.unlistenEmbedded = await this.embedded.listen(INVALIDATION_CHANNEL, (payload) => this.received(payload));
       this.validUntil = Number.POSITIVE_INFINITY;
       return;
     }
