@@ -1,7 +1,10 @@
 import { createSecretKey } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import type { DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
 import { noCache } from './verification-cache/no-cache.js';
+import { VerificationCache } from './verification-cache/verification-cache.js';
+import type { InvalidationListener, VerificationLease } from './verification-cache/verification-lease.js';
 import type { ApiKeyStore, KeyVerificationRow } from './api-key-store.js';
 import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
@@ -88,19 +91,47 @@ class FakeKeyRows {
   };
 }
 
-function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource)) {
+/** A verification cache under a lease that always holds, with notifications delivered by hand. */
+function heldCache(settings: Settings, metrics: AuthMetrics) {
+  let listener: InvalidationListener = () => undefined;
+  let epoch = 0;
+  const lease = {
+    enabled: true,
+    usable: () => true,
+    stamp: () => epoch,
+    holds: (stamp: number | null) => stamp === epoch,
+    onInvalidate: (l: InvalidationListener) => (listener = l),
+  };
+  const cache = new VerificationCache(lease as unknown as VerificationLease, settings, metrics);
+  return { cache, notify: (keyId: string) => (epoch++, listener({ keyId, userId: null, orgId: null })) };
+}
+
+function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource), cached = false) {
   const settings = new Settings({ apiKeySecret: SECRET, session: { secret: 's'.repeat(32) }, clock: new FixedClock() });
   const lastUsed = { touch: vi.fn() };
   const metrics = new AuthMetrics();
+  const held = cached ? heldCache(settings, metrics) : null;
   const verifier = new ApiKeyVerifier(
     keys.repository as unknown as ApiKeyStore,
     directory,
     settings,
     lastUsed as unknown as LastUsedWriter,
     metrics,
-    noCache(),
+    held?.cache ?? noCache(),
   );
-  return { verifier, lastUsed, metrics };
+  return { verifier, lastUsed, metrics, notify: held?.notify };
+}
+
+/** A well-formed key around `body` (prefix, lookup, `_`, secret): the format's CRC32 checksum, in base62. */
+function withChecksum(body: string): string {
+  const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  let n = crc32(body);
+  let out = '';
+  for (let i = 0; i < 6; i++) {
+    out = ALPHABET[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return body + out;
 }
 
 /** A key whose last character is changed: the checksum no longer holds. */
@@ -299,5 +330,45 @@ describe('ApiKeyVerifier', () => {
     expect(keys.calls).toEqual([{ lookups: expect.any(Array), withDirectory: false }]);
     expect(asked).toHaveLength(1);
     expect(asked[0]).toHaveLength(2);
+  });
+
+  describe('from the verification cache', () => {
+    it('answers a key it has verified without re-hashing it, and still refuses every other token under that lookup id', async () => {
+      const keys = new FakeKeyRows();
+      const key = generateApiKey();
+      keys.add(key);
+      const { verifier, metrics } = verifierOver(keys, undefined, true);
+      expect((await verifier.verify(key.key))?.keyId).toBeDefined();
+      vi.mocked(hashApiKey).mockClear();
+      for (let i = 0; i < 3; i++) expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
+      expect(hashApiKey).not.toHaveBeenCalled();
+      expect(keys.calls).toHaveLength(1);
+      expect(metrics.cacheCounts.key.hit).toBe(3);
+
+      // Another secret under the same lookup id: the full path, the keyed hash, refused.
+      const other = generateApiKey();
+      const forged = withChecksum(key.key.slice(0, 22) + other.key.slice(22, 54));
+      expect(await verifier.verify(forged)).toBeNull();
+      // A look-alike that differs only in a character outside ASCII (same low byte as the real one).
+      const i = key.key.length - 10;
+      const lookalike = key.key.slice(0, i) + String.fromCharCode(key.key.charCodeAt(i) + 0x100) + key.key.slice(i + 1);
+      expect(await verifier.verify(lookalike)).toBeNull();
+      expect(metrics.counts.unknown).toBe(1);
+      expect(metrics.counts.malformed).toBe(1);
+      expect(hashApiKey).toHaveBeenCalledTimes(1);
+    });
+
+    it('refuses a cached, already verified key once it is revoked', async () => {
+      const keys = new FakeKeyRows();
+      const key = generateApiKey();
+      const row = keys.add(key);
+      const { verifier, notify } = verifierOver(keys, undefined, true);
+      expect(await verifier.verify(key.key)).not.toBeNull();
+      expect(await verifier.verify(key.key)).not.toBeNull();
+      keys.rows.set(key.lookup, { ...row, revokedAt: new Date(NOW.getTime() - 1000) });
+      notify!(row.id);
+      expect(await verifier.verify(key.key)).toBeNull();
+      expect(await verifier.verify(key.key)).toBeNull();
+    });
   });
 });

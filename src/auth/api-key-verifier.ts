@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { timingSafeEqual, type KeyObject } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { ApiKeyStore, type KeyVerificationRow } from './api-key-store.js';
 import { effectiveScopes } from '../common/roles.js';
@@ -7,7 +8,7 @@ import { attachUsageSnapshot } from './usage-snapshot.js';
 import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
-import { hashApiKey, hashesEqual, parseApiKey } from './api-key-format.js';
+import { hashApiKey, hashesEqual, KEY_LENGTH, KEY_PREFIX, parseApiKey } from './api-key-format.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
@@ -15,6 +16,8 @@ import { VerificationCache, type CachedKeyRow } from './verification-cache/verif
 
 /** Compared against when a lookup id has no row: an HMAC-SHA-256's length, matching no key. */
 const NO_SUCH_KEY_HASH = Buffer.alloc(32);
+const LOOKUP_START = KEY_PREFIX.length;
+const LOOKUP_END = LOOKUP_START + 12;
 
 type VerifiedRow = KeyVerificationRow & { day: string };
 
@@ -52,14 +55,31 @@ export class ApiKeyVerifier {
   /** The principal for a key, or null for any kind of invalid key. Rejects only when the database fails. */
   async verify(token: string): Promise<Principal | null> {
     const secret = this.settings.apiKeySecret;
+    // The cache's fast path: these exact bytes matched this row's hash before, so neither the
+    // format and checksum nor the keyed hash need computing again. Anything else (another
+    // secret under a cached lookup id, a malformed key) takes the full path below.
+    if (this.cached && secret && token.length === KEY_LENGTH) {
+      const hit = this.cache.key(token.slice(LOOKUP_START, LOOKUP_END));
+      if (hit?.verified) {
+        const given = Buffer.from(token, 'utf8');
+        if (given.length === hit.verified.length && timingSafeEqual(given, hit.verified)) return this.accept(hit, true);
+      }
+      return this.verifyFully(token, secret, true, hit);
+    }
+    return this.verifyFully(token, secret, false, undefined);
+  }
+
+  /** `consulted`: the cache was already asked for this token's lookup id (and answered `hit`). */
+  private async verifyFully(token: string, secret: KeyObject | null, consulted: boolean, hit: CachedKeyRow | undefined): Promise<Principal | null> {
     const lookup = parseApiKey(token);
     if (!lookup) return this.refuse('malformed');
     if (!secret) return this.refuse('not_configured');
-    let row: CachedKeyRow | VerifiedRow | undefined = this.cached ? this.cache.key(lookup) : undefined;
+    let row: CachedKeyRow | VerifiedRow | undefined = consulted ? hit : this.cached ? this.cache.key(lookup) : undefined;
+    let entry: CachedKeyRow | undefined = row;
     if (!row) {
       const stamp = this.cached ? this.cache.stamp() : null;
       const loaded = await this.rows.load(lookup);
-      if (loaded && this.cached) this.cache.putKey(lookup, loaded, stamp, this.settings.clock.now().getTime());
+      if (loaded && this.cached) entry = this.cache.putKey(lookup, loaded, stamp, this.settings.clock.now().getTime());
       row = loaded;
     }
     // The keyed hash is computed and compared once whether or not the lookup id exists (against a
@@ -68,6 +88,12 @@ export class ApiKeyVerifier {
     const expected = !row ? NO_SUCH_KEY_HASH : current ? row.keyHash : (row.previousKeyHash ?? NO_SUCH_KEY_HASH);
     const matches = hashesEqual(expected, hashApiKey(secret, token));
     if (!row || !matches) return this.refuse('unknown');
+    // Only the current secret takes the fast path: a replaced one is checked against its grace period each time.
+    if (entry && current) entry.verified = Buffer.from(token, 'utf8');
+    return this.accept(row, current);
+  }
+
+  private accept(row: CachedKeyRow | VerifiedRow, current: boolean): Principal | null {
     const now = this.settings.clock.now();
     // The secret a rotation replaced verifies until its grace period ends.
     if (!current && (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= now.getTime())) return this.refuse('expired');

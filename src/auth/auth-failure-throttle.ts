@@ -26,7 +26,8 @@ export interface Admission {
   released(): void;
 }
 
-const OPEN: Admission = { retryAfter: 0, failed() {}, succeeded() {}, released() {} };
+/** The admission of every request when the throttle is off (AUTH_FAILURE_LIMIT=0). */
+export const OPEN: Admission = { retryAfter: 0, failed() {}, succeeded() {}, released() {} };
 
 /**
  * Failed authentications per client address in one-minute windows of the service's clock; an
@@ -72,6 +73,11 @@ export class AuthFailureThrottle {
         insuranceLimiter: new RateLimiterMemory({ keyPrefix: 'auth_fail_insurance', points: limit, duration: STORE_TTL_SECONDS }),
       });
     }
+  }
+
+  /** False when AUTH_FAILURE_LIMIT is 0: every admission is OPEN, and callers may skip asking. */
+  get active(): boolean {
+    return this.front !== null;
   }
 
   /**

@@ -8,7 +8,7 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthFailureThrottle } from './auth-failure-throttle.js';
+import { AuthFailureThrottle, OPEN } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { API_KEY_STRATEGY, SESSION_STRATEGY } from './auth.constants.js';
 import { AuthModeMeta } from './auth.metadata.js';
@@ -52,9 +52,9 @@ export class CredentialGuard implements CanActivate {
     const http = ctx.switchToHttp();
     const request = http.getRequest<AuthRequest>();
     if (authenticated.has(request)) return true;
-    const address = request.ip ?? 'unknown';
-    // The attempt is counted inside admit(), synchronously, before this first await.
-    const admission = await this.throttle.admit(address, bearerToken(request.headers));
+    // The attempt is counted inside admit(), synchronously, before this first await. With the
+    // throttle off there is nothing to count (nor a client address to work out, nor an await).
+    const admission = this.throttle.active ? await this.throttle.admit(request.ip ?? 'unknown', bearerToken(request.headers)) : OPEN;
     if (admission.retryAfter > 0) {
       setResponseHeader(http.getResponse(), 'Retry-After', String(admission.retryAfter));
       throw new HttpException(

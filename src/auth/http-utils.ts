@@ -5,12 +5,20 @@ export function setResponseHeader(response: unknown, name: string, value: string
   else if (typeof r.setHeader === 'function') r.setHeader(name, value);
 }
 
+const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
+/** The last header value parsed and its token: the guard and both strategies ask for it in one request. */
+let lastValue: string | null = null;
+let lastToken: string | null = null;
+
 /** The bearer token of a request, or null. */
 export function bearerToken(headers: Record<string, unknown>): string | null {
   const value = headers['authorization'];
   if (typeof value !== 'string') return null;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(value);
-  return match ? match[1] : null;
+  if (value === lastValue) return lastToken;
+  const match = BEARER.exec(value);
+  lastValue = value;
+  lastToken = match ? match[1] : null;
+  return lastToken;
 }
 
 const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', '57P01', '57P02', '57P03', '57014', '53300',

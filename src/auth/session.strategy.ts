@@ -2,6 +2,7 @@ import { BadRequestException, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import jwt from 'jsonwebtoken';
 import { JwksClient } from 'jwks-rsa';
+import { LRUCache } from 'lru-cache';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { Strategy } from 'passport-jwt';
 import { isUuid } from '../common/roles.js';
@@ -16,8 +17,25 @@ interface SessionClaims {
   sub?: unknown;
   email?: unknown;
   exp?: unknown;
+  nbf?: unknown;
   iat?: unknown;
   org_id?: unknown;
+}
+
+/** How long a verified token is answered without verifying its signature again (the clock checks run every time). */
+const VERIFIED_TTL_MS = 60_000;
+
+/** The bearer token the session strategy reads: any bearer token that is not an API key. */
+function sessionToken(req: { headers: Record<string, unknown> }): string | null {
+  const token = bearerToken(req.headers);
+  return token && !looksLikeApiKey(token) ? token : null;
+}
+
+/** The passport strategy API a strategy's `authenticate` reports through (set per attempt by passport). */
+interface StrategyAttempt {
+  success(user: unknown): void;
+  fail(challenge?: unknown): void;
+  error(err: unknown): void;
 }
 
 /** Clock skew tolerated between the identity provider and us for `iat`. */
@@ -44,6 +62,14 @@ export function withinSessionBounds(claims: { exp?: unknown; iat?: unknown }, no
  */
 @Injectable()
 export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) {
+  /**
+   * Tokens whose signature, algorithm, issuer and audience have verified, with their claims, for
+   * at most a minute and never past `exp`: a request presenting the same token skips decoding
+   * and verifying it again (the clock checks and `validate` still run every time). Off with the
+   * verification cache. Held only in this process's memory, which holds the keys that verify them.
+   */
+  private readonly verifiedTokens: LRUCache<string, SessionClaims> | null;
+
   constructor(private readonly settings: Settings, registry: PassportRegistry) {
     const jwks = settings.jwksUri ? new JwksClient({ jwksUri: settings.jwksUri, cache: true, rateLimit: true }) : null;
     // JWKS keys as KeyObjects, each built once (jwks-rsa caches the PEM; parsing it per request is not free).
@@ -60,10 +86,7 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
     super({
       // The same extraction as for API keys (RFC 6750: "Bearer", spaces, one token), so both
       // credentials accept exactly the same header forms.
-      jwtFromRequest: (req: { headers: Record<string, unknown> }) => {
-        const token = bearerToken(req.headers);
-        return token && !looksLikeApiKey(token) ? token : null;
-      },
+      jwtFromRequest: sessionToken,
       algorithms: settings.sessionAlgorithms as jwt.Algorithm[],
       issuer: settings.issuer,
       audience: settings.audience,
@@ -91,6 +114,29 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
       }) as never,
     });
     registry.register(SESSION_STRATEGY, this);
+    const cache = settings.verificationCache;
+    this.verifiedTokens = cache.enabled ? new LRUCache({ max: cache.maxEntries, ttl: VERIFIED_TTL_MS }) : null;
+  }
+
+  /** passport-jwt's, except for a token verified within the last minute (see `verifiedTokens`). */
+  override authenticate(req: { headers: Record<string, unknown> }, options?: unknown): void {
+    const attempt = this as unknown as StrategyAttempt;
+    const token = this.verifiedTokens ? sessionToken(req) : null;
+    const claims = token ? this.verifiedTokens!.get(token) : undefined;
+    if (!claims) return (Strategy.prototype.authenticate as (this: unknown, r: unknown, o: unknown) => void).call(this, req, options);
+    // jsonwebtoken's own clock checks, as it would run them now (no clock tolerance configured).
+    const now = Math.floor(Date.now() / 1000);
+    if ((typeof claims.nbf === 'number' && claims.nbf > now) || now >= (claims.exp as number)) {
+      this.verifiedTokens!.delete(token!);
+      return (Strategy.prototype.authenticate as (this: unknown, r: unknown, o: unknown) => void).call(this, req, options);
+    }
+    let principal: Principal | null;
+    try {
+      principal = this.validate(req, claims);
+    } catch (error) {
+      return attempt.error(error);
+    }
+    return principal ? attempt.success(principal) : attempt.fail();
   }
 
   // Called by the @nestjs/passport mixin; see PassportRegistry.
@@ -112,6 +158,13 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
       if (header !== undefined) {
         if (!isUuid(header)) throw new BadRequestException('X-Org-Id must be a UUID');
         requested = header;
+      }
+    }
+    // Reached on passport-jwt's path only once the token has verified (or from the cache itself).
+    if (this.verifiedTokens) {
+      const token = sessionToken(request);
+      if (token && !this.verifiedTokens.has(token)) {
+        this.verifiedTokens.set(token, claims, { ttl: Math.max(1, Math.min(VERIFIED_TTL_MS, claims.exp * 1000 - Date.now())) });
       }
     }
     return {

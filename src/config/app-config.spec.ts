@@ -75,7 +75,8 @@ describe('configuration', () => {
     const pg = { DATABASE_URL: 'postgres://x@127.0.0.1/db' };
     expect(moduleOptionsFrom(buildAppConfig(loadEnvironment(pg))).verificationCache).toEqual({ enabled: true, leaseMs: 3000, maxEntries: 10_000 });
     expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ ...pg, VERIFICATION_CACHE: 'false' }))).verificationCache?.enabled).toBe(false);
-    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ VERIFICATION_CACHE: 'true' }))).verificationCache?.enabled).toBe(false);
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({}))).verificationCache?.enabled).toBe(true);
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ VERIFICATION_CACHE: 'false' }))).verificationCache?.enabled).toBe(false);
     expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ ...pg, VERIFICATION_CACHE_LEASE_MS: '1500' }))).verificationCache?.leaseMs).toBe(1500);
   });
 });

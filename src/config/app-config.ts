@@ -138,7 +138,7 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @IsIn(['json', 'pretty'])
   LOG_FORMAT?: 'json' | 'pretty';
 
-  /** Verification cache under leases (README, "Verification cache"); false: a database read per request. Off with the embedded database. */
+  /** Verification cache under leases (README, "Verification cache"; in-process on the embedded database); false: a database read per request. */
   @Transform(toBool) @IsBoolean()
   VERIFICATION_CACHE = true;
 
@@ -305,9 +305,9 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     planLimits: config.planLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
-    // The embedded database is one in-process connection: no LISTEN connection to lease on.
+    // On the embedded database the cache needs no lease (one process; see VerificationLease).
     verificationCache: {
-      enabled: env.VERIFICATION_CACHE && !config.embedded,
+      enabled: env.VERIFICATION_CACHE,
       leaseMs: env.VERIFICATION_CACHE_LEASE_MS,
       maxEntries: env.VERIFICATION_CACHE_MAX_ENTRIES,
     },

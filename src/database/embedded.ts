@@ -38,6 +38,63 @@ export async function openEmbedded(dataDir: string): Promise<PGlite> {
   return PGlite.create(dir, { extensions: { citext } });
 }
 
+/**
+ * Notifications raised inside the embedded database, delivered in this process. The database is
+ * one PostgreSQL session shared by the server's own connection and every socket client (the
+ * CLI), so once the server LISTENs, a commit by either carries its notifications in that
+ * commit's own answer: PGlite hands the server's to `listen()` callbacks, and `shareEmbedded`
+ * reads the socket clients' out of the bytes it relays, calling the listeners *before* the
+ * client sees its COMMIT answered. Either way a listener has run before the writer goes on.
+ */
+type Listener = (payload: string) => void;
+const socketListeners = new WeakMap<PGlite, Map<string, Set<Listener>>>();
+
+/** LISTENs on `channel` of the embedded database; the returned function stops listening. */
+export async function listenEmbedded(db: PGlite, channel: string, listener: Listener): Promise<() => Promise<void>> {
+  const byChannel = socketListeners.get(db) ?? new Map<string, Set<Listener>>();
+  socketListeners.set(db, byChannel);
+  const set = byChannel.get(channel) ?? new Set<Listener>();
+  byChannel.set(channel, set);
+  set.add(listener);
+  const unlisten = await db.listen(channel, listener);
+  return async () => {
+    set.delete(listener);
+    await unlisten();
+  };
+}
+
+/**
+ * The database as the socket server sees it: the same instance, except that the protocol bytes
+ * relayed to socket clients are read for notifications on the way (see `listenEmbedded`).
+ */
+async function relayingNotifications(db: PGlite): Promise<PGlite> {
+  const { protocol } = await import('@electric-sql/pglite');
+  const parser = new protocol.Parser();
+  const deliver = (data: Uint8Array) => {
+    const byChannel = socketListeners.get(db);
+    if (!byChannel?.size) return;
+    parser.parse(data, (msg) => {
+      if (!(msg instanceof protocol.messages.NotificationResponseMessage)) return;
+      for (const l of byChannel.get(msg.channel) ?? []) l(msg.payload);
+    });
+  };
+  const execProtocolRawStream: PGlite['execProtocolRawStream'] = (message, options) =>
+    db.execProtocolRawStream(message, {
+      ...options,
+      onRawData: (data) => {
+        deliver(data);
+        options.onRawData(data);
+      },
+    });
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'execProtocolRawStream') return execProtocolRawStream;
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 export interface EmbeddedShare {
   stop(): Promise<void>;
 }
@@ -48,7 +105,7 @@ export async function shareEmbedded(db: PGlite, dataDir: string): Promise<Embedd
   if (path.length > 100) return null; // beyond the Unix socket path limit
   if (existsSync(path)) unlinkSync(path); // stale: socketIsLive was checked at open
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const server = new PGLiteSocketServer({ db, path, maxConnections: 8 });
+  const server = new PGLiteSocketServer({ db: await relayingNotifications(db), path, maxConnections: 8 });
   await server.start();
   return {
     stop: async () => {

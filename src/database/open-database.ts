@@ -2,7 +2,8 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { embeddedOptions, postgresOptions, runningEmbeddedServerOptions } from './data-source-options.js';
 import { assertDatabaseUrl, CLI_RETRY, connectWithRetry, describeDatabaseUrl, SERVER_RETRY, type RetryPolicy } from './connection-errors.js';
-import { openEmbedded, shareEmbedded } from './embedded.js';
+import { listenEmbedded, openEmbedded, shareEmbedded } from './embedded.js';
+import { registerInProcessNotifications } from './in-process-notifications.js';
 import { runMigrationsLocked } from './migrate.js';
 
 export type DatabaseRole = 'server' | 'cli';
@@ -52,6 +53,8 @@ export async function openDatabase(
     throw error;
   }
   const share = role === 'server' ? await shareEmbedded(db, config.dataDir) : null;
+  // The verification cache listens here instead of on a LISTEN connection (see VerificationLease).
+  registerInProcessNotifications(ds, { listen: (channel, listener) => listenEmbedded(db, channel, listener) });
   const destroy = ds.destroy.bind(ds);
   ds.destroy = async () => {
     await destroy();

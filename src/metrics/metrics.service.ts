@@ -45,15 +45,24 @@ export class MetricsService {
       registers,
     });
 
+    // Counted in AuthMetrics on the hot path (a field increment), exported at scrape time.
+    const outcomes = Object.keys(authMetrics.counts) as VerificationOutcome[];
+    const exportedOutcomes = Object.fromEntries(outcomes.map((o) => [o, authMetrics.counts[o]])) as Record<VerificationOutcome, number>;
     const verifications = new Counter({
       name: 'api_key_verifications_total',
       help: 'API key verifications by outcome (malformed = bad format or checksum, refused before any database read)',
       labelNames: ['outcome'],
       registers,
+      collect() {
+        for (const outcome of outcomes) {
+          const now = authMetrics.counts[outcome];
+          this.inc({ outcome }, now - exportedOutcomes[outcome]);
+          exportedOutcomes[outcome] = now;
+        }
+      },
     });
     // Every outcome is exported from the start, so rates work before the first failure.
-    for (const outcome of Object.keys(authMetrics.counts) as VerificationOutcome[]) verifications.inc({ outcome }, 0);
-    authMetrics.onVerification((outcome) => verifications.inc({ outcome }));
+    for (const outcome of outcomes) verifications.inc({ outcome }, 0);
 
     const minted = new Counter({ name: 'api_keys_minted_total', help: 'API keys minted', registers });
     const revoked = new Counter({ name: 'api_keys_revoked_total', help: 'Successful revoke requests', registers });

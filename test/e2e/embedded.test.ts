@@ -68,3 +68,83 @@ describe('a fresh clone with no environment, on the embedded database', () => {
     expect((await api.get('/me', token)).status).toBe(200);
   }, 120_000);
 });
+
+/**
+ * The verification cache on the embedded database: on, with no lease (one process), and coherent
+ * with every writer: the server's own requests and the operator CLI's changes through the
+ * server's socket both stop a cached credential before they answer.
+ */
+describe('the verification cache on the embedded database', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'kui-embedded-cache-'));
+  const env = { DATA_DIR: dataDir, NODE_ENV: 'development', METRICS_CACHE_MS: '0' };
+  let server: ServerProcess;
+  let api: ApiClient;
+
+  beforeAll(async () => {
+    server = await startServer(env, 60_000);
+    api = new ApiClient(server.url);
+  }, 90_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const cli = async (args: string[]) => {
+    const r = await runCli(args, env);
+    expect(r.code, r.stderr).toBe(0);
+    return r.json();
+  };
+  /** verification_cache_lookups_total{cache,result} as the server exports it. */
+  const lookups = async (cache: 'key' | 'session', result: 'hit' | 'miss') => {
+    const res = await api.get('/metrics');
+    expect(res.status).toBe(200);
+    const line = res.text.split('\n').find((l) => l.startsWith(`verification_cache_lookups_total{cache="${cache}",result="${result}"}`));
+    return Number(line?.split(' ').pop() ?? 0);
+  };
+  const leaseValid = async () => /^verification_cache_lease_valid 1$/m.test((await api.get('/metrics')).text);
+
+  async function member(orgId: string, role: string) {
+    const user = await cli(['user', 'create', '--email', `${role}-${Date.now()}@example.com`]);
+    await cli(['member', 'add', '--org', orgId, '--user', user.id, '--role', role]);
+    await cli(['workspace', 'create', '--org', orgId, '--user', user.id]);
+    const session = (await cli(['session', '--user', user.id])).token as string;
+    const minted = await api.post('/api-keys', session, { org_id: orgId, name: 'cached', scopes: ['decisions:read'] });
+    expect(minted.status).toBe(201);
+    return { userId: user.id as string, session, key: minted.body.key as string, keyId: minted.body.id as string };
+  }
+
+  it('answers from the cache, and a revoke, a member removal and a plan change by the CLI stop the cached answer on the very next request', async () => {
+    expect(await leaseValid()).toBe(true);
+    const org = await cli(['org', 'create', '--name', 'Cached', '--plan', 'pro']);
+    const owner = await member(org.id, 'owner');
+    const dev = await member(org.id, 'admin');
+
+    // Warm: the first verification reads the database, the following ones are cache hits.
+    for (const k of [owner.key, dev.key]) expect((await api.get('/me', k)).status).toBe(200);
+    const keyHits = await lookups('key', 'hit');
+    for (let i = 0; i < 5; i++) for (const k of [owner.key, dev.key]) expect((await api.get('/me', k)).status).toBe(200);
+    expect(await lookups('key', 'hit')).toBeGreaterThanOrEqual(keyHits + 10);
+    expect((await api.get('/me', dev.session)).body.org_id).toBe(org.id);
+    const sessionHits = await lookups('session', 'hit');
+    expect((await api.get('/me', dev.session)).body).toMatchObject({ org_id: org.id, org_role: 'admin' });
+    expect(await lookups('session', 'hit')).toBeGreaterThan(sessionHits);
+
+    // A plan change by the CLI: the next request through a cached key sees the new plan.
+    expect((await api.get('/usage', owner.key)).body.plan).toBe('pro');
+    await cli(['org', 'set-plan', '--org', org.id, '--plan', 'free']);
+    expect((await api.get('/usage', owner.key)).body.plan).toBe('free');
+
+    // A member removed by the CLI: their cached key and cached org standing stop at once.
+    await cli(['member', 'remove', '--org', org.id, '--user', dev.userId]);
+    expect((await api.get('/me', dev.key)).status).toBe(401);
+    const me = await api.get('/me', dev.session);
+    expect(me.status).toBe(200);
+    expect(me.body.org_id).toBeNull();
+
+    // A revoke over HTTP: the next request with the cached key is refused.
+    expect((await api.get('/me', owner.key)).status).toBe(200);
+    expect((await api.delete(`/api-keys/${owner.keyId}`, owner.session)).status).toBe(204);
+    expect((await api.get('/me', owner.key)).status).toBe(401);
+  }, 120_000);
+});

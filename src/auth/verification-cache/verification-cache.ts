@@ -6,8 +6,14 @@ import type { MemberContext } from '../../directory/org-directory.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { VerificationLease, type CacheStamp, type InvalidationTargets } from './verification-lease.js';
 
-/** A key row as cached: everything verification needs, and no usage meters (those change per request). */
-export type CachedKeyRow = Omit<KeyVerificationRow, 'usage'>;
+/**
+ * A key row as cached: everything verification needs, and no usage meters (those change per
+ * request). `verified`: the exact key (as bytes) that has matched this row's current hash, once
+ * one has; a request presenting the same bytes skips re-parsing and re-hashing (see
+ * ApiKeyVerifier). Held only in this process's memory, which already holds API_KEY_SECRET and
+ * SESSION_JWT_SECRET, so it gives a reader of that memory nothing more.
+ */
+export type CachedKeyRow = Omit<KeyVerificationRow, 'usage'> & { verified?: Buffer };
 
 /** Even a coherent entry is re-read now and then, so a bug cannot keep one forever. */
 const MAX_AGE_MS = 10 * 60_000;
@@ -50,13 +56,15 @@ export class VerificationCache {
     return row;
   }
 
-  putKey(lookup: string, row: KeyVerificationRow, stamp: CacheStamp | null, nowMs: number): void {
-    if (!this.lease.holds(stamp)) return;
+  /** Caches a row read under `stamp`, if it still holds; returns the cached entry. */
+  putKey(lookup: string, row: KeyVerificationRow, stamp: CacheStamp | null, nowMs: number): CachedKeyRow | undefined {
+    if (!this.lease.holds(stamp)) return undefined;
     const { usage: _meters, ...cached } = row;
     // Never kept past the key's expiry (the verifier checks it too, against the service clock).
     const left = row.expiresAt ? row.expiresAt.getTime() - nowMs : MAX_AGE_MS;
-    if (left <= 0) return;
+    if (left <= 0) return undefined;
     this.keys.set(lookup, cached, { ttl: Math.min(left, MAX_AGE_MS) });
+    return cached;
   }
 
   session(userId: string, requested: string | null): MemberContext[] | undefined {

@@ -6,9 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { Settings } from '../../settings/settings.js';
-import { AuthMetrics } from '../auth-metrics.js';
-import { INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
+import { inProcessNotificationsOf, type InProcessNotifications } from '../../database/in-process-notifications.js';
 import { pgPoolOf } from '../../database/pg-pool.js';
+import { AuthMetrics } from '../auth-metrics.js';
+import { ACK_CHANNEL, INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
 
 /** What one committed change may have made stale; null fields match nothing. */
 export interface InvalidationTargets {
@@ -36,6 +37,11 @@ const RECONNECT_MS = 500;
  *
  * Every notification received bumps the epoch: a database read that started before it is not
  * cached (it may predate the change), and the invalidation is applied before it is acknowledged.
+ *
+ * On the embedded database (PGlite, in this process) there is nothing to lease: every writer,
+ * the CLI included (through the server's socket), commits in this process, and the
+ * notification is applied before its commit is answered (see `listenEmbedded` in src/database/embedded.ts). The cache is
+ * then usable for as long as the process runs; no lease row, no acknowledgement to wait for.
  */
 @Injectable()
 export class VerificationLease implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -54,7 +60,12 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   private readonly listeners: InvalidationListener[] = [];
   private ackSeq = 0;
   private ackScheduled = false;
+  /** Acknowledgements announced by any instance since start (see `acknowledgementAfter`). */
+  private acksSeen = 0;
+  private readonly ackWaiters = new Set<() => void>();
   private readonly poolOptions: pg.PoolConfig | null;
+  private readonly embedded: InProcessNotifications | undefined;
+  private unlistenEmbedded: (() => Promise<void>) | null = null;
 
   constructor(
     settings: Settings,
@@ -62,11 +73,13 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     private readonly metrics: AuthMetrics,
   ) {
     this.leaseMs = settings.verificationCache.leaseMs;
-    // Only a real PostgreSQL pool can lend its settings to a second connection. The embedded
-    // PGlite adapter (a `connection` object, a pool of one) cannot: no cache there.
+    // A real PostgreSQL pool lends its settings to the LISTEN connection; the embedded PGlite
+    // adapter (a `connection` object, a pool of one) cannot, and needs none. A host's DataSource
+    // on anything else gets no cache.
+    this.embedded = inProcessNotificationsOf(dataSource);
     const options = (pgPoolOf(dataSource) as { options?: pg.PoolConfig & { connection?: unknown } } | undefined)?.options ?? null;
-    this.poolOptions = options && !options.connection ? options : null;
-    this.enabled = settings.verificationCache.enabled && this.poolOptions !== null;
+    this.poolOptions = !this.embedded && options && !options.connection ? options : null;
+    this.enabled = settings.verificationCache.enabled && (this.poolOptions !== null || this.embedded !== undefined);
     metrics.leaseValid = () => this.usable();
   }
 
@@ -85,12 +98,61 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     return stamp !== null && stamp === this.epoch && this.usable();
   }
 
+  /** How many acknowledgements this instance has heard of; see `acknowledgementAfter`. */
+  get acknowledgementsSeen(): number {
+    return this.acksSeen;
+  }
+
+  /**
+   * For a writer waiting on acknowledgements: resolves once an acknowledgement beyond `seen`
+   * (a value of `acknowledgementsSeen` read *before* the check that found some pending) has
+   * been announced, or after `ms`. Without a LISTEN connection nothing is announced here: it
+   * then simply waits `ms`.
+   */
+  acknowledgementAfter(seen: number, ms: number): Promise<void> {
+    if (this.acksSeen > seen) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.ackWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.ackWaiters.add(done);
+    });
+  }
+
+  /** Whether acknowledgements reach this instance as they happen (a live LISTEN connection). */
+  get hearsAcknowledgements(): boolean {
+    return this.client !== null;
+  }
+
+  /** This instance's lease id while it listens: a writer here checks this lease in process. */
+  get ownInstanceId(): string | null {
+    return this.client ? this.instanceId : null;
+  }
+
+  /**
+   * Whether this instance has applied invalidation `seq` (notifications arrive in commit order,
+   * and a read that started before one was applied is never cached). Not "the lease lapsed":
+   * a renewal in flight may revive the cache before a late notification lands, so a lapse only
+   * wakes the writer to ask the database (where this lease then expires or re-acquires past it).
+   */
+  applied(seq: number): boolean {
+    return this.ackSeq >= seq;
+  }
+
   onInvalidate(listener: InvalidationListener): void {
     this.listeners.push(listener);
   }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.enabled) return;
+    if (this.embedded) {
+      this.unlistenEmbedded = await this.embedded.listen(INVALIDATION_CHANNEL, (payload) => this.received(payload));
+      this.validUntil = Number.POSITIVE_INFINITY;
+      return;
+    }
     // The first lease is awaited so a fresh instance serves from its cache at once; failing to
     // get it only means database reads until the reconnect loop succeeds.
     await this.connect();
@@ -98,6 +160,12 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    for (const w of [...this.ackWaiters]) w();
+    if (this.unlistenEmbedded) {
+      this.lapse();
+      await this.unlistenEmbedded().catch(() => undefined);
+      this.unlistenEmbedded = null;
+    }
     if (this.timer) clearInterval(this.timer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const client = this.client;
@@ -124,11 +192,11 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
-    client.on('notification', (message) => this.received(message.payload));
+    client.on('notification', (message) => (message.channel === ACK_CHANNEL ? this.announced() : this.received(message.payload)));
     this.connecting = client;
     try {
       await client.connect();
-      await client.query(`LISTEN ${INVALIDATION_CHANNEL}`);
+      await client.query(`LISTEN ${INVALIDATION_CHANNEL}; LISTEN ${ACK_CHANNEL}`);
       if (this.stopped) throw new Error('shutting down');
       this.client = client;
       await this.renew();
@@ -161,6 +229,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     this.validUntil = 0;
     this.epoch++;
     for (const l of this.listeners) l(null);
+    this.announced();
   }
 
   private async renew(): Promise<void> {
@@ -203,11 +272,19 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     }
     for (const l of this.listeners) l(targets);
     if (seq > this.ackSeq) this.ackSeq = seq;
+    if (this.embedded) return; // applied before the writer's commit was answered: nobody waits
+    this.announced(); // a writer in this process waiting on this very change goes on at once
     if (!this.ackScheduled) {
       this.ackScheduled = true;
-      // Notifications that arrive together are acknowledged together, once all are applied.
-      setImmediate(() => void this.acknowledge());
+      // Notifications that arrive together (one read of the connection, emitted in one go) are
+      // acknowledged together, once all are applied: right after them, not a loop turn later.
+      queueMicrotask(() => void this.acknowledge());
     }
+  }
+
+  private announced(): void {
+    this.acksSeen++;
+    for (const w of [...this.ackWaiters]) w();
   }
 
   private async acknowledge(): Promise<void> {
