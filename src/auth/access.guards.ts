@@ -2,6 +2,7 @@ import { BadRequestException, ForbiddenException, Injectable, type CanActivate, 
 import { Reflector } from '@nestjs/core';
 import { RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
+import { ERRORS } from '../common/error-messages.js';
 
 const principalOf = (ctx: ExecutionContext) => ctx.switchToHttp().getRequest<{ user?: Principal }>().user;
 
@@ -10,7 +11,7 @@ const principalOf = (ctx: ExecutionContext) => ctx.switchToHttp().getRequest<{ u
 export class SessionOnlyGuard implements CanActivate {
   canActivate(ctx: ExecutionContext): boolean {
     if (principalOf(ctx)?.kind !== 'session') {
-      throw new ForbiddenException('This endpoint needs a browser session; API keys cannot mint, list or revoke keys');
+      throw new ForbiddenException(ERRORS.sessionRequired);
     }
     return true;
   }
@@ -24,15 +25,15 @@ export class ScopesGuard implements CanActivate {
   canActivate(ctx: ExecutionContext): boolean {
     const required = this.reflector.getAllAndOverride(RequiredScopesMeta, [ctx.getHandler(), ctx.getClass()]) ?? [];
     const principal = principalOf(ctx);
-    if (!principal) throw new ForbiddenException('No credential');
+    if (!principal) throw new ForbiddenException(ERRORS.noCredential);
     if (principal.kind === 'session' && !principal.orgId && required.length > 0) {
       throw new BadRequestException(
-        'No organisation selected for this session: send the X-Org-Id header (or an org_id claim) naming one of your organisations',
+        ERRORS.noOrgSelectedForScopes,
       );
     }
     const missing = required.filter((s) => !principal.scopes.includes(s));
     if (missing.length > 0) {
-      throw new ForbiddenException(`This credential lacks the required scope: ${missing.join(', ')}`);
+      throw new ForbiddenException(ERRORS.missingScope(missing));
     }
     return true;
   }

@@ -16,6 +16,7 @@ import { bearerToken, isDatabaseUnavailable, setResponseHeader } from './http-ut
 import { PassportRegistry } from './passport-registry.js';
 import type { Principal } from './principal.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
+import { ERRORS } from '../common/error-messages.js';
 
 interface AuthRequest {
   headers: Record<string, unknown>;
@@ -58,7 +59,7 @@ export class CredentialGuard implements CanActivate {
     if (admission.retryAfter > 0) {
       setResponseHeader(http.getResponse(), 'Retry-After', String(admission.retryAfter));
       throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: 'Too many failed authentication attempts from this address; retry later' },
+        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyFailedAuth },
         HttpStatus.TOO_MANY_REQUESTS,
       );
     }
@@ -118,7 +119,7 @@ export class CredentialGuard implements CanActivate {
     if (!user) {
       const given = bearerToken(request.headers) !== null;
       throw new UnauthorizedException(
-        given ? 'The credential is invalid, expired or revoked' : 'Authentication required: send Authorization: Bearer <token>',
+        given ? ERRORS.credentialInvalid : ERRORS.authRequiredBearer,
       );
     }
     return user;
@@ -128,7 +129,7 @@ export class CredentialGuard implements CanActivate {
     if (error instanceof HttpException) return error;
     if (isDatabaseUnavailable(error)) {
       this.metrics.verification('error');
-      return new ServiceUnavailableException('The database is unavailable; retry shortly');
+      return new ServiceUnavailableException(ERRORS.databaseUnavailable);
     }
     return error;
   }

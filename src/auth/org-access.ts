@@ -2,12 +2,11 @@ import { ForbiddenException, NotFoundException } from '@nestjs/common';
 import type { Role } from '../common/roles.js';
 import type { MemberContext, OrgDirectory } from '../directory/org-directory.js';
 import type { Principal } from './principal.js';
-import { ORG_NOT_FOUND } from './session-org.resolver.js';
+import { ERRORS } from '../common/error-messages.js';
 
 /** Roles that oversee an org: its members, their keys and its audit log. */
 export const ORG_ADMIN_ROLES: readonly Role[] = ['owner', 'admin'];
 
-export const ORG_ADMIN_REQUIRED = 'Only owners and admins of this organisation may do this';
 
 /**
  * The caller's standing in an org they must administer: 404 (the same answer as for a missing
@@ -15,7 +14,7 @@ export const ORG_ADMIN_REQUIRED = 'Only owners and admins of this organisation m
  */
 export async function requireOrgAdmin(directory: OrgDirectory, principal: Principal, orgId: string): Promise<MemberContext> {
   const [standing] = await directory.userOrgs(principal.userId, orgId, 1);
-  if (!standing) throw new NotFoundException(ORG_NOT_FOUND);
-  if (!ORG_ADMIN_ROLES.includes(standing.role)) throw new ForbiddenException(ORG_ADMIN_REQUIRED);
+  if (!standing) throw new NotFoundException(ERRORS.orgNotFound);
+  if (!ORG_ADMIN_ROLES.includes(standing.role)) throw new ForbiddenException(ERRORS.orgAdminRequired);
   return standing;
 }

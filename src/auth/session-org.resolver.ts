@@ -5,8 +5,9 @@ import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-di
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import type { Principal } from './principal.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
+import { ERRORS } from '../common/error-messages.js';
 
-export const ORG_NOT_FOUND = 'Organisation not found';
+export const ORG_NOT_FOUND = ERRORS.orgNotFound;
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 /** Runs a directory call and settles it, a synchronous throw included (a host's directory may throw). */
@@ -58,7 +59,7 @@ export class SessionOrgResolver {
   async resolve(principal: Principal): Promise<void> {
     const requested = principal.requestedOrgId ?? null;
     const orgs = await this.lookup(principal.userId, requested);
-    if (requested && orgs.length === 0) throw new NotFoundException(ORG_NOT_FOUND);
+    if (requested && orgs.length === 0) throw new NotFoundException(ERRORS.orgNotFound);
     if (orgs.length !== 1) return;
     const [org] = orgs;
     principal.orgId = org.orgId;

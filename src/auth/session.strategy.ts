@@ -12,6 +12,7 @@ import { SESSION_STRATEGY } from './auth.constants.js';
 import { bearerToken } from './http-utils.js';
 import { NO_GLOBAL_PASSPORT, PassportRegistry } from './passport-registry.js';
 import type { Principal } from './principal.js';
+import { ERRORS } from '../common/error-messages.js';
 
 interface SessionClaims {
   sub?: unknown;
@@ -156,7 +157,7 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
     if (!requested) {
       const header = request.headers['x-org-id'];
       if (header !== undefined) {
-        if (!isUuid(header)) throw new BadRequestException('X-Org-Id must be a UUID');
+        if (!isUuid(header)) throw new BadRequestException(ERRORS.orgHeaderNotUuid);
         requested = header;
       }
     }

@@ -2,6 +2,7 @@ import { ForbiddenException, Inject, Injectable, UnauthorizedException, type Can
 import { setResponseHeader } from '../auth/http-utils.js';
 import { METRICS_CHALLENGE, metricsTokenAccepted } from './metrics-token.js';
 import { METRICS_OPTIONS, type MetricsOptions } from './metrics.options.js';
+import { ERRORS } from '../common/error-messages.js';
 
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
 
@@ -21,10 +22,10 @@ export class MetricsTokenGuard implements CanActivate {
     if (!this.options.token) {
       const peer = (request.raw ?? request).socket?.remoteAddress ?? '';
       if (LOOPBACK.test(peer)) return true;
-      throw new ForbiddenException('Metrics are served to loopback only: set METRICS_TOKEN, or METRICS_PORT for a listener of their own');
+      throw new ForbiddenException(ERRORS.metricsLoopbackOnly);
     }
     if (metricsTokenAccepted(this.options.token, request.headers)) return true;
     setResponseHeader(http.getResponse(), 'WWW-Authenticate', METRICS_CHALLENGE);
-    throw new UnauthorizedException('Metrics require Authorization: Bearer <METRICS_TOKEN>');
+    throw new UnauthorizedException(ERRORS.metricsToken);
   }
 }
