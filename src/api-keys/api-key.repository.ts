@@ -6,6 +6,8 @@ import { returnedRows } from '../database/transactions.js';
 import type { KeysetPosition } from '../common/pagination.js';
 import type { Plan, Role } from '../common/roles.js';
 import type { Counters } from '../usage/meters.js';
+import { auditInsertSql, auditInsertValues, type NewAuditRow } from '../audit/audit.repository.js';
+import { outboxInsertSql, outboxParams, type OutboxEvent } from '../events/event-types.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 
 export interface NewApiKey {
@@ -26,6 +28,49 @@ export interface NewSecret {
   last4: string;
   keyHash: Buffer;
 }
+
+/** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
+export interface MintWrite {
+  key: NewApiKey & { id: string };
+  /** The audit event (AuditService.prepare), written only with the key; null: none. */
+  audit: NewAuditRow | null;
+  /** The outbox event, written only with the key; null when events are off. */
+  event: OutboxEvent | null;
+}
+
+/**
+ * The mint statement. `slot` locks the pair's count row if it is below the cap ($11; null: no
+ * check, the caller holds the lock and has counted); every other part runs only if `slot`
+ * found it. Parameters: the key $1-$10, the cap $11, the audit event from $12, the outbox event after it.
+ */
+function mintShape(write: MintWrite): { name: string; text: string } {
+  const parts = [
+    `slot AS (
+       SELECT 1 FROM api_key_counts WHERE user_id = $2::uuid AND org_id = $3::uuid AND ($11::int IS NULL OR unrevoked < $11::int) FOR UPDATE)`,
+    `k AS (
+       INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::bytea, $8::text[], $9::timestamptz, $10::timestamptz FROM slot
+       RETURNING id)`,
+  ];
+  let next = 12;
+  if (write.audit) {
+    parts.push(`a AS (${auditInsertSql(next, 'k')})`);
+    next += 14;
+  }
+  if (write.event) parts.push(`o AS (${outboxInsertSql(next, 'k')})`);
+  return { name: `kui_mint_${write.audit ? 'a' : ''}${write.event ? 'o' : ''}`, text: `WITH ${parts.join(',\n')}\nSELECT id FROM k` };
+}
+
+function mintValues(write: MintWrite, cap: number | null): unknown[] {
+  const k = write.key;
+  const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, cap];
+  if (write.audit) values.push(...auditInsertValues(write.audit));
+  if (write.event) values.push(...outboxParams(write.event));
+  return values;
+}
+
+const mintedEntity = (k: NewApiKey & { id: string }): ApiKeyEntity =>
+  Object.assign(new ApiKeyEntity(), { ...k, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
 
 export type KeyState = 'active' | 'revoked' | 'expired';
 
@@ -179,24 +224,51 @@ export class ApiKeyRepository {
   ) {}
 
   /**
-   * Inserts a key, inside `manager`'s transaction (the key and its audit event commit together),
-   * unless the owner already holds `cap` active keys in its org; null when full. A
-   * transaction-scoped advisory lock per (user, org) serialises concurrent mints of the same pair
-   * on every instance, so the count and the insert cannot interleave (no over-minting).
+   * Mints a key unless its owner already holds `cap` active keys in its org (null then), with its
+   * audit event and outbox event: all or nothing. Usually one statement, one round trip, no
+   * explicit transaction: the (user, org) row of `api_key_counts` is locked and checked
+   * (count < cap), the key inserted, the events inserted, and the trigger on api_keys bumps the
+   * count before the statement commits. Mints of the same pair on any instance queue on that row
+   * lock, and each sees the count the previous one committed, so the cap is never exceeded.
+   *
+   * The count includes expired keys (expiry changes no row), so it can only be too high. When it
+   * says "full" (or the pair has no row yet), `mintChecked` counts the active keys exactly.
    */
-  async insertWithinCap(key: NewApiKey, cap: number, manager: EntityManager): Promise<ApiKeyEntity | null> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 14))`, [`api_keys:${key.userId}:${key.orgId}`]);
-    // Counts at most `cap` rows: the work is bounded whatever the caller holds.
-    const [{ active }]: Array<{ active: number }> = await manager.query(
-      `SELECT count(*)::int AS active FROM (
-         SELECT 1 FROM api_keys
-          WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
-          LIMIT $4) capped`,
-      [key.userId, key.orgId, key.createdAt, cap],
-    );
-    if (active >= cap) return null;
-    const repo = manager.getRepository(ApiKeyEntity);
-    return repo.save(repo.create({ ...key, lastUsedAt: null, revokedAt: null }));
+  async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
+    const shape = mintShape(write);
+    const result = await this.pool().query({ name: shape.name, text: shape.text, values: mintValues(write, cap) });
+    if ((result.rowCount ?? 0) > 0) return mintedEntity(write.key);
+    return this.mintChecked(write, cap);
+  }
+
+  /**
+   * The exact path, in a transaction: lock the pair's count row (creating it if missing), count
+   * the active keys (the partial index api_keys_active_owner_idx) and write the true number of
+   * unrevoked keys back, then mint only if below `cap`. Counting after the lock is taken sees
+   * every mint and revoke of the pair that committed before; later ones wait for this one.
+   */
+  private async mintChecked(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
+    const { userId, orgId, createdAt } = write.key;
+    return this.db.transaction(async (m) => {
+      await m.query(
+        `INSERT INTO api_key_counts AS c (user_id, org_id, unrevoked) VALUES ($1, $2, 0)
+         ON CONFLICT (user_id, org_id) DO UPDATE SET unrevoked = c.unrevoked`,
+        [userId, orgId],
+      );
+      const [{ active }]: Array<{ active: number }> = returnedRows(
+        await m.query(
+          `UPDATE api_key_counts c SET unrevoked = e.unrevoked
+             FROM (SELECT count(*)::int AS unrevoked, count(*) FILTER (WHERE expires_at IS NULL OR expires_at > $3)::int AS active
+                     FROM api_keys WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL) e
+            WHERE c.user_id = $1 AND c.org_id = $2
+            RETURNING e.active`,
+          [userId, orgId, createdAt],
+        ),
+      );
+      if (active >= cap) return null;
+      await m.query(mintShape(write).text, mintValues(write, null));
+      return mintedEntity(write.key);
+    });
   }
 
   /**
