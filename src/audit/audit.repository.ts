@@ -69,6 +69,29 @@ export function auditInsertSql(first: number, from?: string): string {
           SELECT ${types.map((t, i) => `$${first + i}::${t}`).join(', ')}${from ? ` FROM ${from}` : ''}`;
 }
 
+/**
+ * The INSERT of many events given as one JSON array (parameter `$param`, auditRowsJson), one
+ * per row of the join `join` adds (e.g. `JOIN k ON k.id = a.target_id`): the events of a batch of
+ * changes in the batch's statement, each only if its change happened.
+ */
+export function auditInsertManySql(param: number, join: string): string {
+  return `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, actor_source, credential_type, credential_id,
+                                    target_type, target_id, client_address, user_agent, request_id, details)
+          SELECT a.created_at, a.org_id, a.action, a.actor_type, a.actor_id, a.actor_source, a.credential_type, a.credential_id,
+                 a.target_type, a.target_id, a.client_address, a.user_agent, a.request_id, a.details
+            FROM jsonb_populate_recordset(NULL::audit_events, $${param}::jsonb) a ${join}`;
+}
+
+export function auditRowsJson(rows: NewAuditRow[]): string {
+  return JSON.stringify(
+    rows.map((r) => ({
+      created_at: r.createdAt.toISOString(), org_id: r.orgId, action: r.action, actor_type: r.actorType, actor_id: r.actorId,
+      actor_source: r.actorSource, credential_type: r.credentialType, credential_id: r.credentialId, target_type: r.targetType,
+      target_id: r.targetId, client_address: r.clientAddress, user_agent: r.userAgent, request_id: r.requestId, details: r.details,
+    })),
+  );
+}
+
 export function auditInsertValues(row: NewAuditRow): unknown[] {
   return [
     row.createdAt, row.orgId, row.action, row.actorType, row.actorId, row.actorSource, row.credentialType, row.credentialId,

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { ApiKeyRepository, type MintWrite } from '../../src/api-keys/api-key.repository.js';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
 import { runMigrationsLocked } from '../../src/database/migrate.js';
@@ -77,6 +77,27 @@ describe('the active-key counter', () => {
       expect(second.filter((x) => x === n)).toHaveLength(CAP - 3);
       expect(await tally(p.userId, p.orgId)).toEqual({ counted: CAP, unrevoked: CAP, active: CAP });
     }
+  });
+
+  it("writes one instance's concurrent mints in a few statements, not one each, and sends a full pair's refusals to no second look", async () => {
+    const repo = t.app.get(ApiKeyRepository, { strict: false });
+    const w = await t.seed.world('member');
+    expect(await repo.mintWithinCap(write(w.userId, w.orgId), 100)).not.toBeNull();
+    const batches = vi.spyOn(repo as unknown as { mintBatch: (items: unknown[]) => Promise<unknown> }, 'mintBatch');
+    const exact = vi.spyOn(repo as unknown as { mintChecked: () => Promise<unknown> }, 'mintChecked');
+    try {
+      const minted = await Promise.all(Array.from({ length: 20 }, () => repo.mintWithinCap(write(w.userId, w.orgId), 100)));
+      expect(minted.every(Boolean)).toBe(true);
+      expect(batches.mock.calls.length).toBeLessThanOrEqual(3);
+      expect(batches.mock.calls.flatMap((c) => c[0])).toHaveLength(20);
+      // 21 active keys, cap 21: refused at once, without the exact path.
+      expect(await Promise.all(Array.from({ length: 5 }, () => repo.mintWithinCap(write(w.userId, w.orgId), 21)))).toEqual([null, null, null, null, null]);
+      expect(exact).not.toHaveBeenCalled();
+    } finally {
+      batches.mockRestore();
+      exact.mockRestore();
+    }
+    expect(await tally(w.userId, w.orgId)).toEqual({ counted: 21, unrevoked: 21, active: 21 });
   });
 
   it('frees a place when a key is revoked, and counts per org', async () => {
@@ -185,14 +206,13 @@ describe('the active-key counter', () => {
       (await t.db.pool.query(`SELECT (SELECT count(*)::int FROM audit_events WHERE org_id = $1) AS audit,
                                      (SELECT count(*)::int FROM event_outbox WHERE org_id = $1) AS outbox`, [w.orgId])).rows[0];
     const eventsBefore = await events();
-    const bad = write(w.userId, w.orgId, {
-      audit: {
-        createdAt: clock.now(), orgId: w.orgId, action: 'api_key.minted', actorType: 'nobody', actorId: null, actorSource: null,
-        credentialType: null, credentialId: null, targetType: 'api_key', targetId: randomUUID(), clientAddress: null, userAgent: null,
-        requestId: null, details: {},
-      },
-      event: { orgId: w.orgId, type: 'api_key.created', data: {}, at: clock.now() },
-    });
+    const bad = write(w.userId, w.orgId);
+    bad.audit = {
+      createdAt: clock.now(), orgId: w.orgId, action: 'api_key.minted', actorType: 'nobody', actorId: null, actorSource: null,
+      credentialType: null, credentialId: null, targetType: 'api_key', targetId: bad.key.id, clientAddress: null, userAgent: null,
+      requestId: null, details: {},
+    };
+    bad.event = { orgId: w.orgId, type: 'api_key.created', data: {}, at: clock.now() };
     // actor_type 'nobody' breaks the audit table's check: the key and the outbox event go with it.
     await expect(repo.mintWithinCap(bad, CAP)).rejects.toMatchObject({ code: '23514' });
     expect(await tally(w.userId, w.orgId)).toEqual(before);
@@ -200,7 +220,8 @@ describe('the active-key counter', () => {
     expect((await t.db.pool.query(`SELECT 1 FROM api_keys WHERE id = $1`, [bad.key.id])).rowCount).toBe(0);
 
     // A good one writes all three.
-    const good = write(w.userId, w.orgId, { audit: { ...bad.audit!, actorType: 'system' }, event: bad.event });
+    const good = write(w.userId, w.orgId, { event: bad.event });
+    good.audit = { ...bad.audit!, actorType: 'system', targetId: good.key.id };
     expect(await repo.mintWithinCap(good, CAP)).toMatchObject({ id: good.key.id, revokedAt: null });
     expect(await events()).toEqual({ audit: eventsBefore.audit + 1, outbox: eventsBefore.outbox + 1 });
   });
