@@ -6,6 +6,9 @@ import { returnedRows } from '../database/transactions.js';
 import type { KeysetPosition } from '../common/pagination.js';
 import type { Plan, Role } from '../common/roles.js';
 import type { ApiKeyStore, KeyVerificationRow } from '../auth/api-key-store.js';
+import { auditInsertManySql, auditInsertSql, auditInsertValues, auditRowsJson, type NewAuditRow } from '../audit/audit.repository.js';
+import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
+import { outboxInsertSql, outboxParams, type OutboxEvent } from '../events/event-types.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { pgPool } from '../database/pg-pool.js';
 
@@ -27,6 +30,49 @@ export interface NewSecret {
   last4: string;
   keyHash: Buffer;
 }
+
+/** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
+export interface MintWrite {
+  key: NewApiKey & { id: string };
+  /** The audit event (AuditService.prepare), written only with the key; null: none. */
+  audit: NewAuditRow | null;
+  /** The outbox event, written only with the key; null when events are off. */
+  event: OutboxEvent | null;
+}
+
+/**
+ * The mint statement. `slot` locks the pair's count row if it is below the cap ($11; null: no
+ * check, the caller holds the lock and has counted); every other part runs only if `slot`
+ * found it. Parameters: the key $1-$10, the cap $11, the audit event from $12, the outbox event after it.
+ */
+function mintShape(write: MintWrite): { name: string; text: string } {
+  const parts = [
+    `slot AS (
+       SELECT 1 FROM api_key_counts WHERE user_id = $2::uuid AND org_id = $3::uuid AND ($11::int IS NULL OR unrevoked < $11::int) FOR UPDATE)`,
+    `k AS (
+       INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::bytea, $8::text[], $9::timestamptz, $10::timestamptz FROM slot
+       RETURNING id)`,
+  ];
+  let next = 12;
+  if (write.audit) {
+    parts.push(`a AS (${auditInsertSql(next, 'k')})`);
+    next += 14;
+  }
+  if (write.event) parts.push(`o AS (${outboxInsertSql(next, 'k')})`);
+  return { name: `kui_mint_${write.audit ? 'a' : ''}${write.event ? 'o' : ''}`, text: `WITH ${parts.join(',\n')}\nSELECT id FROM k` };
+}
+
+function mintValues(write: MintWrite, cap: number | null): unknown[] {
+  const k = write.key;
+  const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, cap];
+  if (write.audit) values.push(...auditInsertValues(write.audit));
+  if (write.event) values.push(...outboxParams(write.event));
+  return values;
+}
+
+const mintedEntity = (k: NewApiKey & { id: string }): ApiKeyEntity =>
+  Object.assign(new ApiKeyEntity(), { ...k, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
 
 export type KeyState = 'active' | 'revoked' | 'expired';
 
@@ -148,32 +194,158 @@ const toVerificationRow = (r: RawVerificationRow): KeyVerificationRow => ({
   usage: { asks: r.asks ?? 0, retrieves: r.retrieves ?? 0, imports: r.imports ?? 0, captures: r.captures ?? 0 },
 });
 
+/**
+ * The batch mint (ApiKeyRepository.mintBatch). `input`: the keys in arrival order with their
+ * cap; `slot` locks the count rows of the batch's (user, org) pairs, in one order on every
+ * instance (no deadlock between batches); a key is inserted if its place among its pair's keys
+ * in the batch keeps the count within the cap; its audit and outbox events follow it (joined on
+ * the key's id). The trigger on api_keys moves the counts before the commit.
+ */
+const MINT_BATCH_SQL = `
+  WITH input AS (
+    SELECT k.*, e.n, (e.doc->>'cap')::int AS cap
+      FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(doc, n),
+           LATERAL jsonb_populate_record(NULL::api_keys, e.doc->'key') AS k),
+  pairs AS (SELECT user_id, org_id, max(cap) AS cap FROM input GROUP BY user_id, org_id),
+  locked AS (
+    SELECT c.user_id, c.org_id, c.unrevoked FROM api_key_counts c
+     WHERE (c.user_id, c.org_id) IN (SELECT user_id, org_id FROM pairs)
+     ORDER BY c.user_id, c.org_id
+       FOR UPDATE),
+  seeded AS (
+    INSERT INTO api_key_counts (user_id, org_id, unrevoked)
+    SELECT p.user_id, p.org_id,
+           (SELECT count(*)::int FROM api_keys x WHERE x.user_id = p.user_id AND x.org_id = p.org_id AND x.revoked_at IS NULL)
+      FROM pairs p
+     WHERE NOT EXISTS (SELECT 1 FROM api_key_counts c WHERE c.user_id = p.user_id AND c.org_id = p.org_id)
+    ON CONFLICT DO NOTHING
+    RETURNING user_id, org_id, unrevoked),
+  slot AS (SELECT * FROM locked UNION ALL SELECT * FROM seeded),
+  k AS (
+    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at)
+    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at
+      FROM (SELECT i.*, row_number() OVER (PARTITION BY i.user_id, i.org_id ORDER BY i.n) AS place FROM input i) r
+      JOIN slot s ON s.user_id = r.user_id AND s.org_id = r.org_id
+     WHERE s.unrevoked + r.place <= r.cap
+    RETURNING id, user_id, org_id),
+  a AS (${auditInsertManySql(2, 'JOIN k ON k.id = a.target_id')}),
+  o AS (
+    INSERT INTO event_outbox (org_id, type, data, created_at)
+    SELECT o.org_id, o.type, o.data, o.created_at
+      FROM jsonb_to_recordset($3::jsonb) AS o(key_id uuid, org_id uuid, type text, data jsonb, created_at timestamptz)
+      JOIN k ON k.id = o.key_id)
+  SELECT 'minted' AS outcome, id, user_id, org_id FROM k
+  UNION ALL
+  -- A pair with a refused mint (its locked, latest count says full) is full when its active
+  -- keys as this statement saw them, plus this batch's, reach the cap: 409 with no second look.
+  -- Otherwise (expired keys, or a count that is wrong) the exact path decides. Counted only for
+  -- such pairs, at most cap rows (the partial index api_keys_active_owner_idx).
+  SELECT 'full', NULL, p.user_id, p.org_id
+    FROM pairs p
+   WHERE EXISTS (SELECT 1 FROM input i WHERE i.user_id = p.user_id AND i.org_id = p.org_id AND i.id NOT IN (SELECT id FROM k))
+     AND (SELECT count(*) FROM (SELECT 1 FROM api_keys x
+                                 WHERE x.user_id = p.user_id AND x.org_id = p.org_id AND x.revoked_at IS NULL
+                                   AND (x.expires_at IS NULL OR x.expires_at > $4::timestamptz)
+                                 LIMIT p.cap) z)
+         + (SELECT count(*) FROM k WHERE k.user_id = p.user_id AND k.org_id = p.org_id) >= p.cap`;
+
 @Injectable()
 export class ApiKeyRepository implements ApiKeyStore {
+  private readonly mints = endOfTurnLoader<{ write: MintWrite; cap: number }, 'minted' | 'full' | 'check' | undefined>(
+    async (items) => {
+      const outcomes = await this.mintBatch([...items]);
+      return items.map((item) => outcomes.get(item.write.key.id));
+    },
+    2,
+  );
+
   constructor(
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
   /**
-   * Inserts a key, inside `manager`'s transaction (the key and its audit event commit together),
-   * unless the owner already holds `cap` active keys in its org; null when full. A
-   * transaction-scoped advisory lock per (user, org) serialises concurrent mints of the same pair
-   * on every instance, so the count and the insert cannot interleave (no over-minting).
+   * Mints a key unless its owner already holds `cap` active keys in its org (null then), with its
+   * audit event and outbox event: all or nothing. Usually one statement, one round trip, no
+   * explicit transaction: the (user, org) row of `api_key_counts` is locked and checked
+   * (count < cap), the key inserted, the events inserted, and the trigger on api_keys bumps the
+   * count before the statement commits. Mints of the same pair on any instance queue on that row
+   * lock, and each sees the count the previous one committed, so the cap is never exceeded.
+   *
+   * The count includes expired keys (expiry changes no row), so it can only be too high. When it
+   * says "full" (or the pair has no row yet), `mintChecked` counts the active keys exactly.
    */
-  async insertWithinCap(key: NewApiKey, cap: number, manager: EntityManager): Promise<ApiKeyEntity | null> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 14))`, [`api_keys:${key.userId}:${key.orgId}`]);
-    // Counts at most `cap` rows: the work is bounded whatever the caller holds.
-    const [{ active }]: Array<{ active: number }> = await manager.query(
-      `SELECT count(*)::int AS active FROM (
-         SELECT 1 FROM api_keys
-          WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
-          LIMIT $4) capped`,
-      [key.userId, key.orgId, key.createdAt, cap],
+  async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
+    const outcome = await this.mints.load({ write, cap });
+    if (outcome === 'minted') return mintedEntity(write.key);
+    if (outcome === 'full') return null;
+    return this.mintChecked(write, cap);
+  }
+
+  /**
+   * The mints asked for during one event-loop turn (and while the previous batch ran), as one
+   * statement and one commit (MINT_BATCH_SQL): one user's concurrent mints, which queue on their
+   * count row anyway, take its lock once per batch instead of once each. Within a pair, mints
+   * are admitted in arrival order while the count stays below the cap. A refused mint is `full`
+   * when the active keys reach the cap, else (expired keys still counted) it takes the exact path.
+   */
+  private async mintBatch(items: Array<{ write: MintWrite; cap: number }>): Promise<Map<string, 'minted' | 'full' | 'check'>> {
+    const keys = items.map(({ write: { key: k }, cap }) => ({
+      cap,
+      key: {
+        id: k.id, user_id: k.userId, org_id: k.orgId, name: k.name, lookup: k.lookup, last4: k.last4, key_hash: `\\x${k.keyHash.toString('hex')}`,
+        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null,
+      },
+    }));
+    const audits = items.flatMap(({ write }) => (write.audit ? [write.audit] : []));
+    const events = items.flatMap(({ write }) =>
+      write.event ? [{ key_id: write.key.id, org_id: write.event.orgId, type: write.event.type, data: write.event.data, created_at: write.event.at.toISOString() }] : [],
     );
-    if (active >= cap) return null;
-    const repo = manager.getRepository(ApiKeyEntity);
-    return repo.save(repo.create({ ...key, lastUsedAt: null, revokedAt: null }));
+    // Expiry is judged at the batch's clock: the latest creation time in it (every item's "now").
+    const now = new Date(Math.max(...items.map(({ write }) => write.key.createdAt.getTime())));
+    const result = await this.pool().query<{ outcome: 'minted' | 'full'; id: string | null; user_id: string; org_id: string }>({
+      name: 'kui_mint_batch',
+      text: MINT_BATCH_SQL,
+      values: [JSON.stringify(keys), auditRowsJson(audits), JSON.stringify(events), now],
+    });
+    const minted = new Set(result.rows.filter((r) => r.outcome === 'minted').map((r) => r.id));
+    const full = new Set(result.rows.filter((r) => r.outcome === 'full').map((r) => `${r.user_id}:${r.org_id}`));
+    return new Map(
+      items.map(({ write: { key } }) => [
+        key.id,
+        minted.has(key.id) ? 'minted' : full.has(`${key.userId}:${key.orgId}`) ? 'full' : 'check',
+      ]),
+    );
+  }
+
+  /**
+   * The exact path, in a transaction: lock the pair's count row (creating it if missing), count
+   * the active keys (the partial index api_keys_active_owner_idx) and write the true number of
+   * unrevoked keys back, then mint only if below `cap`. Counting after the lock is taken sees
+   * every mint and revoke of the pair that committed before; later ones wait for this one.
+   */
+  private async mintChecked(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
+    const { userId, orgId, createdAt } = write.key;
+    return this.db.transaction(async (m) => {
+      await m.query(
+        `INSERT INTO api_key_counts AS c (user_id, org_id, unrevoked) VALUES ($1, $2, 0)
+         ON CONFLICT (user_id, org_id) DO UPDATE SET unrevoked = c.unrevoked`,
+        [userId, orgId],
+      );
+      const [{ active }]: Array<{ active: number }> = returnedRows(
+        await m.query(
+          `UPDATE api_key_counts c SET unrevoked = e.unrevoked
+             FROM (SELECT count(*)::int AS unrevoked, count(*) FILTER (WHERE expires_at IS NULL OR expires_at > $3)::int AS active
+                     FROM api_keys WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL) e
+            WHERE c.user_id = $1 AND c.org_id = $2
+            RETURNING e.active`,
+          [userId, orgId, createdAt],
+        ),
+      );
+      if (active >= cap) return null;
+      await m.query(mintShape(write).text, mintValues(write, null));
+      return mintedEntity(write.key);
+    });
   }
 
   /**

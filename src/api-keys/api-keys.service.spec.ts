@@ -12,7 +12,7 @@ import type { ApiKeyEntity } from './api-key.entity.js';
 import type { EntityManager } from 'typeorm';
 import type { AuditEntry, AuditService } from '../audit/audit.service.js';
 import type { Transactions } from '../database/transactions.js';
-import type { ApiKeyRepository, KeyListFilter, NewApiKey, RevokedKey } from './api-key.repository.js';
+import type { ApiKeyRepository, KeyListFilter, MintWrite, NewApiKey, RevokedKey } from './api-key.repository.js';
 import { ApiKeysService, KEY_NOT_FOUND } from './api-keys.service.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
@@ -38,7 +38,11 @@ class FakeKeyRepository {
   listCalls: Array<{ userId: string; orgId: string | null }> = [];
   revokeCalls: Array<{ userId: string; keyId: string; at: Date }> = [];
 
-  async insertWithinCap(key: NewApiKey, cap: number): Promise<ApiKeyEntity | null> {
+  /** The audit events written with the keys (the key and its event are one write). */
+  audit: FakeAudit | null = null;
+
+  async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
+    const { key } = write;
     const active = this.rows.filter(
       (r) => r.userId === key.userId && r.orgId === key.orgId && !r.revokedAt && (!r.expiresAt || r.expiresAt > key.createdAt),
     );
@@ -46,8 +50,9 @@ class FakeKeyRepository {
     this.inserted.push(key);
     const failure = this.failInserts.shift();
     if (failure) throw failure;
-    const row = { ...key, id: `00000000-0000-4000-8000-${String(this.rows.length).padStart(12, '0')}`, lastUsedAt: null, revokedAt: null } as ApiKeyEntity;
+    const row = { ...key, lastUsedAt: null, revokedAt: null } as ApiKeyEntity;
     this.rows.push(row);
+    if (write.audit) this.audit?.entries.push(write.audit as unknown as AuditEntry);
     return row;
   }
 
@@ -81,6 +86,10 @@ class FakeAudit {
   readonly entries: AuditEntry[] = [];
   async record(_manager: EntityManager, entry: AuditEntry): Promise<void> {
     this.entries.push(entry);
+  }
+  /** Stands in for the row: the repository fake records it only when the key is written. */
+  prepare(entry: AuditEntry): AuditEntry {
+    return entry;
   }
 }
 
@@ -139,6 +148,7 @@ describe('ApiKeysService', () => {
     clock = new FixedClock(new Date('2030-01-02T03:04:05.678Z'));
     settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
     audit = new FakeAudit();
+    repo.audit = audit;
     sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settings, fakeTransactions, audit as unknown as AuditService, invalidation as unknown as VerificationInvalidation);
   });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConflictException, ForbiddenException, Injectable, NotFoundException, Optional } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
@@ -66,35 +67,37 @@ export class ApiKeysService {
     const secret = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
     const now = this.settings.clock.now();
     const days = dto.expires_in_days ?? 0;
+    const cap = this.settings.maxActiveKeysPerUserOrg;
     for (let attempt = 0; ; attempt++) {
       const generated = generateApiKey();
+      const key = {
+        id: randomUUID(),
+        userId: principal.userId,
+        orgId,
+        name: dto.name ?? '',
+        lookup: generated.lookup,
+        last4: generated.last4,
+        keyHash: hashApiKey(secret, generated.key),
+        scopes,
+        createdAt: now,
+        expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
+      };
+      // The key, its audit event and its outbox event are one write (ApiKeyRepository.mintWithinCap):
+      // all three commit together or none does.
+      const audit = this.audit.prepare({
+        orgId,
+        action: 'api_key.minted',
+        ...actorOf(principal),
+        target: { type: 'api_key', id: key.id },
+        details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null },
+      });
+      const event = this.outbox ? { orgId, type: 'api_key.created' as const, data: keyEventData({ ...key, revokedAt: null }), at: now } : null;
       try {
-        const record = await this.transactions.run(async (manager) => {
-          const saved = await this.keys.insertWithinCap({
-            userId: principal.userId,
-            orgId,
-            name: dto.name ?? '',
-            lookup: generated.lookup,
-            last4: generated.last4,
-            keyHash: hashApiKey(secret, generated.key),
-            scopes,
-            createdAt: now,
-            expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
-          }, this.settings.maxActiveKeysPerUserOrg, manager);
-          if (!saved) throw new ConflictException(tooManyKeys(this.settings.maxActiveKeysPerUserOrg));
-          await this.audit.record(manager, {
-            orgId,
-            action: 'api_key.minted',
-            ...actorOf(principal),
-            target: { type: 'api_key', id: saved.id },
-            details: { name: saved.name, lookup: saved.lookup, scopes, expires_at: saved.expiresAt?.toISOString() ?? null },
-          });
-          await this.outbox?.write(manager, { orgId, type: 'api_key.created', data: keyEventData(saved), at: now });
-          return toApiKeyRecord(saved);
-        });
+        const saved = await this.keys.mintWithinCap({ key, audit, event }, cap);
+        if (!saved) throw new ConflictException(tooManyKeys(cap));
         this.outbox?.written();
         this.activity?.emit({ type: 'api_key.minted' });
-        return { key: generated.key, ...record };
+        return { key: generated.key, ...toApiKeyRecord(saved) };
       } catch (error) {
         // A lookup collision (71 random bits) is all but impossible; draw again rather than fail.
         if ((error as { code?: string }).code === '23505' && attempt < 3) continue;

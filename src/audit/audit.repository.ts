@@ -58,6 +58,48 @@ function where(filter: AuditFilter): { sql: string; values: unknown[] } {
 }
 
 /**
+ * The INSERT of one event whose values are parameters `$first` to `$first + 13` (auditInsertValues),
+ * as `INSERT ... SELECT`: with `from`, one event per row of that relation, so a feature can write
+ * its change and the event in one statement (a data-modifying CTE) and an event only if the change happened.
+ */
+export function auditInsertSql(first: number, from?: string): string {
+  const types = ['timestamptz', 'uuid', 'text', 'text', 'uuid', 'text', 'text', 'uuid', 'text', 'uuid', 'text', 'text', 'text', 'jsonb'];
+  return `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, actor_source, credential_type, credential_id,
+                                    target_type, target_id, client_address, user_agent, request_id, details)
+          SELECT ${types.map((t, i) => `$${first + i}::${t}`).join(', ')}${from ? ` FROM ${from}` : ''}`;
+}
+
+/**
+ * The INSERT of many events given as one JSON array (parameter `$param`, auditRowsJson), one
+ * per row of the join `join` adds (e.g. `JOIN k ON k.id = a.target_id`): the events of a batch of
+ * changes in the batch's statement, each only if its change happened.
+ */
+export function auditInsertManySql(param: number, join: string): string {
+  return `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, actor_source, credential_type, credential_id,
+                                    target_type, target_id, client_address, user_agent, request_id, details)
+          SELECT a.created_at, a.org_id, a.action, a.actor_type, a.actor_id, a.actor_source, a.credential_type, a.credential_id,
+                 a.target_type, a.target_id, a.client_address, a.user_agent, a.request_id, a.details
+            FROM jsonb_populate_recordset(NULL::audit_events, $${param}::jsonb) a ${join}`;
+}
+
+export function auditRowsJson(rows: NewAuditRow[]): string {
+  return JSON.stringify(
+    rows.map((r) => ({
+      created_at: r.createdAt.toISOString(), org_id: r.orgId, action: r.action, actor_type: r.actorType, actor_id: r.actorId,
+      actor_source: r.actorSource, credential_type: r.credentialType, credential_id: r.credentialId, target_type: r.targetType,
+      target_id: r.targetId, client_address: r.clientAddress, user_agent: r.userAgent, request_id: r.requestId, details: r.details,
+    })),
+  );
+}
+
+export function auditInsertValues(row: NewAuditRow): unknown[] {
+  return [
+    row.createdAt, row.orgId, row.action, row.actorType, row.actorId, row.actorSource, row.credentialType, row.credentialId,
+    row.targetType, row.targetId, row.clientAddress, row.userAgent, row.requestId, JSON.stringify(row.details),
+  ];
+}
+
+/**
  * The audit log's table. Append-only: there is no update method, and the only delete is the
  * retention job's bounded batch, the one place that sets the `audit.retention` flag the
  * database trigger checks.
@@ -68,15 +110,7 @@ export class AuditRepository {
 
   /** Inside the caller's transaction, so the event commits with the change or not at all. */
   async insert(manager: EntityManager, row: NewAuditRow): Promise<void> {
-    await manager.query(
-      `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, actor_source, credential_type, credential_id,
-                                 target_type, target_id, client_address, user_agent, request_id, details)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb)`,
-      [
-        row.createdAt, row.orgId, row.action, row.actorType, row.actorId, row.actorSource, row.credentialType, row.credentialId,
-        row.targetType, row.targetId, row.clientAddress, row.userAgent, row.requestId, JSON.stringify(row.details),
-      ],
-    );
+    await manager.query(auditInsertSql(1), auditInsertValues(row));
   }
 
   /** One page, newest first: `limit + 1` rows after `after` (see common/pagination.ts). */

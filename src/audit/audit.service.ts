@@ -35,7 +35,7 @@ import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { currentRequestOrigin, scrubCredentials } from '../common/request-context.js';
 import type { AuditAction } from './audit-actions.js';
-import { AuditRepository, type AuditFilter, type AuditRow } from './audit.repository.js';
+import { AuditRepository, type AuditFilter, type AuditRow, type NewAuditRow } from './audit.repository.js';
 import type { AuditEventDto } from './dto/audit-event.dto.js';
 
 /** The event as `GET /orgs/{org_id}/audit-events` and `audit export` show it: the DTO class itself. */
@@ -133,14 +133,24 @@ export class AuditService {
 
   /** Records one event in the caller's transaction. Rejects only when the database does. */
   async record(manager: EntityManager, entry: AuditEntry): Promise<void> {
+    const row = this.prepare(entry);
+    if (row) await this.events.insert(manager, row);
+  }
+
+  /**
+   * The row `record` would insert (origin, scrubbed details), for a repository that writes the
+   * event in the same statement as its change (audit.repository.ts, auditInsertSql); null when
+   * the entry is unusable (logged, as `record` does).
+   */
+  prepare(entry: AuditEntry): NewAuditRow | null {
     const ids = [entry.orgId, entry.target?.id, entry.actor?.id, entry.credential?.id].filter((v) => v !== null && v !== undefined);
     if (!ids.every(isUuid) || !entry.action || !entry.actor?.type || !entry.target?.type) {
       // A bug in the caller, not a reason to fail the change it records.
       this.logger.error(`audit event ${String(entry.action)} not recorded: an id is not a UUID or a field is missing`);
-      return;
+      return null;
     }
     const origin = currentRequestOrigin();
-    await this.events.insert(manager, {
+    return {
       createdAt: this.settings.clock.now(),
       orgId: entry.orgId.toLowerCase(),
       action: entry.action,
@@ -155,7 +165,7 @@ export class AuditService {
       userAgent: origin?.userAgent ?? null,
       requestId: origin?.requestId ?? null,
       details: this.safeDetails(entry.action, entry.details),
-    });
+    };
   }
 
   /** One page of an org's events, newest first. The caller's right to read them is checked by the caller. */

@@ -1,3 +1,4 @@
+import { ApiKeyCountEntity } from '../api-keys/api-key-count.entity.js';
 import { ApiKeyEntity } from '../api-keys/api-key.entity.js';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { MembershipEntity } from '../directory/membership.entity.js';
@@ -15,11 +16,13 @@ import { Events1764400000000 } from '../database/migrations/1764400000000-events
 import { VerificationCache1764500000000 } from '../database/migrations/1764500000000-verification-cache.js';
 import { UsersEmailCitext1764600000000 } from '../database/migrations/1764600000000-users-email-citext.js';
 import { ActiveKeysIndex1764700000000 } from '../database/migrations/1764700000000-active-keys-index.js';
+import { ApiKeyCounts1764800000000 } from '../database/migrations/1764800000000-api-key-counts.js';
 import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
 export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity,
-  EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity];
+  EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity, ApiKeyCountEntity];
 export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000,
-  Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000, ActiveKeysIndex1764700000000];
+  Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000, ActiveKeysIndex1764700000000,
+  ApiKeyCounts1764800000000];

@@ -69,3 +69,7 @@ export function keyEventDataSql(alias: string): string {
 export const INSERT_OUTBOX_SQL = `INSERT INTO event_outbox (org_id, type, data, created_at) VALUES ($1, $2, $3, $4)`;
 
 export const outboxParams = (e: OutboxEvent): unknown[] => [e.orgId, e.type, JSON.stringify(e.data), e.at];
+
+/** The same INSERT with parameters `$first` to `$first + 3` (outboxParams), one event per row of `from`: for a change and its event in one statement. */
+export const outboxInsertSql = (first: number, from: string): string =>
+  `INSERT INTO event_outbox (org_id, type, data, created_at) SELECT $${first}::uuid, $${first + 1}::text, $${first + 2}::jsonb, $${first + 3}::timestamptz FROM ${from}`;

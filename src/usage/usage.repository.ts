@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import DataLoader from 'dataloader';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Limit, MeterLimits } from '../common/plan-limits.js';
@@ -8,6 +7,7 @@ import type { Plan } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import type { Attribution, Counters, CredentialKind, Meter } from '../common/meters.js';
 import { pgPool } from '../database/pg-pool.js';
+import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 
 /** One charge as the batch statement takes it. */
 export interface ChargeRequest {
@@ -102,40 +102,6 @@ const readKey = (orgId: string, day: string) => `${orgId.toLowerCase()}|${day}`;
 
 const ZERO: Counters = { asks: 0, retrieves: 0, imports: 0, captures: 0 };
 
-/**
- * How the usage path batches with `dataloader`: a batch is dispatched at the end of the
- * event-loop turn (setImmediate runs after the poll phase, so every request parsed in the turn
- * is in it), and with `serial`, not before the previous batch of the same loader has finished:
- * what arrives meanwhile goes as one larger batch (charges of a hot org would only queue on its
- * row lock otherwise). Nothing is cached: every load is answered by the batch it went out in.
- */
-function endOfTurnLoader<K, V>(load: (keys: readonly K[]) => Promise<V[]>, serial: boolean): DataLoader<K, V> {
-  let busy = false;
-  let waiting: (() => void) | null = null;
-  return new DataLoader<K, V>(
-    serial
-      ? async (keys) => {
-          busy = true;
-          try {
-            return await load(keys);
-          } finally {
-            busy = false;
-            const next = waiting;
-            waiting = null;
-            if (next) setImmediate(next);
-          }
-        }
-      : load,
-    {
-      cache: false,
-      batchScheduleFn: (dispatch) => {
-        if (busy) waiting = dispatch;
-        else setImmediate(dispatch);
-      },
-    },
-  );
-}
-
 @Injectable()
 export class UsageRepository {
   constructor(
@@ -178,7 +144,7 @@ export class UsageRepository {
     const after: Array<Counters | null> = new Array<Counters | null>(batch.length).fill(null);
     for (const r of result.rows) after[r.idx - 1] = { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures };
     return after;
-  }, true);
+  }, 1);
 
   async refund(orgId: string, day: string, meter: Meter, count: number, by: Attribution): Promise<void> {
     await this.pool().query({ name: `kui_refund_${meter}`, text: REFUND_SQL[meter], values: [orgId, day, count, by.kind, by.credentialId] });
@@ -204,7 +170,7 @@ export class UsageRepository {
       result.rows.map((r) => [readKey(r.org_id, r.day), { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures }]),
     );
     return keys.map((k) => found.get(readKey(k.orgId, k.day)));
-  }, false);
+  });
 
   /**
    * Every UTC day from `from` to `to` (inclusive) of an org, days without charges as zeros;

@@ -1,0 +1,35 @@
+import DataLoader from 'dataloader';
+
+/**
+ * The one per-tick batcher of this code base: a `dataloader` that dispatches its batch at the end
+ * of the event-loop turn (setImmediate runs after the poll phase, so every request parsed in the
+ * turn is in it) and runs at most `maxInFlight` batches at once: what arrives meanwhile goes as
+ * one larger batch when one finishes (writes that would queue on the same row lock anyway, like
+ * the charges of a hot org or one user's mints, then take it once per batch). Nothing is cached:
+ * every load is answered by the batch it went out in, and a failed batch fails only its own loads.
+ */
+export function endOfTurnLoader<K, V>(load: (keys: readonly K[]) => Promise<V[]>, maxInFlight = Number.POSITIVE_INFINITY): DataLoader<K, V> {
+  let running = 0;
+  let waiting: (() => void) | null = null;
+  return new DataLoader<K, V>(
+    async (keys) => {
+      running++;
+      try {
+        return await load(keys);
+      } finally {
+        running--;
+        const next = waiting;
+        waiting = null;
+        if (next) setImmediate(next);
+      }
+    },
+    {
+      cache: false,
+      // DataLoader starts a new batch only once the previous one is dispatched: at most one waits.
+      batchScheduleFn: (dispatch) => {
+        if (running >= maxInFlight) waiting = dispatch;
+        else setImmediate(dispatch);
+      },
+    },
+  );
+}
