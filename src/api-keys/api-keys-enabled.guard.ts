@@ -1,5 +1,6 @@
 import { HttpException, HttpStatus, Injectable, type CanActivate } from '@nestjs/common';
 import { Settings } from '../settings/settings.js';
+import { ERRORS } from '../common/error-messages.js';
 
 /** 501 when API_KEY_SECRET is not configured. Placed after authentication. */
 @Injectable()
@@ -9,7 +10,7 @@ export class ApiKeysEnabledGuard implements CanActivate {
   canActivate(): boolean {
     if (!this.settings.keysConfigured) {
       throw new HttpException(
-        { statusCode: 501, error: 'Not Implemented', message: 'API keys are not configured on this deployment' },
+        { statusCode: 501, error: 'Not Implemented', message: ERRORS.keysNotConfigured },
         HttpStatus.NOT_IMPLEMENTED,
       );
     }

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { hashApiKey, parseApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
 import type { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
-import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
+import { ERRORS } from '../common/error-messages.js';
 import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
@@ -13,7 +13,7 @@ import type { EntityManager } from 'typeorm';
 import type { AuditEntry, AuditService } from '../audit/audit.service.js';
 import type { Transactions } from '../database/transactions.js';
 import type { ApiKeyRepository, KeyListFilter, MintWrite, NewApiKey, RevokedKey } from './api-key.repository.js';
-import { ApiKeysService, KEY_NOT_FOUND } from './api-keys.service.js';
+import { ApiKeysService } from './api-keys.service.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
 const ORG = '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
@@ -227,7 +227,7 @@ describe('ApiKeysService', () => {
       const foreign = await sut.mint(session('1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d'), { org_id: OTHER_ORG }).catch((e: unknown) => e);
       for (const error of [missing, foreign]) {
         expect(error).toBeInstanceOf(NotFoundException);
-        expect((error as NotFoundException).message).toBe(ORG_NOT_FOUND);
+        expect((error as NotFoundException).message).toBe(ERRORS.orgNotFound);
       }
       expect(repo.inserted).toEqual([]);
     });
@@ -303,7 +303,7 @@ describe('ApiKeysService', () => {
 
     it('answers 404 for a filter naming an org that is missing or not the caller’s, without listing', async () => {
       member('owner');
-      await expect(sut.list(session(), OTHER_ORG)).rejects.toThrow(new NotFoundException(ORG_NOT_FOUND));
+      await expect(sut.list(session(), OTHER_ORG)).rejects.toThrow(new NotFoundException(ERRORS.orgNotFound));
       expect(repo.listCalls).toEqual([]);
     });
 
@@ -357,7 +357,7 @@ describe('ApiKeysService', () => {
     });
 
     it('answers 404 when the repository finds no such key of the caller', async () => {
-      await expect(sut.revoke(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed')).rejects.toThrow(new NotFoundException(KEY_NOT_FOUND));
+      await expect(sut.revoke(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed')).rejects.toThrow(new NotFoundException(ERRORS.keyNotFound));
       expect(audit.entries).toEqual([]);
     });
 

@@ -5,7 +5,6 @@ import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf } from '../common/pagination.js';
 import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
-import { ORG_NOT_FOUND } from '../auth/session-org.resolver.js';
 import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { ActivityEvents } from '../events/activity-events.js';
 import { Settings } from '../settings/settings.js';
@@ -19,10 +18,9 @@ import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey, type OrgApiKeyRec
 import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
 import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
+import { ERRORS } from '../common/error-messages.js';
 
 const DAY_MS = 86_400_000;
-const tooManyKeys = (cap: number) =>
-  `You already hold ${cap} active keys in this organisation (the limit, MAX_ACTIVE_KEYS_PER_USER_ORG): revoke one before minting another`;
 
 export interface KeyListQuery {
   orgId: string | null;
@@ -30,7 +28,6 @@ export interface KeyListQuery {
   limit?: number;
   cursor?: string;
 }
-export const KEY_NOT_FOUND = 'API key not found';
 
 @Injectable()
 export class ApiKeysService {
@@ -48,7 +45,7 @@ export class ApiKeysService {
   async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
     const orgId = dto.org_id.toLowerCase();
     const standing = await this.directory.mintStanding(principal.userId, orgId);
-    if (!standing) throw new NotFoundException(ORG_NOT_FOUND);
+    if (!standing) throw new NotFoundException(ERRORS.orgNotFound);
 
     // Omitted or [] means read-only; duplicates collapse; stored in canonical order.
     const asked: Scope[] = dto.scopes && dto.scopes.length > 0 ? dto.scopes : ['decisions:read'];
@@ -56,12 +53,10 @@ export class ApiKeysService {
     const ceiling = roleCeiling(standing.role);
     const above = scopes.filter((s) => !ceiling.includes(s));
     if (above.length > 0) {
-      throw new ForbiddenException(
-        `Your role "${standing.role}" in this organisation cannot grant ${above.join(', ')}; it allows at most: ${ceiling.join(', ')}`,
-      );
+      throw new ForbiddenException(ERRORS.roleCannotGrant(standing.role, above, ceiling));
     }
     if (!standing.hasWorkspace) {
-      throw new ConflictException('You have no workspace in this organisation yet: connect a repository first');
+      throw new ConflictException(ERRORS.noWorkspace);
     }
 
     const secret = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
@@ -94,7 +89,7 @@ export class ApiKeysService {
       const event = this.outbox ? { orgId, type: 'api_key.created' as const, data: keyEventData({ ...key, revokedAt: null }), at: now } : null;
       try {
         const saved = await this.keys.mintWithinCap({ key, audit, event }, cap);
-        if (!saved) throw new ConflictException(tooManyKeys(cap));
+        if (!saved) throw new ConflictException(ERRORS.tooManyActiveKeys(cap));
         this.outbox?.written();
         this.activity?.emit({ type: 'api_key.minted' });
         return { key: generated.key, ...toApiKeyRecord(saved) };
@@ -124,10 +119,8 @@ export class ApiKeysService {
           const rotated = await this.keys.rotateOwned(principal.userId, keyId, next, now, graceEndsAt, manager);
           if (!rotated) {
             const standing = await this.keys.keyStanding(principal.userId, keyId, manager);
-            if (!standing) throw new NotFoundException(KEY_NOT_FOUND);
-            throw new ConflictException(
-              standing.revokedAt ? 'This API key is revoked: it cannot be rotated' : 'This API key has expired: it cannot be rotated',
-            );
+            if (!standing) throw new NotFoundException(ERRORS.keyNotFound);
+            throw new ConflictException(standing.revokedAt ? ERRORS.keyRevokedCannotRotate : ERRORS.keyExpiredCannotRotate);
           }
           await this.audit.record(manager, {
             orgId: rotated.orgId,
@@ -206,7 +199,7 @@ export class ApiKeysService {
       }
       return key;
     });
-    if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
+    if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
     this.outbox?.written();
     await this.invalidation.awaitAcknowledged();
     this.activity?.emit({ type: 'api_key.revoked' });
@@ -220,7 +213,7 @@ export class ApiKeysService {
     const after = query.cursor !== undefined ? decodeCursor(query.cursor) : null;
     // decisions.md: a filter naming an org that is missing or not the caller's is a 404, as for mint.
     if (org && (await this.directory.userOrgs(principal.userId, org, 1)).length === 0) {
-      throw new NotFoundException(ORG_NOT_FOUND);
+      throw new NotFoundException(ERRORS.orgNotFound);
     }
     const now = this.settings.clock.now();
     const limit = Math.min(query.limit ?? MAX_PAGE_LIMIT, MAX_PAGE_LIMIT);
@@ -252,7 +245,7 @@ export class ApiKeysService {
       }
       return key;
     });
-    if (!revoked) throw new NotFoundException(KEY_NOT_FOUND);
+    if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
     this.outbox?.written();
     // The 204 means "refused everywhere": every instance answering from its cache has applied it.
     await this.invalidation.awaitAcknowledged();

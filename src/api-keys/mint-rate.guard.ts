@@ -3,6 +3,7 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { Settings } from '../settings/settings.js';
+import { ERRORS } from '../common/error-messages.js';
 
 /**
  * Mints per user per minute (MINT_RATE_LIMIT, default 30; 0 = off): 429 with `Retry-After`
@@ -31,7 +32,7 @@ export class MintRateGuard implements CanActivate {
       const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
       setResponseHeader(http.getResponse(), 'Retry-After', String(seconds));
       throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: `Too many keys minted by this user (MINT_RATE_LIMIT per minute); retry in ${seconds} s` },
+        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyMints(seconds) },
         HttpStatus.TOO_MANY_REQUESTS,
       );
     }

@@ -7,8 +7,6 @@ import type { Principal } from './principal.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
 import { ERRORS } from '../common/error-messages.js';
 
-export const ORG_NOT_FOUND = ERRORS.orgNotFound;
-
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 /** Runs a directory call and settles it, a synchronous throw included (a host's directory may throw). */
 async function settle<T>(call: () => Promise<T>): Promise<Settled<T>> {
