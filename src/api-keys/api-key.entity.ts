@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { Scope } from '../common/roles.js';
 
 @Entity({ name: 'api_keys' })
 @Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
@@ -31,7 +32,8 @@ export class ApiKeyEntity {
   keyHash: Buffer;
 
   @Column({ type: 'text', array: true })
-  scopes: string[];
+  /** Only values of SCOPES are ever written (the mint validates them). */
+  scopes: Scope[];
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -1,24 +1,14 @@
 import type { ApiKeyEntity } from './api-key.entity.js';
+import type { ApiKeyRecordDto, MintedApiKeyDto, OrgApiKeyDto } from './dto/api-key-record.dto.js';
 
-/** The key record of the contract (2.1). Fields that do not apply yet are omitted, not null. */
-export interface ApiKeyRecord {
-  id: string;
-  org_id: string;
-  name: string;
-  lookup: string;
-  last4: string;
-  scopes: string[];
-  created_at: string;
-  expires_at?: string;
-  last_used_at?: string;
-  revoked_at?: string;
-  /** Rotation: the replaced secret still verifies until then (present only while it does). */
-  previous_secret_expires_at?: string;
-}
-
-export interface MintedApiKey extends ApiKeyRecord {
-  key: string;
-}
+/**
+ * The key record of the contract (2.1): the DTO classes are the shapes (one class per shape,
+ * serving OpenAPI and types). Fields that do not apply yet are omitted, not null.
+ */
+export type ApiKeyRecord = ApiKeyRecordDto;
+export type MintedApiKey = MintedApiKeyDto;
+/** A key of an org as its owners and admins see it (`GET /orgs/{org_id}/api-keys`). */
+export type OrgApiKeyRecord = OrgApiKeyDto;
 
 /** `now` decides whether a rotation's grace period is still running (omitted: shown if set). */
 export function toApiKeyRecord(k: ApiKeyEntity, now?: Date): ApiKeyRecord {
@@ -38,15 +28,4 @@ export function toApiKeyRecord(k: ApiKeyEntity, now?: Date): ApiKeyRecord {
     record.previous_secret_expires_at = k.previousExpiresAt.toISOString();
   }
   return record;
-}
-
-/** A key of an org as its owners and admins see it (`GET /orgs/{org_id}/api-keys`). */
-export interface OrgApiKeyRecord extends ApiKeyRecord {
-  /** The user who minted it. */
-  user_id: string;
-  /** Their e-mail (omitted if the user is unknown to this service's directory). */
-  owner_email?: string;
-  /** `removed`: the owner is no longer a member of the org, so the key no longer verifies. */
-  owner_status: 'member' | 'removed';
-  state: 'active' | 'revoked' | 'expired';
 }

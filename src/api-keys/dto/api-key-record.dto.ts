@@ -1,11 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { SCOPES, type Scope } from '../../common/roles.js';
-import type { ApiKeyRecord, MintedApiKey, OrgApiKeyRecord } from '../api-key.record.js';
 import { KEY_STATES } from './list-org-api-keys.query.js';
 
 /** OpenAPI description of the key record (contract 2.1); `implements` keeps it in step with the real type. */
 @ApiSchema({ name: 'ApiKey', description: 'An API key record, as listed: never the key itself. Fields that do not apply yet are omitted, not null.' })
-export class ApiKeyRecordDto implements ApiKeyRecord {
+export class ApiKeyRecordDto {
   @ApiProperty({ format: 'uuid', description: 'Key id, used for revocation.' })
   id: string;
 
@@ -41,7 +40,7 @@ export class ApiKeyRecordDto implements ApiKeyRecord {
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })
-export class MintedApiKeyDto extends ApiKeyRecordDto implements MintedApiKey {
+export class MintedApiKeyDto extends ApiKeyRecordDto {
   @ApiProperty({ pattern: '^svc_live_[A-Za-z0-9_]+$', description: 'The full key. Shown only in this response; store it now.' })
   key: string;
 }
@@ -59,7 +58,7 @@ export class ApiKeyListDto {
 export class RotatedApiKeyDto extends MintedApiKeyDto {}
 
 @ApiSchema({ name: 'OrgApiKey', description: 'A key bound to the org, as its owners and admins see it. Never the key itself.' })
-export class OrgApiKeyDto extends ApiKeyRecordDto implements OrgApiKeyRecord {
+export class OrgApiKeyDto extends ApiKeyRecordDto {
   @ApiProperty({ format: 'uuid', description: 'The user who minted the key.' })
   user_id: string;
 
