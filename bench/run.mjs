@@ -111,8 +111,8 @@ async function freePort() {
   });
 }
 
-async function startBare() {
-  const child = start(0, [process.execPath, join(root, 'bench', 'bare-server.mjs')], process.env);
+async function startBare(script = 'bare-server.mjs', flags = []) {
+  const child = start(0, [process.execPath, ...flags, join(root, 'bench', script)], process.env);
   const port = await new Promise((done, fail) => {
     let buf = '';
     child.stdout.setEncoding('utf8');
@@ -393,6 +393,8 @@ async function main() {
   let failed = false;
   try {
     ctx.bare = await startBare();
+    // The ceiling issue 20 names: an empty Nest-on-Fastify route, with the service's Node flags.
+    ctx.ceiling = await startBare('nest-empty-server.mjs', SERVICE_NODE_FLAGS.split(/\s+/).filter(Boolean));
     ctx.service = await startService(databaseUrl);
     ctx.seed = await seed(databaseUrl, ctx.service.url);
     const target = { pid: ctx.service.child.pid, admin };
@@ -409,14 +411,18 @@ async function main() {
     }
     // Warm both servers (JIT, pool connections, prepared statements) before measuring.
     await load({ ...base, url: ctx.bare.url, duration: WARMUP_SECONDS });
+    await load({ ...base, url: `${ctx.ceiling.url}/me`, duration: WARMUP_SECONDS });
     for (const c of cases) await runCase(c, { ...base, ...caseRequest(c, ctx), duration: WARMUP_SECONDS }, target, ctx);
 
-    const runs = { baseline: [] };
+    const runs = { baseline: [], ceiling: [] };
     for (const c of cases) runs[c] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const b = await load({ ...base, url: ctx.bare.url, duration: DURATION }, { pid: ctx.bare.child.pid, admin: null });
       runs.baseline.push(b);
       process.stderr.write(`  round ${round} baseline      ${fmt(b.rps)} req/s  p99 ${b.p99} ms  CPU ${fmt(b.cpuPerReq)} µs/req\n`);
+      const e = await load({ ...base, url: `${ctx.ceiling.url}/me`, duration: DURATION }, { pid: ctx.ceiling.child.pid, admin: null });
+      runs.ceiling.push(e);
+      process.stderr.write(`  round ${round} empty Nest    ${fmt(e.rps)} req/s  p99 ${e.p99} ms  CPU ${fmt(e.cpuPerReq)} µs/req\n`);
       for (const c of cases) {
         const r = await runCase(c, { ...base, ...caseRequest(c, ctx), duration: DURATION }, target, ctx);
         runs[c].push(r);
@@ -440,6 +446,19 @@ async function main() {
         '',
       ],
     ];
+    const ceilingRps = mean(runs.ceiling.map((r) => r.rps));
+    rows.push([
+      'ceiling (empty Nest route)',
+      fmt(ceilingRps),
+      fmt(Math.max(...runs.ceiling.map((r) => r.p99))),
+      runs.ceiling.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
+      '-',
+      fmt(mean(runs.ceiling.map((r) => r.cpuPerReq))),
+      '-',
+      (ceilingRps / baseRps).toFixed(2),
+      'reference: Nest 12 on Fastify, no guard, no database',
+      '',
+    ]);
     for (const c of cases) {
       const rs = runs[c];
       const rps = mean(rs.map((r) => r.rps));
@@ -478,6 +497,9 @@ async function main() {
       `req/s: mean of ${ROUNDS} runs of ${DURATION} s; p99: worst run; RSS: the service's peak VmRSS during its runs;\n` +
         `CPU/PG µs/req: CPU time of the server process / of its PostgreSQL backends per request (less sensitive than req/s to other work on the machine, not immune);\n` +
         `ratio: req/s ÷ baseline req/s.\n`,
+    );
+    process.stdout.write(
+      `of the ceiling (req/s ÷ the empty Nest route's): ${cases.map((c) => `${c} ${(mean(runs[c].map((r) => r.rps)) / ceilingRps).toFixed(2)}`).join(', ')}\n`,
     );
     if (charging && !(await runCharging(ctx, admin, databaseUrl, baseRps))) failed = true;
   } catch (error) {
