@@ -1,5 +1,7 @@
-import { Global, Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { Global, Injectable, Module, type DynamicModule, type OnModuleInit, type Provider, type Type } from '@nestjs/common';
+import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { discardUnsafeReleases, pgPoolOf } from '../database/pg-pool.js';
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { ApiKeyStore } from '../auth/api-key-store.js';
@@ -10,6 +12,17 @@ import { ActivityEvents } from '../events/activity-events.js';
 import { KEYS_USAGE_IDENTITY_OPTIONS } from './keys-usage-identity.module-definition.js';
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 import { Settings } from '../settings/settings.js';
+
+/** The DataSource's pool (ours or the host's) discards clients released mid-statement or mid-transaction. */
+@Injectable()
+class PoolHygiene implements OnModuleInit {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  onModuleInit(): void {
+    const pool = pgPoolOf(this.db);
+    if (pool) discardUnsafeReleases(pool);
+  }
+}
 
 /**
  * What every module below the root needs: the settings, the clock, the activity events, the org
@@ -33,6 +46,7 @@ export class CoreModule {
         },
         { provide: Clock, inject: [Settings], useFactory: (s: Settings) => s.clock },
         ActivityEvents,
+        PoolHygiene,
         { provide: ApiKeyStore, useExisting: ApiKeyRepository },
         directory,
         { provide: OrgDirectory, useExisting: directory },
