@@ -1,13 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiKeyRepository, type MintWrite } from '../../src/api-keys/api-key.repository.js';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
 import { runMigrationsLocked } from '../../src/database/migrate.js';
 import { MIGRATIONS } from '../../src/core/schema.js';
 import { TestClock } from '../support/clock.js';
-import { databaseUrl } from '../support/database.js';
+import { databaseUrl, useEmptyDatabase } from '../support/database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -228,23 +227,10 @@ describe('the active-key counter', () => {
 });
 
 describe('the counter migration', () => {
-  const name = `${inject('dbPrefix')}_counts_${randomBytes(3).toString('hex')}`;
-  const admin = () => new pg.Client({ connectionString: inject('dbAdminUrl') });
+  const { name } = useEmptyDatabase('counts');
   const source = (migrations: typeof MIGRATIONS) =>
     new DataSource({ type: 'postgres', url: databaseUrl(name), migrations, installExtensions: false, poolSize: 2 });
 
-  beforeAll(async () => {
-    const c = admin();
-    await c.connect();
-    await c.query(`CREATE DATABASE ${name}`);
-    await c.end();
-  });
-  afterAll(async () => {
-    const c = admin();
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await c.end();
-  });
 
   it('counts the unrevoked keys that exist before it, per user and org', async () => {
     const counted = MIGRATIONS.findIndex((m) => m.name === 'ApiKeyCounts1764800000000');

@@ -1,29 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runMigrationsLocked } from '../../src/database/migrate.js';
 import { ENTITIES, MIGRATIONS } from '../../src/core/schema.js';
-import { databaseUrl } from '../support/database.js';
+import { databaseUrl, useEmptyDatabase } from '../support/database.js';
 
 describe('migrations on an empty PostgreSQL database', () => {
-  const name = `${inject('dbPrefix')}_empty_${randomBytes(3).toString('hex')}`;
+  const { name } = useEmptyDatabase('empty');
   const admin = () => new pg.Client({ connectionString: inject('dbAdminUrl') });
   const source = () =>
     new DataSource({ type: 'postgres', url: databaseUrl(name), entities: ENTITIES, migrations: MIGRATIONS, installExtensions: false, poolSize: 2 });
 
-  beforeAll(async () => {
-    const c = admin();
-    await c.connect();
-    await c.query(`CREATE DATABASE ${name}`);
-    await c.end();
-  });
-  afterAll(async () => {
-    const c = admin();
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await c.end();
-  });
 
   it('apply once when several instances start together, the others waiting on the advisory lock', async () => {
     const instances = [source(), source(), source()];

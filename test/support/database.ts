@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { Seeder } from './seed.js';
 
 /** A fresh database cloned from this run's migrated template; `drop()` removes it. */
@@ -54,4 +54,24 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 export async function createSeededDatabase(): Promise<{ db: TestDatabase; seed: Seeder }> {
   const db = await createTestDatabase();
   return { db, seed: new Seeder(db.pool) };
+}
+
+/**
+ * An empty database (no template, no migrations) for the enclosing describe block, for tests of
+ * the migrations themselves: its name is known at once, it is created before and dropped after.
+ */
+export function useEmptyDatabase(label: string): { name: string; url: string } {
+  const name = `${inject('dbPrefix')}_${label}_${randomBytes(3).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: inject('dbAdminUrl') });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  beforeAll(() => admin(`CREATE DATABASE ${name}`));
+  afterAll(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  return { name, url: databaseUrl(name) };
 }
