@@ -8,7 +8,7 @@ import type { Plan, Role } from '../common/roles.js';
 import type { ApiKeyStore, KeyVerificationRow } from '../auth/api-key-store.js';
 import { auditInsertManySql, auditInsertSql, auditInsertValues, auditRowsJson, type NewAuditRow } from '../audit/audit.repository.js';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
-import { outboxInsertSql, outboxParams, type OutboxEvent } from '../events/event-types.js';
+import { outboxInsertSql, outboxParams, type KeyEventFields, type OutboxEvent } from '../events/event-types.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { pgPool } from '../database/pg-pool.js';
 
@@ -100,21 +100,10 @@ const STATE_SQL: Record<KeyState, string> = {
   expired: 'k.revoked_at IS NULL AND k.expires_at <= $2',
 };
 
-/** What a revoke touched. */
-export interface RevokedKey {
-  id: string;
-  orgId: string;
-  userId: string;
-  name: string;
+/** What a revoke touched: the masked facts an event about the key carries, and whether it changed. */
+export interface RevokedKey extends KeyEventFields {
   /** It was revoked before: nothing changed. */
   alreadyRevoked: boolean;
-  /** The masked facts an event about the key carries (events/event-types.ts). */
-  lookup: string;
-  last4: string;
-  scopes: string[];
-  createdAt: Date;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
 }
 
 export interface KeyListFilter {
