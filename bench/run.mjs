@@ -187,15 +187,8 @@ async function seed(databaseUrl, serviceUrl) {
       await client.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2)`, [orgId, userId]);
       // Signed as the identity provider would: HS256 with the shared secret, org resolved by the service.
       const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), { algorithm: 'HS256', subject: userId, expiresIn: 3600 });
-      const res = await fetch(`${serviceUrl}/api-keys`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ org_id: orgId, name: 'bench', scopes: ['decisions:read'] }),
-      });
-      const body = await res.json();
-      if (res.status !== 201) throw new Error(`minting the bench key failed: ${res.status} ${JSON.stringify(body)}`);
       sessions.push(session);
-      keys.push(body.key);
+      keys.push((await mintKey(serviceUrl, session, orgId)).key);
     }
     const many = await seedMany(client, orgId, serviceUrl);
     return { orgId, sessions, keys, ...many };
