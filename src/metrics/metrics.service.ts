@@ -1,12 +1,16 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { AuthMetrics, type VerificationOutcome } from '../auth/auth-metrics.js';
 import { ActivityEvents } from '../events/activity-events.js';
 import { METERS } from '../common/meters.js';
 import { METRICS_OPTIONS, type MetricsOptions } from './metrics.options.js';
 import { pgPoolOf } from '../database/pg-pool.js';
+import { HttpDurationHistogram } from './http-duration.js';
+
+/** `http_request_duration_seconds` buckets, in seconds. */
+export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /** The parts of a `pg` Pool the gauges read. */
 interface PoolStats {
@@ -23,7 +27,7 @@ interface PoolStats {
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
-  private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+  private readonly httpDuration: HttpDurationHistogram;
 
   private readonly renderCacheMs: number;
 
@@ -37,13 +41,8 @@ export class MetricsService {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
-    this.httpDuration = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP requests by method, route template and status code',
-      labelNames: ['method', 'route', 'status_code'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers,
-    });
+    this.httpDuration = new HttpDurationHistogram(HTTP_BUCKETS);
+    this.registry.registerMetric(this.httpDuration as unknown as Metric);
 
     // Counted in AuthMetrics on the hot path (a field increment), exported at scrape time.
     const outcomes = Object.keys(authMetrics.counts) as VerificationOutcome[];
@@ -154,19 +153,10 @@ export class MetricsService {
     poolGauge('db_pool_waiting_requests', 'Queries waiting for a free pool connection', (p) => p.waitingCount);
   }
 
-  /** Per request: the labelled child is looked up once per (method, route, status), not hashed each time. */
+  /** Per request (see HttpDurationHistogram). */
   observeHttp(method: string, route: string, statusCode: number, seconds: number): void {
-    const key = `${method} ${statusCode} ${route}`;
-    let child = this.httpChildren.get(key);
-    if (!child) {
-      child = this.httpDuration.labels({ method, route, status_code: String(statusCode) });
-      // Routes are templates and statuses few, so this stays small; the cap is a safety net.
-      if (this.httpChildren.size < 2000) this.httpChildren.set(key, child);
-    }
-    child.observe(seconds);
+    this.httpDuration.observe(method, route, statusCode, seconds);
   }
-
-  private readonly httpChildren = new Map<string, { observe(value: number): void }>();
 
   get contentType(): string {
     return this.registry.contentType;
