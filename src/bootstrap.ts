@@ -131,7 +131,6 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     // Keys are minted in response bodies: nothing here may be cached by a browser or a proxy.
     // (The /docs assets set their own Cache-Control and keep it.)
     if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
-    reply.removeHeader('X-Powered-By');
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {

@@ -12,6 +12,7 @@ import { AuthFailureThrottle, OPEN } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { API_KEY_STRATEGY, SESSION_STRATEGY } from './auth.constants.js';
 import { AuthModeMeta } from './auth.metadata.js';
+import { looksLikeApiKey } from './api-key-format.js';
 import { bearerToken, isDatabaseUnavailable, setResponseHeader } from './http-utils.js';
 import { PassportRegistry } from './passport-registry.js';
 import type { Principal } from './principal.js';
@@ -22,10 +23,19 @@ interface AuthRequest {
   headers: Record<string, unknown>;
   ip?: string;
   user?: Principal;
-  authInfo?: unknown;
 }
 
-const STRATEGIES = [API_KEY_STRATEGY, SESSION_STRATEGY];
+/**
+ * The strategies a request's bearer token can satisfy, by its shape: an API key (`svc_live_…`)
+ * only the API-key strategy, anything else only the session strategy (each refuses the other's
+ * shape). Passport tries both in turn when there is no token, so the 401 is the same as ever;
+ * for a token, one attempt instead of a failed one first (the session path's cost, measured).
+ */
+const BOTH = [API_KEY_STRATEGY, SESSION_STRATEGY];
+function strategiesFor(token: string | null): string | string[] {
+  if (token === null) return BOTH;
+  return looksLikeApiKey(token) ? API_KEY_STRATEGY : SESSION_STRATEGY;
+}
 
 /**
  * Requests this guard has already authenticated. A controller-level `@Authenticated()` and a
@@ -33,6 +43,8 @@ const STRATEGIES = [API_KEY_STRATEGY, SESSION_STRATEGY];
  * second run reuses the first one's principal instead of verifying the credential again.
  */
 const authenticated = new WeakSet<object>();
+
+type AuthMode = ReturnType<Reflector['getAllAndOverride']>;
 
 /**
  * Authenticates with either strategy (API key first, then session JWT), throttles failed
@@ -48,6 +60,9 @@ export class CredentialGuard implements CanActivate {
     private readonly metrics: AuthMetrics,
     private readonly registry: PassportRegistry,
   ) {}
+
+  /** The route's `AuthModeMeta` (handler over class), read once per route instead of per request. */
+  private readonly modes = new WeakMap<object, Map<object, AuthMode>>();
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const http = ctx.switchToHttp();
@@ -80,8 +95,7 @@ export class CredentialGuard implements CanActivate {
       throw error;
     }
     const principal = request.user as Principal;
-    const mode = this.reflector.getAllAndOverride(AuthModeMeta, [ctx.getHandler(), ctx.getClass()]);
-    if (principal.kind === 'session' && mode !== 'session') {
+    if (principal.kind === 'session' && this.modeOf(ctx) !== 'session') {
       try {
         await this.sessionOrgs.resolve(principal);
       } catch (error) {
@@ -92,18 +106,29 @@ export class CredentialGuard implements CanActivate {
     return true;
   }
 
+  private modeOf(ctx: ExecutionContext): AuthMode {
+    const handler = ctx.getHandler();
+    const cls = ctx.getClass();
+    let byHandler = this.modes.get(cls);
+    if (!byHandler) this.modes.set(cls, (byHandler = new Map()));
+    if (byHandler.has(handler)) return byHandler.get(handler);
+    const mode = this.reflector.getAllAndOverride(AuthModeMeta, [handler, cls]);
+    byHandler.set(handler, mode);
+    return mode;
+  }
+
   /**
-   * Passport tries the API-key strategy, then the session strategy; a strategy that does not
-   * recognise the token fails (never throws) so the next one gets its turn.
+   * Passport runs the strategy the token's shape names (`strategiesFor`); with no token it tries
+   * the API-key strategy, then the session strategy. A strategy that does not recognise the token
+   * fails (never throws), so a next one gets its turn.
    */
   private authenticate(request: AuthRequest, response: unknown): Promise<Principal> {
     return new Promise((resolve, reject) => {
       const middleware = this.registry.passport.authenticate(
-        STRATEGIES,
+        strategiesFor(bearerToken(request.headers)),
         { session: false },
-        (error: unknown, user: Principal | false, info: unknown) => {
+        (error: unknown, user: Principal | false) => {
           try {
-            request.authInfo = info;
             resolve(this.handleRequest(error, user, request));
           } catch (e) {
             reject(e);

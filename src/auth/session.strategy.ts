@@ -66,7 +66,7 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
   /**
    * Tokens whose signature, algorithm, issuer and audience have verified, with their claims, for
    * at most a minute and never past `exp`: a request presenting the same token skips decoding
-   * and verifying it again (the clock checks and `validate` still run every time). Off with the
+   * and verifying it again (the clock and claim checks still run every time). Off with the
    * verification cache. Held only in this process's memory, which holds the keys that verify them.
    */
   private readonly verifiedTokens: LRUCache<string, SessionClaims> | null;
@@ -133,7 +133,7 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
     }
     let principal: Principal | null;
     try {
-      principal = this.validate(req, claims);
+      principal = this.principalFor(req, claims);
     } catch (error) {
       return attempt.error(error);
     }
@@ -145,7 +145,19 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
     return NO_GLOBAL_PASSPORT;
   }
 
+  /** passport-jwt's verify callback (through the mixin): reached only once the token has verified. */
   validate(request: { headers: Record<string, unknown> }, claims: SessionClaims | null): Principal | null {
+    const principal = this.principalFor(request, claims);
+    if (principal && this.verifiedTokens) {
+      const token = sessionToken(request);
+      const exp = (claims as SessionClaims).exp as number;
+      if (token) this.verifiedTokens.set(token, claims as SessionClaims, { ttl: Math.max(1, Math.min(VERIFIED_TTL_MS, exp * 1000 - Date.now())) });
+    }
+    return principal;
+  }
+
+  /** The principal for verified claims, or null when they are not a session's (checked on every request). */
+  private principalFor(request: { headers: Record<string, unknown> }, claims: SessionClaims | null): Principal | null {
     // A correctly signed token may still carry any JSON as its payload (`null`, a number, an array).
     if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return null;
     if (!isUuid(claims.sub) || typeof claims.email !== 'string' || typeof claims.exp !== 'number') return null;
@@ -159,13 +171,6 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
       if (header !== undefined) {
         if (!isUuid(header)) throw new BadRequestException(ERRORS.orgHeaderNotUuid);
         requested = header;
-      }
-    }
-    // Reached on passport-jwt's path only once the token has verified (or from the cache itself).
-    if (this.verifiedTokens) {
-      const token = sessionToken(request);
-      if (token && !this.verifiedTokens.has(token)) {
-        this.verifiedTokens.set(token, claims, { ttl: Math.max(1, Math.min(VERIFIED_TTL_MS, claims.exp * 1000 - Date.now())) });
       }
     }
     return {
