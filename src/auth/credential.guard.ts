@@ -7,8 +7,11 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
+
+type HttpArgumentsHost = ReturnType<ExecutionContext['switchToHttp']>;
+
 import { Reflector } from '@nestjs/core';
-import { AuthFailureThrottle, OPEN } from './auth-failure-throttle.js';
+import { AuthFailureThrottle, OPEN, type Admission } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { API_KEY_STRATEGY, SESSION_STRATEGY } from './auth.constants.js';
 import { AuthModeMeta } from './auth.metadata.js';
@@ -23,6 +26,7 @@ interface AuthRequest {
   headers: Record<string, unknown>;
   ip?: string;
   user?: Principal;
+  [AUTHENTICATED]?: true;
 }
 
 /**
@@ -38,11 +42,13 @@ function strategiesFor(token: string | null): string | string[] {
 }
 
 /**
- * Requests this guard has already authenticated. A controller-level `@Authenticated()` and a
- * route-level `@RequireScopes()` both list this guard, and Nest runs it once per listing: the
- * second run reuses the first one's principal instead of verifying the credential again.
+ * Marks a request this guard has already authenticated. A controller-level `@Authenticated()`
+ * and a route-level `@RequireScopes()` both list this guard, and Nest runs it once per listing:
+ * the second run reuses the first one's principal instead of verifying the credential again.
+ * A symbol-keyed property rather than a WeakSet: adding every request to a weak collection
+ * costs a hash and ephemeron work in every GC (measured on the cached `GET /me`).
  */
-const authenticated = new WeakSet<object>();
+const AUTHENTICATED = Symbol('kui.authenticated');
 
 type AuthMode = ReturnType<Reflector['getAllAndOverride']>;
 
@@ -64,13 +70,22 @@ export class CredentialGuard implements CanActivate {
   /** The route's `AuthModeMeta` (handler over class), read once per route instead of per request. */
   private readonly modes = new WeakMap<object, Map<object, AuthMode>>();
 
-  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+  /**
+   * Synchronous when the credential is answered from the verification cache (a value, not a
+   * promise): Nest awaits either, and a cached request then costs no promise hops here.
+   */
+  canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
     const http = ctx.switchToHttp();
     const request = http.getRequest<AuthRequest>();
-    if (authenticated.has(request)) return true;
-    // The attempt is counted inside admit(), synchronously, before this first await. With the
-    // throttle off there is nothing to count (nor a client address to work out, nor an await).
-    const admission = this.throttle.active ? await this.throttle.admit(request.ip ?? 'unknown', bearerToken(request.headers)) : OPEN;
+    if (request[AUTHENTICATED]) return true;
+    // With the throttle off there is nothing to count (nor a client address to work out, nor an await).
+    if (!this.throttle.active) return this.authenticateAdmitted(ctx, http, request, OPEN);
+    return this.admitThenAuthenticate(ctx, http, request);
+  }
+
+  private async admitThenAuthenticate(ctx: ExecutionContext, http: HttpArgumentsHost, request: AuthRequest): Promise<boolean> {
+    // The attempt is counted inside admit(), synchronously, before this first await.
+    const admission = await this.throttle.admit(request.ip ?? 'unknown', bearerToken(request.headers));
     if (admission.retryAfter > 0) {
       setResponseHeader(http.getResponse(), 'Retry-After', String(admission.retryAfter));
       throw new HttpException(
@@ -78,32 +93,62 @@ export class CredentialGuard implements CanActivate {
         HttpStatus.TOO_MANY_REQUESTS,
       );
     }
+    return this.authenticateAdmitted(ctx, http, request, admission);
+  }
+
+  private authenticateAdmitted(ctx: ExecutionContext, http: HttpArgumentsHost, request: AuthRequest, admission: Admission): boolean | Promise<boolean> {
+    let outcome: Principal | Promise<Principal>;
     try {
-      request.user = await this.authenticate(request, http.getResponse());
-      admission.succeeded();
+      outcome = this.authenticate(request, http.getResponse());
     } catch (error) {
-      if (!(error instanceof UnauthorizedException)) admission.released();
-      if (error instanceof UnauthorizedException) {
-        admission.failed();
-        const given = bearerToken(request.headers) !== null;
-        setResponseHeader(
-          http.getResponse(),
-          'WWW-Authenticate',
-          given ? 'Bearer error="invalid_token", error_description="The credential is invalid, expired or revoked"' : 'Bearer',
-        );
-      }
-      throw error;
+      throw this.refused(error, admission, request, http);
     }
-    const principal = request.user as Principal;
+    if (!(outcome instanceof Promise)) return this.accepted(ctx, request, outcome, admission);
+    return outcome.then(
+      (principal) => this.accepted(ctx, request, principal, admission),
+      (error: unknown) => {
+        throw this.refused(error, admission, request, http);
+      },
+    );
+  }
+
+  private accepted(ctx: ExecutionContext, request: AuthRequest, principal: Principal, admission: Admission): boolean | Promise<boolean> {
+    request.user = principal;
+    admission.succeeded();
     if (principal.kind === 'session' && this.modeOf(ctx) !== 'session') {
+      let pending: void | Promise<void>;
       try {
-        await this.sessionOrgs.resolve(principal);
+        pending = this.sessionOrgs.resolve(principal);
       } catch (error) {
         throw this.mapError(error);
       }
+      if (pending) {
+        return pending.then(
+          () => (request[AUTHENTICATED] = true),
+          (error: unknown) => {
+            throw this.mapError(error);
+          },
+        );
+      }
     }
-    authenticated.add(request);
+    request[AUTHENTICATED] = true;
     return true;
+  }
+
+  /** Books a failed attempt (an invalid credential) or releases it (anything else); returns the error to throw. */
+  private refused(error: unknown, admission: Admission, request: AuthRequest, http: HttpArgumentsHost): unknown {
+    if (!(error instanceof UnauthorizedException)) {
+      admission.released();
+      return error;
+    }
+    admission.failed();
+    const given = bearerToken(request.headers) !== null;
+    setResponseHeader(
+      http.getResponse(),
+      'WWW-Authenticate',
+      given ? 'Bearer error="invalid_token", error_description="The credential is invalid, expired or revoked"' : 'Bearer',
+    );
+    return error;
   }
 
   private modeOf(ctx: ExecutionContext): AuthMode {
@@ -122,20 +167,48 @@ export class CredentialGuard implements CanActivate {
    * the API-key strategy, then the session strategy. A strategy that does not recognise the token
    * fails (never throws), so a next one gets its turn.
    */
-  private authenticate(request: AuthRequest, response: unknown): Promise<Principal> {
-    return new Promise((resolve, reject) => {
-      const middleware = this.registry.passport.authenticate(
-        strategiesFor(bearerToken(request.headers)),
-        { session: false },
-        (error: unknown, user: Principal | false) => {
-          try {
-            resolve(this.handleRequest(error, user, request));
-          } catch (e) {
-            reject(e);
-          }
-        },
-      );
-      middleware(request, response, (error?: unknown) => (error ? reject(this.mapError(error)) : reject(new UnauthorizedException())));
+  private authenticate(request: AuthRequest, response: unknown): Principal | Promise<Principal> {
+    // Passport calls back in the same turn when the strategy answers at once (a cached credential).
+    let answered = false;
+    let principal: Principal | undefined;
+    let failure: unknown;
+    let settle: ((error: unknown, user: Principal | false) => void) | null = null;
+    let settleNext: ((error: unknown) => void) | null = null;
+    const middleware = this.registry.passport.authenticate(
+      strategiesFor(bearerToken(request.headers)),
+      { session: false },
+      (error: unknown, user: Principal | false) => {
+        if (settle) return settle(error, user);
+        answered = true;
+        try {
+          principal = this.handleRequest(error, user, request);
+        } catch (e) {
+          failure = e;
+        }
+      },
+    );
+    let nextError: unknown;
+    let nextCalled = false;
+    middleware(request, response, (error?: unknown) => {
+      // Only with no callback answer: passport's `next` (an error, or nothing to say).
+      if (settleNext) return settleNext(error);
+      nextCalled = true;
+      nextError = error;
+    });
+    if (answered) {
+      if (failure !== undefined) throw failure;
+      return principal!;
+    }
+    if (nextCalled) throw nextError ? this.mapError(nextError) : new UnauthorizedException();
+    return new Promise<Principal>((resolve, reject) => {
+      settle = (error, user) => {
+        try {
+          resolve(this.handleRequest(error, user, request));
+        } catch (e) {
+          reject(e);
+        }
+      };
+      settleNext = (error) => reject(error ? this.mapError(error) : new UnauthorizedException());
     });
   }
 

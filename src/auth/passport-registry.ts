@@ -27,3 +27,13 @@ export class PassportRegistry {
 
 /** Handed to @nestjs/passport's mixin so that it registers nothing globally. */
 export const NO_GLOBAL_PASSPORT = { use: () => undefined } as unknown as passport.PassportStatic;
+
+/**
+ * What a strategy's `authenticate` reports through: passport sets these on the strategy for each
+ * attempt. Our strategies override `authenticate` to answer a cached credential in the same turn.
+ */
+export interface StrategyAttempt {
+  success(user: unknown): void;
+  fail(challenge?: unknown): void;
+  error(err: unknown): void;
+}

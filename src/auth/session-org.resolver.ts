@@ -54,9 +54,15 @@ export class SessionOrgResolver {
     this.cached = directory instanceof TypeOrmOrgDirectory && cache.enabled;
   }
 
-  async resolve(principal: Principal): Promise<void> {
+  /** Synchronous (no promise) when the cache answers: the guard then costs a cached session no promise hop. */
+  resolve(principal: Principal): void | Promise<void> {
     const requested = principal.requestedOrgId ?? null;
-    const orgs = await this.lookup(principal.userId, requested);
+    const hit = this.cached ? this.cache.session(principal.userId, requested) : undefined;
+    if (hit) return this.apply(principal, requested, hit);
+    return this.lookup(principal.userId, requested).then((orgs) => this.apply(principal, requested, orgs));
+  }
+
+  private apply(principal: Principal, requested: string | null, orgs: MemberContext[]): void {
     if (requested && orgs.length === 0) throw new NotFoundException(ERRORS.orgNotFound);
     if (orgs.length !== 1) return;
     const [org] = orgs;
@@ -67,11 +73,9 @@ export class SessionOrgResolver {
     principal.scopes = roleCeiling(org.role);
   }
 
-  /** The user's standing in the named org (zero or one entry), or up to two of the user's orgs. */
+  /** The user's standing in the named org (zero or one entry), or up to two of the user's orgs, from the database. */
   private async lookup(userId: string, requested: string | null): Promise<MemberContext[]> {
     if (!this.cached) return this.load(userId, requested);
-    const hit = this.cache.session(userId, requested);
-    if (hit) return hit;
     const stamp = this.cache.stamp();
     const orgs = await this.load(userId, requested);
     this.cache.putSession(userId, requested, orgs, stamp);

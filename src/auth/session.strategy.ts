@@ -10,7 +10,7 @@ import { Settings } from '../settings/settings.js';
 import { looksLikeApiKey } from './api-key-format.js';
 import { SESSION_STRATEGY } from './auth.constants.js';
 import { bearerToken } from './http-utils.js';
-import { NO_GLOBAL_PASSPORT, PassportRegistry } from './passport-registry.js';
+import { NO_GLOBAL_PASSPORT, PassportRegistry, type StrategyAttempt } from './passport-registry.js';
 import type { Principal } from './principal.js';
 import { ERRORS } from '../common/error-messages.js';
 
@@ -32,12 +32,6 @@ function sessionToken(req: { headers: Record<string, unknown> }): string | null 
   return token && !looksLikeApiKey(token) ? token : null;
 }
 
-/** The passport strategy API a strategy's `authenticate` reports through (set per attempt by passport). */
-interface StrategyAttempt {
-  success(user: unknown): void;
-  fail(challenge?: unknown): void;
-  error(err: unknown): void;
-}
 
 /** Clock skew tolerated between the identity provider and us for `iat`. */
 const IAT_SKEW_SECONDS = 60;
