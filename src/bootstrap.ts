@@ -122,11 +122,10 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   answerUnsupportedExpectations(fastify.server);
   releaseUnusedConnectionsOnClose(fastify.server, (hook) => fastify.addHook('preClose', hook));
   // Callback-style hooks: they run on every request, and async hooks cost a promise each.
-  fastify.addHook('onRequest', (request, reply, done) => {
+  // One hook for every header we stamp (each hook is a step on every request): every reply goes
+  // through onSend, errors and refusals below Nest included.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
-    done();
-  });
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     // Keys are minted in response bodies: nothing here may be cached by a browser or a proxy.
     // (The /docs assets set their own Cache-Control and keep it.)

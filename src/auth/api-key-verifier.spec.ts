@@ -353,8 +353,14 @@ describe('ApiKeyVerifier', () => {
       const i = key.key.length - 10;
       const lookalike = key.key.slice(0, i) + String.fromCharCode(key.key.charCodeAt(i) + 0x100) + key.key.slice(i + 1);
       expect(await verifier.verify(lookalike)).toBeNull();
+      // As long as a key in characters, and exactly as long in UTF-8 up to where a three-byte
+      // character no longer fits: the bytes compared are not the key's.
+      const truncated = key.key.slice(0, key.key.length - 2) + 'é€';
+      expect(truncated).toHaveLength(key.key.length);
+      expect(await verifier.verify(truncated)).toBeNull();
+      expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
       expect(metrics.counts.unknown).toBe(1);
-      expect(metrics.counts.malformed).toBe(1);
+      expect(metrics.counts.malformed).toBe(2);
       expect(hashApiKey).toHaveBeenCalledTimes(1);
     });
 
