@@ -17,14 +17,14 @@ const sign = (claims: object, seconds: number) =>
   jwt.sign({ email: 'a@example.com', ...claims }, createSecretKey(Buffer.from(SECRET)), { algorithm: 'HS256', subject: USER, expiresIn: seconds });
 
 /** One passport attempt, as passport makes it: the strategy with success/fail/error of its own. */
-function attempt(s: SessionStrategy, token: string): Promise<{ user?: Principal; failed?: boolean; error?: unknown }> {
+function attempt(s: SessionStrategy, token: string, headers: Record<string, string> = {}): Promise<{ user?: Principal; failed?: boolean; error?: unknown }> {
   return new Promise((resolve) => {
     const a = Object.assign(Object.create(s), {
       success: (user: Principal) => resolve({ user }),
       fail: () => resolve({ failed: true }),
       error: (error: unknown) => resolve({ error }),
     });
-    a.authenticate({ headers: { authorization: `Bearer ${token}` } }, { session: false });
+    a.authenticate({ headers: { ...headers, authorization: `Bearer ${token}` } }, { session: false });
   });
 }
 
@@ -43,6 +43,23 @@ describe('SessionStrategy, verified tokens', () => {
     // A tampered signature is not the cached token: verified, and refused.
     const tampered = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA');
     expect((await attempt(s, tampered)).failed).toBe(true);
+    expect(verify).toHaveBeenCalledTimes(2);
+  });
+
+  it("does not answer another payload under a cached token's signature, and reads X-Org-Id on every request", async () => {
+    const verify = vi.spyOn(jwt, 'verify');
+    const s = strategy();
+    const token = sign({}, 600);
+    expect((await attempt(s, token)).user).toBeDefined();
+    const [header, , signature] = token.split('.');
+    const otherPayload = sign({ email: 'b@example.com' }, 600).split('.')[1];
+    expect((await attempt(s, `${header}.${otherPayload}.${signature}`)).failed).toBe(true);
+    expect(verify).toHaveBeenCalledTimes(2);
+
+    const ORG = '33333333-3333-4333-8333-333333333333';
+    expect((await attempt(s, token, { 'x-org-id': ORG.toUpperCase() })).user?.requestedOrgId).toBe(ORG);
+    expect((await attempt(s, token, { 'x-org-id': 'not-a-uuid' })).error).toMatchObject({ status: 400 });
+    expect((await attempt(s, token)).user?.requestedOrgId).toBeNull();
     expect(verify).toHaveBeenCalledTimes(2);
   });
 

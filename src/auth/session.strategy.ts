@@ -59,11 +59,12 @@ export function withinSessionBounds(claims: { exp?: unknown; iat?: unknown }, no
 export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) {
   /**
    * Tokens whose signature, algorithm, issuer and audience have verified, with their claims, for
-   * at most a minute and never past `exp`: a request presenting the same token skips decoding
-   * and verifying it again (the clock and claim checks still run every time). Off with the
+   * at most a minute and never past `exp`: a request presenting the same token skips decoding,
+   * verifying and checking its claims again (they cannot change); the clock checks and
+   * `X-Org-Id` still run every time. Keyed by signature (see `signatureOf`). Off with the
    * verification cache. Held only in this process's memory, which holds the keys that verify them.
    */
-  private readonly verifiedTokens: LRUCache<string, SessionClaims> | null;
+  private readonly verifiedTokens: LRUCache<string, VerifiedToken> | null;
 
   constructor(private readonly settings: Settings, registry: PassportRegistry) {
     const jwks = settings.jwksUri ? new JwksClient({ jwksUri: settings.jwksUri, cache: true, rateLimit: true }) : null;
@@ -117,21 +118,23 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
   override authenticate(req: { headers: Record<string, unknown> }, options?: unknown): void {
     const attempt = this as unknown as StrategyAttempt;
     const token = this.verifiedTokens ? sessionToken(req) : null;
-    const claims = token ? this.verifiedTokens!.get(token) : undefined;
-    if (!claims) return (Strategy.prototype.authenticate as (this: unknown, r: unknown, o: unknown) => void).call(this, req, options);
+    const entry = token ? this.verifiedTokens!.get(signatureOf(token)) : undefined;
+    if (!entry || entry.token !== token) return (Strategy.prototype.authenticate as (this: unknown, r: unknown, o: unknown) => void).call(this, req, options);
     // jsonwebtoken's own clock checks, as it would run them now (no clock tolerance configured).
+    const { claims } = entry;
     const now = Math.floor(Date.now() / 1000);
     if ((typeof claims.nbf === 'number' && claims.nbf > now) || now >= (claims.exp as number)) {
-      this.verifiedTokens!.delete(token!);
+      this.verifiedTokens!.delete(signatureOf(token!));
       return (Strategy.prototype.authenticate as (this: unknown, r: unknown, o: unknown) => void).call(this, req, options);
     }
-    let principal: Principal | null;
+    if (!withinSessionBounds(claims, Date.now() / 1000, this.settings.sessionMaxAgeSeconds)) return attempt.fail();
+    let principal: Principal;
     try {
-      principal = this.principalFor(req, claims);
+      principal = sessionPrincipal(req, entry.session);
     } catch (error) {
       return attempt.error(error);
     }
-    return principal ? attempt.success(principal) : attempt.fail();
+    return attempt.success(principal);
   }
 
   // Called by the @nestjs/passport mixin; see PassportRegistry.
@@ -141,42 +144,73 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
 
   /** passport-jwt's verify callback (through the mixin): reached only once the token has verified. */
   validate(request: { headers: Record<string, unknown> }, claims: SessionClaims | null): Principal | null {
-    const principal = this.principalFor(request, claims);
-    if (principal && this.verifiedTokens) {
-      const token = sessionToken(request);
-      const exp = (claims as SessionClaims).exp as number;
-      if (token) this.verifiedTokens.set(token, claims as SessionClaims, { ttl: Math.max(1, Math.min(VERIFIED_TTL_MS, exp * 1000 - Date.now())) });
+    const session = sessionClaims(claims);
+    // Wall-clock time, as jsonwebtoken's own `exp` and `nbf` checks use: every time check on a token agrees.
+    if (!session || !withinSessionBounds(claims!, Date.now() / 1000, this.settings.sessionMaxAgeSeconds)) return null;
+    const principal = sessionPrincipal(request, session);
+    const token = this.verifiedTokens ? sessionToken(request) : null;
+    if (token) {
+      const ttl = Math.max(1, Math.min(VERIFIED_TTL_MS, (claims!.exp as number) * 1000 - Date.now()));
+      this.verifiedTokens!.set(signatureOf(token), { token, claims: claims!, session }, { ttl });
     }
     return principal;
   }
+}
 
-  /** The principal for verified claims, or null when they are not a session's (checked on every request). */
-  private principalFor(request: { headers: Record<string, unknown> }, claims: SessionClaims | null): Principal | null {
-    // A correctly signed token may still carry any JSON as its payload (`null`, a number, an array).
-    if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return null;
-    if (!isUuid(claims.sub) || typeof claims.email !== 'string' || typeof claims.exp !== 'number') return null;
-    // Wall-clock time, as jsonwebtoken's own `exp` and `nbf` checks use: every time check on a token agrees.
-    const now = Date.now() / 1000;
-    if (!withinSessionBounds(claims, now, this.settings.sessionMaxAgeSeconds)) return null;
-    if (claims.org_id !== undefined && claims.org_id !== null && !isUuid(claims.org_id)) return null;
-    let requested: string | null = (claims.org_id as string | undefined) ?? null;
-    if (!requested) {
-      const header = request.headers['x-org-id'];
-      if (header !== undefined) {
-        if (!isUuid(header)) throw new BadRequestException(ERRORS.orgHeaderNotUuid);
-        requested = header;
-      }
+/** What a session's verified claims say, checked once per token (they cannot change). */
+interface SessionFacts {
+  userId: string;
+  email: string;
+  /** The `org_id` claim, lower-cased, or null. */
+  orgId: string | null;
+}
+
+/** A token verified within the last minute, by its signature (see `signatureOf`). */
+interface VerifiedToken {
+  token: string;
+  claims: SessionClaims;
+  session: SessionFacts;
+}
+
+/**
+ * The cache key of a token: its signature segment. Hashing a whole JWT (hundreds of characters,
+ * a new string per request) costs more than the rest of the cached lookup; the entry holds the
+ * whole token and a hit needs it to be equal. Reaching that compare takes the exact signature,
+ * the one secret part of a token, so its timing tells nothing a caller does not already hold.
+ */
+function signatureOf(token: string): string {
+  return token.slice(token.lastIndexOf('.') + 1);
+}
+
+/** The facts of claims that are a session's (`sub` a UUID, `email`, `exp`, `org_id` absent or a UUID), else null. */
+function sessionClaims(claims: SessionClaims | null): SessionFacts | null {
+  // A correctly signed token may still carry any JSON as its payload (`null`, a number, an array).
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return null;
+  if (!isUuid(claims.sub) || typeof claims.email !== 'string' || typeof claims.exp !== 'number') return null;
+  if (claims.org_id !== undefined && claims.org_id !== null && !isUuid(claims.org_id)) return null;
+  const orgId = typeof claims.org_id === 'string' ? claims.org_id.toLowerCase() : null;
+  return { userId: claims.sub.toLowerCase(), email: claims.email, orgId };
+}
+
+/** The request's principal: the org from the claim, else from `X-Org-Id` (400 when not a UUID). */
+function sessionPrincipal(request: { headers: Record<string, unknown> }, session: SessionFacts): Principal {
+  let requested = session.orgId;
+  if (!requested) {
+    const header = request.headers['x-org-id'];
+    if (header !== undefined) {
+      if (!isUuid(header)) throw new BadRequestException(ERRORS.orgHeaderNotUuid);
+      requested = header.toLowerCase();
     }
-    return {
-      kind: 'session',
-      userId: claims.sub.toLowerCase(),
-      email: claims.email,
-      orgId: null,
-      orgRole: null,
-      orgMemberCount: 0,
-      plan: null,
-      scopes: [],
-      requestedOrgId: requested ? requested.toLowerCase() : null,
-    };
   }
+  return {
+    kind: 'session',
+    userId: session.userId,
+    email: session.email,
+    orgId: null,
+    orgRole: null,
+    orgMemberCount: 0,
+    plan: null,
+    scopes: [],
+    requestedOrgId: requested,
+  };
 }
