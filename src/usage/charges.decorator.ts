@@ -25,8 +25,13 @@ import { ERRORS } from '../common/error-messages.js';
 export const ChargesMeta = Reflector.createDecorator<{ meter: Meter; count: number }>();
 type ChargeSpec = { meter: Meter; count: number };
 
-/** Requests already charged: whatever combination of `@Charges` and `ChargeInterceptor` a route has, it charges once. */
-const chargedRequests = new WeakSet<object>();
+/**
+ * Marks a request already charged: whatever combination of `@Charges` and `ChargeInterceptor` a
+ * route has, it charges once. A symbol-keyed property, not a WeakSet (a hash and ephemeron work
+ * per request; see CredentialGuard).
+ */
+const CHARGED = Symbol('kui.charged');
+type ChargeableRequest = { user?: Principal; [CHARGED]?: true };
 
 /**
  * Charges a request's org and gives a charge back; what `@Charges` and `ChargeInterceptor` share.
@@ -51,8 +56,8 @@ export class ChargeGate implements PipeTransform<ChargeScope, ChargeScope> {
    * Charges the principal's org, or returns null when this request was already charged.
    * Exhausted meter: 429 with `Retry-After`; unknown org: 404; database down: 503.
    */
-  async charge(request: { user?: Principal }, response: unknown, spec: ChargeSpec): Promise<ChargeResult | null> {
-    if (chargedRequests.has(request)) return null;
+  async charge(request: ChargeableRequest, response: unknown, spec: ChargeSpec): Promise<ChargeResult | null> {
+    if (request[CHARGED]) return null;
     const principal = request.user;
     if (!principal) throw new UnauthorizedException(ERRORS.authRequired);
     if (!principal.orgId) throw new HttpException(ERRORS.noOrgSelected, HttpStatus.BAD_REQUEST);
@@ -70,7 +75,7 @@ export class ChargeGate implements PipeTransform<ChargeScope, ChargeScope> {
       if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException(ERRORS.databaseUnavailable);
       throw error;
     }
-    chargedRequests.add(request);
+    request[CHARGED] = true;
     return charge;
   }
 
