@@ -46,6 +46,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private relaying: Promise<void> | null = null;
   private relayAgain = false;
   private stopping = false;
+  private stopped: Promise<void> | null = null;
   private readonly sender: WebhookSender;
 
   constructor(
@@ -104,18 +105,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     void this.relay();
   }
 
-  /** No new relay runs; nothing awaited here, so the HTTP server stops accepting without delay. */
+  /**
+   * No new relay runs, and the queue starts stopping (in-flight deliveries get up to 5 s) while
+   * the HTTP server drains its requests; nothing awaited here, so the server stops accepting
+   * without delay. Stopping it only after the requests and the last-used writes had drained could
+   * pass the process's 8 s shutdown deadline on a slow database (seen in faults-graceful-shutdown,
+   * 600 ms per statement). A delivery cut short is retried by pg-boss.
+   */
   beforeApplicationShutdown(): void {
     this.stopping = true;
     if (this.relayTimer) clearInterval(this.relayTimer);
-  }
-
-  /** After the HTTP server closed: let a running relay finish and in-flight deliveries end (pg-boss waits up to 5 s). */
-  async onApplicationShutdown(): Promise<void> {
-    await this.relaying;
     const boss = this.boss;
     this.boss = null;
-    await boss?.stop({ graceful: true, timeout: 5_000 });
+    this.stopped = boss?.stop({ graceful: true, timeout: 5_000 }) ?? null;
+  }
+
+  /** After the HTTP server closed: the queue's stop and a running relay end (a relay cut short leaves its events in the outbox). */
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([this.relaying, this.stopped]);
   }
 
   /** Sends one event to one endpoint now (the test event, a retry through the API), as a new job. */
