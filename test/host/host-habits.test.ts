@@ -21,9 +21,8 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, BaseExceptionFilter, 
 import { ApiOkResponse, ApiProperty, ApiSchema, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addKeysUsageIdentitySecurity,
   Authenticated,
@@ -36,7 +35,7 @@ import {
   TypeOrmOrgDirectory,
   type Principal,
 } from '../../src/index.js';
-import { createSeededDatabase, databaseUrl, type TestDatabase } from '../support/database.js';
+import { createSeededDatabase, databaseUrl, useEmptyDatabase, type TestDatabase } from '../support/database.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
 
@@ -244,19 +243,9 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
   });
 
   describe("with its DataSource in the Postgres schema 'app'", () => {
-    const name = `${inject('dbPrefix')}_app_${randomBytes(3).toString('hex')}`;
-    const admin = async (sql: string) => {
-      const c = new pg.Client({ connectionString: inject('dbAdminUrl') });
-      await c.connect();
-      try {
-        await c.query(sql);
-      } finally {
-        await c.end();
-      }
-    };
+    const { name } = useEmptyDatabase('app');
     let pool: pg.Pool;
     beforeAll(async () => {
-      await admin(`CREATE DATABASE ${name}`);
       // The test's own connections resolve tables in 'app', as the host's must.
       pool = new pg.Pool({ connectionString: databaseUrl(name), max: 2, options: '-c search_path=app' });
       pool.on('error', () => {});
@@ -264,7 +253,6 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
     });
     afterAll(async () => {
       await pool?.end();
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     });
 
     it("runs the host's migrations into 'app', refuses to boot until the connections resolve tables there, then serves", async () => {
