@@ -7,9 +7,6 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
-
-type HttpArgumentsHost = ReturnType<ExecutionContext['switchToHttp']>;
-
 import { Reflector } from '@nestjs/core';
 import { AuthFailureThrottle, OPEN, type Admission } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
@@ -50,10 +47,13 @@ function strategiesFor(token: string | null): string | string[] {
  */
 const AUTHENTICATED = Symbol('kui.authenticated');
 
+/** `@nestjs/common` exports the HTTP host only through ExecutionContext's signature. */
+type HttpArgumentsHost = ReturnType<ExecutionContext['switchToHttp']>;
+
 type AuthMode = ReturnType<Reflector['getAllAndOverride']>;
 
 /**
- * Authenticates with either strategy (API key first, then session JWT), throttles failed
+ * Authenticates with the strategy the bearer token's shape names (API key or session JWT), throttles failed
  * attempts per client address, and for routes that act in an org resolves a session's org.
  * Missing or invalid credential: 401 with `WWW-Authenticate: Bearer` (RFC 6750).
  */
