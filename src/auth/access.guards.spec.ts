@@ -6,6 +6,7 @@ import type { Scope } from '../common/roles.js';
 import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
 import { RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
+import { testPrincipal } from '../../test/support/principal.js';
 
 class RouteController {}
 function routeHandler() {}
@@ -14,19 +15,7 @@ function contextFor(user: Principal | undefined): ExecutionContextHost {
   return new ExecutionContextHost([{ user, headers: {} }, {}], RouteController, routeHandler);
 }
 
-function principal(overrides: Partial<Principal> = {}): Principal {
-  return {
-    kind: 'api_key',
-    userId: '5b4f0f5e-0c57-4a8a-9b44-8f0a3c1d2e3f',
-    email: 'ada@example.com',
-    orgId: '0f8e6a34-51c3-4d8e-a1f2-9c0b7d6e5a41',
-    orgRole: 'member',
-    orgMemberCount: 1,
-    plan: 'free',
-    scopes: ['decisions:read'],
-    ...overrides,
-  };
-}
+const principal = testPrincipal;
 
 describe('ScopesGuard', () => {
   let reflector: { getAllAndOverride: ReturnType<typeof vi.fn> };

@@ -9,6 +9,7 @@ import { API_KEY_STRATEGY, SESSION_STRATEGY } from './auth.constants.js';
 import { CredentialGuard } from './credential.guard.js';
 import { PassportRegistry, type StrategyAttempt } from './passport-registry.js';
 import type { Principal } from './principal.js';
+import { testPrincipal } from '../../test/support/principal.js';
 import type { SessionOrgResolver } from './session-org.resolver.js';
 
 const KEY = `svc_live_${'a'.repeat(43)}`;
@@ -35,16 +36,8 @@ class FakeStrategy extends Strategy {
   }
 }
 
-const principal = (kind: Principal['kind']): Principal => ({
-  kind,
-  userId: '5b4f0f5e-0c57-4a8a-9b44-8f0a3c1d2e3f',
-  email: 'ada@example.com',
-  orgId: '0f8e6a34-51c3-4d8e-a1f2-9c0b7d6e5a41',
-  orgRole: 'member',
-  orgMemberCount: 1,
-  plan: 'free',
-  scopes: [],
-});
+const principal = (kind: Principal['kind']): Principal => testPrincipal({ kind, scopes: [] });
+
 
 function guardWith(apiKey: FakeStrategy, session: FakeStrategy) {
   const registry = new PassportRegistry();

@@ -1,6 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { TestClock } from '../../test/support/clock.js';
+import { testPrincipal } from '../../test/support/principal.js';
 import type { Principal } from '../auth/principal.js';
 import { parsePlanLimits, type Limit } from '../common/plan-limits.js';
 import type { Plan } from '../common/roles.js';
@@ -57,17 +58,7 @@ class FakeDirectory extends OrgDirectory {
 }
 
 function principal(overrides: Partial<Principal> = {}): Principal {
-  return {
-    kind: 'api_key',
-    userId: '5b4f0f5e-0c57-4a8a-9b44-8f0a3c1d2e3f',
-    email: 'ada@example.com',
-    orgId: ORG,
-    orgRole: 'owner',
-    orgMemberCount: 1,
-    plan: 'free',
-    scopes: ['decisions:read'],
-    ...overrides,
-  };
+  return testPrincipal({ orgId: ORG, orgRole: 'owner', ...overrides });
 }
 
 describe('UsageService', () => {
