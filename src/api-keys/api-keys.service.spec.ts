@@ -12,7 +12,7 @@ import type { ApiKeyEntity } from './api-key.entity.js';
 import type { EntityManager } from 'typeorm';
 import type { AuditEntry, AuditService } from '../audit/audit.service.js';
 import type { Transactions } from '../database/transactions.js';
-import type { ApiKeyRepository, KeyListFilter, MintWrite, NewApiKey, RevokedKey } from './api-key.repository.js';
+import type { ApiKeyRepository, KeyListFilter, MintWrite, NewApiKey, RevokedKey, RevokeWrite } from './api-key.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
@@ -66,12 +66,17 @@ class FakeKeyRepository {
       .slice(0, take);
   }
 
-  async revokeOwned(userId: string, keyId: string, at: Date): Promise<RevokedKey | null> {
+  async revokeOwned(userId: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
     this.revokeCalls.push({ userId, keyId, at });
     const row = this.rows.find((r) => r.id === keyId && r.userId === userId);
     if (!row) return null;
     const alreadyRevoked = row.revokedAt !== null;
     row.revokedAt ??= at;
+    // As the statement does: the template's event, with the org, the key and its name, only when revoked now.
+    if (write.audit && !alreadyRevoked) {
+      const template = write.audit.template as unknown as Omit<AuditEntry, 'orgId'>;
+      this.audit?.entries.push({ ...template, orgId: row.orgId, target: { ...template.target, id: row.id }, details: { ...template.details, name: row.name } });
+    }
     return {
       id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked,
       lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: row.revokedAt,
@@ -90,6 +95,9 @@ class FakeAudit {
   /** Stands in for the row: the repository fake records it only when the key is written. */
   prepare(entry: AuditEntry): AuditEntry {
     return entry;
+  }
+  prepareTemplate(entry: Omit<AuditEntry, 'orgId' | 'target'>): Omit<AuditEntry, 'orgId'> {
+    return entry as Omit<AuditEntry, 'orgId'>;
   }
 }
 

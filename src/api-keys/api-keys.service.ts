@@ -185,19 +185,11 @@ export class ApiKeysService {
    */
   async revokeInOrg(principal: Principal, orgId: string, keyId: string): Promise<void> {
     await requireOrgAdmin(this.directory, principal, orgId);
-    const revoked = await this.transactions.run(async (manager) => {
-      const key = await this.keys.revokeInOrg(orgId, keyId, this.settings.clock.now(), manager);
-      if (key && !key.alreadyRevoked) {
-        await this.audit.record(manager, {
-          orgId,
-          action: 'api_key.revoked_by_admin',
-          ...actorOf(principal),
-          target: { type: 'api_key', id: key.id },
-          details: { name: key.name, owner_id: key.userId },
-        });
-        await this.outbox?.write(manager, { orgId, type: 'api_key.revoked', data: { ...keyEventData(key), revoked_by: principal.userId }, at: key.revokedAt! });
-      }
-      return key;
+    // One statement: the key, its audit event ({name, owner_id}) and its event, only if revoked now.
+    const template = this.audit.prepareTemplate({ action: 'api_key.revoked_by_admin', ...actorOf(principal), target: { type: 'api_key' }, details: {} });
+    const revoked = await this.keys.revokeInOrg(orgId, keyId, this.settings.clock.now(), {
+      audit: template ? { template, withOwner: true } : null,
+      event: this.outbox ? { revokedBy: principal.userId } : null,
     });
     if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
     this.outbox?.written();
@@ -231,19 +223,11 @@ export class ApiKeysService {
   }
 
   async revoke(principal: Principal, keyId: string): Promise<void> {
-    const revoked = await this.transactions.run(async (manager) => {
-      const key = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now(), manager);
-      if (key && !key.alreadyRevoked) {
-        await this.audit.record(manager, {
-          orgId: key.orgId,
-          action: 'api_key.revoked',
-          ...actorOf(principal),
-          target: { type: 'api_key', id: key.id },
-          details: { name: key.name },
-        });
-        await this.outbox?.write(manager, { orgId: key.orgId, type: 'api_key.revoked', data: { ...keyEventData(key), revoked_by: principal.userId }, at: key.revokedAt! });
-      }
-      return key;
+    // One statement: the key, its audit event ({name}) and its event, only if revoked now.
+    const template = this.audit.prepareTemplate({ action: 'api_key.revoked', ...actorOf(principal), target: { type: 'api_key' }, details: {} });
+    const revoked = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now(), {
+      audit: template ? { template, withOwner: false } : null,
+      event: this.outbox ? { revokedBy: principal.userId } : null,
     });
     if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
     this.outbox?.written();

@@ -82,14 +82,36 @@ export function auditInsertManySql(param: number, join: string): string {
             FROM jsonb_populate_recordset(NULL::audit_events, $${param}::jsonb) a ${join}`;
 }
 
+/** An event's constant part when only the change's own statement knows its org and target id (see auditInsertPerRowSql). */
+export type AuditTemplate = Omit<NewAuditRow, 'orgId' | 'targetId'>;
+
+const rowJson = (r: AuditTemplate & Partial<Pick<NewAuditRow, 'orgId' | 'targetId'>>) => ({
+  created_at: r.createdAt.toISOString(), org_id: r.orgId ?? null, action: r.action, actor_type: r.actorType, actor_id: r.actorId,
+  actor_source: r.actorSource, credential_type: r.credentialType, credential_id: r.credentialId, target_type: r.targetType,
+  target_id: r.targetId ?? null, client_address: r.clientAddress, user_agent: r.userAgent, request_id: r.requestId, details: r.details,
+});
+
 export function auditRowsJson(rows: NewAuditRow[]): string {
-  return JSON.stringify(
-    rows.map((r) => ({
-      created_at: r.createdAt.toISOString(), org_id: r.orgId, action: r.action, actor_type: r.actorType, actor_id: r.actorId,
-      actor_source: r.actorSource, credential_type: r.credentialType, credential_id: r.credentialId, target_type: r.targetType,
-      target_id: r.targetId, client_address: r.clientAddress, user_agent: r.userAgent, request_id: r.requestId, details: r.details,
-    })),
-  );
+  return JSON.stringify(rows.map(rowJson));
+}
+
+export function auditTemplateJson(template: AuditTemplate): string {
+  return JSON.stringify(rowJson(template));
+}
+
+/**
+ * The INSERT of one event per row of `from` (aliased `r`, with the changed row's `id` and
+ * `org_id`) for a change whose own statement is the only one that knows them, e.g. a revoke by
+ * key id in one round trip: org and target id come from `r`, the details are the template's
+ * merged with `detailsSql` (built from `r`), and the rest is the template, the JSON parameter
+ * `$param` (auditTemplateJson).
+ */
+export function auditInsertPerRowSql(param: number, from: string, detailsSql: string): string {
+  return `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, actor_source, credential_type, credential_id,
+                                    target_type, target_id, client_address, user_agent, request_id, details)
+          SELECT t.created_at, r.org_id, t.action, t.actor_type, t.actor_id, t.actor_source, t.credential_type, t.credential_id,
+                 t.target_type, r.id, t.client_address, t.user_agent, t.request_id, t.details || ${detailsSql}
+            FROM jsonb_populate_record(NULL::audit_events, $${param}::jsonb) t, ${from} r`;
 }
 
 export function auditInsertValues(row: NewAuditRow): unknown[] {

@@ -35,7 +35,7 @@ import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { currentRequestOrigin, scrubCredentials } from '../common/request-context.js';
 import type { AuditAction } from './audit-actions.js';
-import { AuditRepository, type AuditFilter, type AuditRow, type NewAuditRow } from './audit.repository.js';
+import { AuditRepository, type AuditFilter, type AuditRow, type AuditTemplate, type NewAuditRow } from './audit.repository.js';
 import type { AuditEventDto } from './dto/audit-event.dto.js';
 
 /** The event as `GET /orgs/{org_id}/audit-events` and `audit export` show it: the DTO class itself. */
@@ -143,7 +143,22 @@ export class AuditService {
    * the entry is unusable (logged, as `record` does).
    */
   prepare(entry: AuditEntry): NewAuditRow | null {
-    const ids = [entry.orgId, entry.target?.id, entry.actor?.id, entry.credential?.id].filter((v) => v !== null && v !== undefined);
+    const template = this.template(entry, [entry.orgId, entry.target?.id]);
+    return template ? { ...template, orgId: entry.orgId.toLowerCase(), targetId: entry.target.id.toLowerCase() } : null;
+  }
+
+  /**
+   * The same without the org and the target's id, for a change whose own statement is the only
+   * one that knows them (auditInsertPerRowSql: a revoke by key id, in one round trip). The
+   * statement adds details only from the changed row, scrubbed as `safeDetails` would.
+   */
+  prepareTemplate(entry: Omit<AuditEntry, 'orgId' | 'target'> & { target: { type: string } }): AuditTemplate | null {
+    return this.template(entry, []);
+  }
+
+  /** The entry's validated constant part; `more` are further ids it must carry as UUIDs. */
+  private template(entry: Omit<AuditEntry, 'orgId' | 'target'> & { target: { type: string } }, more: unknown[]): AuditTemplate | null {
+    const ids = [...more, entry.actor?.id, entry.credential?.id].filter((v) => v !== null && v !== undefined);
     if (!ids.every(isUuid) || !entry.action || !entry.actor?.type || !entry.target?.type) {
       // A bug in the caller, not a reason to fail the change it records.
       this.logger.error(`audit event ${String(entry.action)} not recorded: an id is not a UUID or a field is missing`);
@@ -152,7 +167,6 @@ export class AuditService {
     const origin = currentRequestOrigin();
     return {
       createdAt: this.settings.clock.now(),
-      orgId: entry.orgId.toLowerCase(),
       action: entry.action,
       actorType: entry.actor.type,
       actorId: entry.actor.id?.toLowerCase() ?? null,
@@ -160,7 +174,6 @@ export class AuditService {
       credentialType: entry.credential?.type ?? null,
       credentialId: entry.credential?.id?.toLowerCase() ?? null,
       targetType: entry.target.type,
-      targetId: entry.target.id.toLowerCase(),
       clientAddress: origin?.clientAddress ?? null,
       userAgent: origin?.userAgent ?? null,
       requestId: origin?.requestId ?? null,

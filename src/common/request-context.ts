@@ -33,6 +33,15 @@ export function scrubCredentials(text: string): string {
   return text.replace(CREDENTIAL, '[REDACTED]');
 }
 
+/**
+ * The same replacement in SQL, for text only a statement sees (a key's name in its revoke's audit
+ * event). The pattern is a constant with no quote in it, and PostgreSQL's regular expressions
+ * read it as JavaScript does.
+ */
+export function scrubCredentialsSql(expression: string): string {
+  return `regexp_replace(${expression}, '${CREDENTIAL.source}', '[REDACTED]', 'g')`;
+}
+
 /** The route template (`/api-keys/:keyID`), never the raw URL. */
 export function routeOf(request: FastifyRequest | undefined): string {
   return request?.routeOptions?.url ?? UNMATCHED_ROUTE;

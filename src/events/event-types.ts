@@ -65,6 +65,16 @@ export function keyEventDataSql(alias: string): string {
     'revoked_at', ${iso(`${alias}.revoked_at`)}))`;
 }
 
+/**
+ * The INSERT of one `type` event per row of `from` (api_keys-shaped, aliased `r`) for a change
+ * whose own statement is the only one that knows the key: its data is keyEventDataSql merged
+ * with `extraSql`, its time the row's `revoked_at`.
+ */
+export function keyEventPerRowSql(type: EventType, from: string, extraSql: string): string {
+  return `INSERT INTO event_outbox (org_id, type, data, created_at)
+          SELECT r.org_id, '${type}', ${keyEventDataSql('r')} || ${extraSql}, r.revoked_at FROM ${from} r`;
+}
+
 /** One more statement in the change's transaction: the transactional outbox. */
 export const INSERT_OUTBOX_SQL = `INSERT INTO event_outbox (org_id, type, data, created_at) VALUES ($1, $2, $3, $4)`;
 

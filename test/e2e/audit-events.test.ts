@@ -62,6 +62,30 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
       expect(rows[1]).toMatchObject({ actor_type: 'user', actor_id: w.userId, target_type: 'api_key', target_id: key.id, details: { name: 'laptop' } });
     });
 
+    it('records a revoke (one statement) with the origin, and the name scrubbed as the mint scrubbed it; an admin revoke adds owner_id', async () => {
+      const w = await t.seed.world('owner');
+      // Only the revoke's statement reads the name: its scrub (SQL) must match the mint's (JavaScript).
+      const name = 'pasted svc_live_AbC_123 and eyJhbGci.eyJzdWIi.sig-_x here';
+      const own = await mintOk(t, w.session, { org_id: w.orgId, name });
+      const other = await mintOk(t, w.session, { org_id: w.orgId, name: 'by admin' });
+      const headers = { 'user-agent': 'audit-test/2.0', 'x-request-id': 'req-audit-revoke-1' };
+      expect((await t.api.request('DELETE', `/api-keys/${own.id}`, { token: w.session, headers })).status).toBe(204);
+      expect((await t.api.request('DELETE', `/orgs/${w.orgId}/api-keys/${other.id}`, { token: w.session, headers })).status).toBe(204);
+      const page = await events(w.session, w.orgId, '?limit=10');
+      const minted = page.body.events.find((e: { action: string; target: { id: string } }) => e.action === 'api_key.minted' && e.target.id === own.id);
+      expect(minted.details.name).toBe('pasted [REDACTED] and [REDACTED] here');
+      const common = {
+        id: expect.stringMatching(UUID_SHAPE), created_at: minted.created_at, org_id: w.orgId, actor: { type: 'user', id: w.userId },
+        credential: { type: 'session' }, client_address: '127.0.0.1', user_agent: 'audit-test/2.0', request_id: 'req-audit-revoke-1',
+      };
+      const revokes = page.body.events.filter((e: { action: string }) => e.action !== 'api_key.minted');
+      expect(revokes).toHaveLength(2);
+      expect(revokes).toContainEqual({ ...common, action: 'api_key.revoked', target: { type: 'api_key', id: own.id }, details: { name: minted.details.name } });
+      expect(revokes).toContainEqual({
+        ...common, action: 'api_key.revoked_by_admin', target: { type: 'api_key', id: other.id }, details: { name: 'by admin', owner_id: w.userId },
+      });
+    });
+
     it('records nothing for a refused change', async () => {
       const w = await t.seed.world('viewer');
       expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'] })).status).toBe(403);

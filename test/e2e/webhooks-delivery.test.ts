@@ -40,7 +40,8 @@ describe('webhook delivery', () => {
     expect((await t.api.delete(`/api-keys/${minted.body.id}`, w.session)).status).toBe(204);
     await receiver.until(() => receiver.ofType('api_key.revoked').some((r) => r.verified!.data.id === minted.body.id));
     const revoked = receiver.ofType('api_key.revoked').find((r) => r.verified!.data.id === minted.body.id)!;
-    expect(revoked.verified!.data.revoked_at).toMatch(/Z$/);
+    // The revoke's statement builds this payload in SQL: the same fields, in the same formats, as the mint's.
+    expect(revoked.verified!.data).toEqual({ ...msg.verified!.data, revoked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), revoked_by: w.userId });
     // A second revoke changes nothing and emits nothing.
     expect((await t.api.delete(`/api-keys/${minted.body.id}`, w.session)).status).toBe(204);
 
