@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { postgresOptions } from '../database/data-source-options.js';
 import { buildAppConfig, ConfigError, loadEnvironment, moduleOptionsFrom } from './app-config.js';
 
 describe('configuration', () => {
@@ -37,6 +38,7 @@ describe('configuration', () => {
     ['USAGE_RETENTION_DAYS', '0'],
     ['USAGE_RETENTION_DAYS', 'forever'],
     ['USAGE_SYNCHRONOUS_COMMIT', 'sometimes'],
+    ['DB_POOL_MIN', '-1'],
   ])('refuses %s=%s with a message that names the variable and not its value', (name, value) => {
     let error: unknown;
     try {
@@ -47,6 +49,15 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain(name);
     if (name.includes('SECRET')) expect((error as Error).message).not.toContain(value);
+  });
+
+  it('keeps DB_POOL_MIN (default 2) connections open, and refuses more than DB_POOL_MAX', () => {
+    expect(loadEnvironment({}).DB_POOL_MIN).toBe(2);
+    expect(loadEnvironment({ DB_POOL_MIN: '4', DB_POOL_MAX: '4' }).DB_POOL_MIN).toBe(4);
+    expect(() => loadEnvironment({ DB_POOL_MIN: '5', DB_POOL_MAX: '4' })).toThrow(/DB_POOL_MIN: must not exceed DB_POOL_MAX \(4\)/);
+    const url = 'postgres://u@localhost/db';
+    const options = postgresOptions(buildAppConfig(loadEnvironment({ DATABASE_URL: url, DB_POOL_MIN: '3' })), url) as { extra: { min: number } };
+    expect(options.extra.min).toBe(3);
   });
 
   it('passes the usage settings to the module: retention 400 days and synchronous commits by default', () => {

@@ -51,6 +51,10 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(200)
   DB_POOL_MAX = 10;
 
+  /** Connections kept open however idle (at most DB_POOL_MAX): the first statement after a quiet spell does not pay a connect. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(200)
+  DB_POOL_MIN = 2;
+
   @Transform(toInt) @IsInt() @Min(100) @Max(60000)
   DB_CONNECT_TIMEOUT_MS = 3000;
 
@@ -238,8 +242,9 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   }
   const env = plainToInstance(EnvironmentVariables, raw, { exposeDefaultValues: true });
   const errors = validateSync(env, { skipMissingProperties: false });
-  if (errors.length > 0) {
-    const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+  const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+  if (errors.length === 0 && env.DB_POOL_MIN > env.DB_POOL_MAX) lines.push(`  DB_POOL_MIN: must not exceed DB_POOL_MAX (${env.DB_POOL_MAX})`);
+  if (lines.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return env;

@@ -29,6 +29,8 @@ export function postgresOptions(config: AppConfig, url: string): DataSourceOptio
       query_timeout: env.DB_STATEMENT_TIMEOUT_MS + 1000,
       idle_in_transaction_session_timeout: 10_000,
       keepAlive: true,
+      // pg-pool closes idle connections after 10 s, but never below `min`.
+      min: env.DB_POOL_MIN,
     },
   };
 }
