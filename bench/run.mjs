@@ -54,7 +54,8 @@ const TARGETS = {
 };
 const MANY_USERS = 50;
 const KEYS_PER_USER = 20; // 50 × 20 = 1,000 distinct keys
-const REVOKES_PER_RUN = 40;
+// 100 per run, so that the p99 is the 99th of 100 latencies, not the one worst (as it was with 40).
+const REVOKES_PER_RUN = 100;
 
 // With two or more cores, the server gets core 0 and the load generator core 1, so they do not
 // steal each other's time. (PostgreSQL is left to the scheduler.)
@@ -235,11 +236,13 @@ async function seedMany(client, orgId, serviceUrl) {
  * probes were wrongly accepted.
  */
 async function revokeDuring(ctx, seconds) {
+  // From 1 s after the load starts to 1 s before it ends: every revoke counted is under load.
+  const deadline = performance.now() + (seconds - 1) * 1000;
   await sleep(1000);
   const latencies = [];
   let acceptedAfter = 0;
-  const gap = Math.max(0, ((seconds - 2) * 1000) / REVOKES_PER_RUN);
-  for (let i = 0; i < REVOKES_PER_RUN; i++) {
+  for (let i = 0; i < REVOKES_PER_RUN && performance.now() < deadline; i++) {
+    const cycle = performance.now();
     const k = ctx.seed.revocable.shift();
     if (!k) break;
     const auth = { authorization: `Bearer ${k.key}` };
@@ -252,11 +255,14 @@ async function revokeDuring(ctx, seconds) {
     const probe = await fetch(`${ctx.service.url}/me`, { headers: auth });
     await probe.arrayBuffer();
     if (probe.status === 200) acceptedAfter++;
-    await sleep(gap);
+    // Spread what is left evenly over the time that is left.
+    const left = REVOKES_PER_RUN - i - 1;
+    if (left > 0) await sleep(Math.max(0, (deadline - performance.now()) / left - (performance.now() - cycle)));
   }
   latencies.sort((a, b) => a - b);
   const p99 = latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * 0.99) - 1)] : null;
-  return { revokeP99: p99, acceptedAfter, revokes: latencies.length };
+  const p50 = latencies.length ? latencies[Math.ceil(latencies.length * 0.5) - 1] : null;
+  return { revokeP99: p99, revokeP50: p50, revokeMax: latencies.at(-1) ?? null, acceptedAfter, revokes: latencies.length };
 }
 
 function rssMb(pid) {
@@ -419,7 +425,7 @@ async function main() {
       for (const c of cases) {
         const r = await runCase(c, { ...base, ...caseRequest(c, ctx), duration: DURATION }, target, ctx);
         runs[c].push(r);
-        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req${r.revokes ? `  revoke p99 ${fmt(r.revokeP99, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
+        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
       }
     }
 
@@ -473,7 +479,8 @@ async function main() {
       if (t.revokeP99 !== undefined) {
         const revokeP99 = Math.max(...rs.map((r) => r.revokeP99 ?? Infinity));
         const accepted = rs.reduce((a, r) => a + r.acceptedAfter, 0);
-        wanted.push(`revoke p99 ≤ ${t.revokeP99} (${fmt(revokeP99, 1)})`, `0 accepted after 204 (${accepted})`);
+        const revokes = rs.reduce((a, r) => a + r.revokes, 0);
+        wanted.push(`revoke p99 ≤ ${t.revokeP99} (${fmt(revokeP99, 1)}; worst run's, ${revokes} revokes)`, `0 accepted after 204 (${accepted})`);
         checks.push(revokeP99 <= t.revokeP99, accepted === 0);
       }
       wanted.push(`RSS ≤ ${RSS_LIMIT_MB}`, 'all 2xx');
