@@ -2,6 +2,7 @@ import { ConflictException, ForbiddenException, NotFoundException } from '@nestj
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { hashApiKey, parseApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
+import { testSession } from '../../test/support/principal.js';
 import type { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { ERRORS } from '../common/error-messages.js';
 import { Clock } from '../common/clock.js';
@@ -126,16 +127,7 @@ class FakeDirectory extends OrgDirectory {
   }
 }
 
-const session = (userId = USER): Principal => ({
-  kind: 'session',
-  userId,
-  email: 'u@example.com',
-  orgId: null,
-  orgRole: null,
-  orgMemberCount: 0,
-  plan: null,
-  scopes: [],
-});
+const session = (userId = USER): Principal => testSession({ userId, email: 'u@example.com' });
 
 describe('ApiKeysService', () => {
   let repo: FakeKeyRepository;

@@ -1,6 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/principal.js';
+import { testSession } from '../../test/support/principal.js';
 import { OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import { OrgsService } from './orgs.service.js';
 
@@ -23,7 +24,7 @@ class OlderHostDirectory extends OrgDirectory {
   }
 }
 
-const session: Principal = { kind: 'session', userId: USER, email: 'a@example.com', orgId: null, orgRole: null, orgMemberCount: 0, plan: null, scopes: [] };
+const session: Principal = testSession({ userId: USER, email: 'a@example.com' });
 
 describe('OrgsService with a host directory that cannot list', () => {
   const sut = new OrgsService(new OlderHostDirectory());

@@ -5,6 +5,7 @@ import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-hos
 import { lastValueFrom, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/principal.js';
+import { testPrincipal } from '../../test/support/principal.js';
 import { Settings } from '../settings/settings.js';
 import { ChargeGate, ChargeInterceptor, Charges, ChargesMeta } from './charges.decorator.js';
 import type { UsageService } from './usage.service.js';
@@ -21,7 +22,7 @@ function context(principal: Principal) {
   return { ctx, headers };
 }
 
-const principal = { kind: 'api_key', userId: 'u', email: 'e', orgId: 'o', orgRole: 'owner', orgMemberCount: 1, plan: 'free', scopes: [] } as Principal;
+const principal = testPrincipal({ orgId: 'o', orgRole: 'owner' });
 const settings = new Settings({ session: { secret: 'x'.repeat(32) } });
 
 describe('ChargeInterceptor', () => {
@@ -62,7 +63,7 @@ describe('ChargeInterceptor attribution', () => {
     const calls: unknown[][] = [];
     const usage = { charge: async (...args: unknown[]) => (calls.push(args), { orgId: 'o', meter: 'captures', count: 1 }) } as unknown as UsageService;
     const interceptor = new ChargeInterceptor(new Reflector(), new ChargeGate(usage, settings));
-    const keyPrincipal = { ...principal, keyId: 'k' } as Principal;
+    const keyPrincipal = testPrincipal({ orgId: 'o', orgRole: 'owner', keyId: 'k' });
     const { ctx } = context(keyPrincipal);
 
     await interceptor.intercept(ctx, { handle: () => of('done') });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { browserTier } from '../support/chromium.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
+import { testPrincipal } from '../support/principal.js';
 
 /**
  * The account page in a real browser (Debian's Chromium driven by playwright-core) against the
@@ -340,7 +341,7 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
 
     // Details: the key's facts and its usage of the last 30 days, charted with a table for screen readers.
     const keyId = (await row.getAttribute('data-key-id'))!;
-    await t.app.get(UsageService).charge(w.orgId, 'asks', 5, { kind: 'api_key', userId: w.userId, email: w.email, orgId: w.orgId, orgRole: 'owner', orgMemberCount: 1, plan: 'free', scopes: ['decisions:read'], keyId });
+    await t.app.get(UsageService).charge(w.orgId, 'asks', 5, testPrincipal({ userId: w.userId, email: w.email, orgId: w.orgId, orgRole: 'owner', keyId }));
     await row.getByRole('button', { name: 'Details of CI pipeline' }).focus();
     await page.keyboard.press('Enter');
     const details = page.locator('tr.details-row').first();

@@ -10,6 +10,7 @@ import { TestClock } from '../support/clock.js';
 import { createSeededDatabase, type TestDatabase } from '../support/database.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { DecisionsController, PLATFORMS, startHost, type HostApp } from './support/host-app.js';
+import { testSession } from '../support/principal.js';
 
 let db: TestDatabase;
 let seed: Seeder;
@@ -59,9 +60,7 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
 
     it('still verifies keys and charges meters on host routes, with keys minted and usage read through the exported services', async () => {
       const w = await seed.world('owner');
-      const principal: Principal = {
-        kind: 'session', userId: w.userId, email: w.email, orgId: null, orgRole: null, orgMemberCount: 0, plan: null, scopes: [],
-      };
+      const principal: Principal = testSession({ userId: w.userId, email: w.email });
       const minted = await host.app.get(ApiKeysService).mint(principal, { org_id: w.orgId, scopes: ['decisions:write'] });
       expect(minted.key).toMatch(/^svc_live_/);
 

@@ -14,3 +14,8 @@ export function testPrincipal(overrides: Partial<Principal> = {}): Principal {
     ...overrides,
   };
 }
+
+/** A signed-in session with no org selected (no X-Org-Id): how session-only routes see their caller. */
+export function testSession(overrides: Partial<Principal> = {}): Principal {
+  return testPrincipal({ kind: 'session', orgId: null, orgRole: null, orgMemberCount: 0, plan: null, scopes: [], ...overrides });
+}
