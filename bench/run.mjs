@@ -427,15 +427,24 @@ async function main() {
 
     const runs = { baseline: [], ceiling: [] };
     for (const c of cases) runs[c] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
+    // Every measured run is paired with a run of the bare server just before it, and its ratio is
+    // taken to that run: this machine's speed drifts by up to 2× over tens of seconds, and a case
+    // measured a minute after its baseline took the drift as its own.
+    const bareRun = async (round) => {
       const b = await load({ ...base, url: ctx.bare.url, duration: DURATION }, { pid: ctx.bare.child.pid, admin: null });
       runs.baseline.push(b);
       process.stderr.write(`  round ${round} baseline      ${fmt(b.rps)} req/s  p99 ${b.p99} ms  CPU ${fmt(b.cpuPerReq)} µs/req\n`);
+      return b.rps;
+    };
+    for (let round = 1; round <= ROUNDS; round++) {
+      const eBase = await bareRun(round);
       const e = await load({ ...base, url: `${ctx.ceiling.url}/me`, duration: DURATION }, { pid: ctx.ceiling.child.pid, admin: null });
-      runs.ceiling.push(e);
+      runs.ceiling.push({ ...e, pairedRatio: e.rps / eBase });
       process.stderr.write(`  round ${round} empty Nest    ${fmt(e.rps)} req/s  p99 ${e.p99} ms  CPU ${fmt(e.cpuPerReq)} µs/req\n`);
       for (const c of cases) {
+        const cBase = await bareRun(round);
         const r = await runCase(c, { ...base, ...caseRequest(c, ctx), duration: DURATION }, target, ctx);
+        r.pairedRatio = r.rps / cBase;
         runs[c].push(r);
         process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
       }
@@ -466,7 +475,7 @@ async function main() {
       '-',
       fmt(mean(runs.ceiling.map((r) => r.cpuPerReq))),
       '-',
-      (ceilingRps / baseRps).toFixed(2),
+      mean(runs.ceiling.map((r) => r.pairedRatio)).toFixed(2),
       'reference: Nest 12 on Fastify, no guard, no database',
       '',
     ]);
@@ -476,7 +485,7 @@ async function main() {
       const p99 = Math.max(...rs.map((r) => r.p99));
       const bad = rs.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0);
       const rss = Math.max(...rs.map((r) => r.rss ?? 0));
-      const ratio = rps / baseRps;
+      const ratio = mean(rs.map((r) => r.pairedRatio));
       const t = TARGETS[c];
       const checks = [];
       const wanted = [];
@@ -508,7 +517,8 @@ async function main() {
     process.stdout.write(
       `req/s: mean of ${ROUNDS} runs of ${DURATION} s; p99: worst run; RSS: the service's peak VmRSS during its runs;\n` +
         `CPU/PG µs/req: CPU time of the server process / of its PostgreSQL backends per request (less sensitive than req/s to other work on the machine, not immune);\n` +
-        `ratio: req/s ÷ baseline req/s.\n`,
+        `ratio: each run's req/s ÷ that of the bare server's run just before it, mean of the ${ROUNDS} rounds;\n` +
+        `  unpaired (mean req/s ÷ mean baseline req/s): ${cases.map((c) => `${c} ${(mean(runs[c].map((r) => r.rps)) / baseRps).toFixed(2)}`).join(', ')}\n`,
     );
     process.stdout.write(
       `of the ceiling (req/s ÷ the empty Nest route's): ${cases.map((c) => `${c} ${(mean(runs[c].map((r) => r.rps)) / ceilingRps).toFixed(2)}`).join(', ')}\n`,
