@@ -17,6 +17,7 @@ let next = 0;
 const setupClient = headersPerClient?.length
   ? (client) => client.setHeaders({ ...options.headers, ...headersPerClient[next++ % headersPerClient.length] })
   : undefined;
+const cpu0 = process.cpuUsage();
 const result = await autocannon({ ...options, setupClient, renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
 process.stdout.write(
   `${JSON.stringify({
@@ -30,5 +31,10 @@ process.stdout.write(
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes: result.statusCodeStats,
+    // The generator's own CPU time (ms), so a case's whole CPU budget per request can be added up.
+    cpuMs: (() => {
+      const d = process.cpuUsage(cpu0);
+      return (d.user + d.system) / 1000;
+    })(),
   })}\n`,
 );

@@ -290,6 +290,17 @@ function cpuMs(pid) {
   }
 }
 
+/** The machine's CPU time so far, all cores (jiffies): busy and total, from /proc/stat's first line. */
+function machineTicks() {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return { busy: total - f[3] - f[4], total }; // less idle and iowait
+  } catch {
+    return null;
+  }
+}
+
 /** CPU ms of each PostgreSQL backend serving the bench database (the machine may run other databases). */
 async function backendCpu(admin) {
   const { rows } = await admin.query(`SELECT pid FROM pg_stat_activity WHERE datname = $1`, [dbName]);
@@ -307,6 +318,7 @@ async function load(options, target = null) {
   const err = collect(child.stderr);
   const pid = target?.pid;
   const cpu0 = pid ? cpuMs(pid) : 0;
+  const ticks0 = machineTicks();
   const pg0 = target?.admin ? await backendCpu(target.admin) : null;
   let maxRss = target?.admin ? rssMb(pid) ?? 0 : null;
   const sampler = target?.admin
@@ -318,8 +330,12 @@ async function load(options, target = null) {
   const code = await new Promise((done) => child.once('exit', done));
   if (sampler) clearInterval(sampler);
   if (code !== 0) throw new Error(`the load generator failed (${code}): ${err()}`);
+  const ticks1 = machineTicks();
   const r = JSON.parse(out().trim().split('\n').pop());
   const result = { ...r, rps: r.total / r.duration, rss: maxRss, cpuPerReq: null, pgPerReq: null };
+  // How much of the machine (all cores) was busy during the run, and the load generator's CPU per request.
+  result.busy = ticks0 && ticks1 && ticks1.total > ticks0.total ? (ticks1.busy - ticks0.busy) / (ticks1.total - ticks0.total) : null;
+  result.loadPerReq = r.total > 0 ? (r.cpuMs * 1000) / r.total : null;
   if (target && r.total > 0) {
     result.cpuPerReq = ((cpuMs(pid) - cpu0) * 1000) / r.total;
     if (pg0) {
@@ -369,8 +385,7 @@ function caseRequest(name, ctx) {
 
 const fmt = (n, digits = 0) => (n === null || n === undefined ? '-' : n.toFixed(digits));
 
-function table(rows) {
-  const head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'CPU µs/req', 'PG µs/req', 'ratio', 'target', 'result'];
+function table(rows, head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'CPU µs/req', 'PG µs/req', 'ratio', 'target', 'result']) {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
@@ -446,7 +461,7 @@ async function main() {
         const r = await runCase(c, { ...base, ...caseRequest(c, ctx), duration: DURATION }, target, ctx);
         r.pairedRatio = r.rps / cBase;
         runs[c].push(r);
-        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
+        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req, load ${fmt(r.loadPerReq)}, machine busy ${r.busy === null ? '-' : fmt(r.busy * 100)} %${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
       }
     }
 
@@ -548,6 +563,7 @@ async function main() {
 //   USAGE_SYNCHRONOUS_COMMIT   passed to the hosts (on|off, default on)
 const CHARGE_KEYS = Number(process.env.BENCH_CHARGE_KEYS || 50);
 const CHARGE_TARGETS = { perMe: 0.6, hotSpreadX3: 0.8 };
+const CHARGE_HEAD = ['case', 'req/s', 'p99 ms', 'non-2xx', 'CPU µs/req', 'PG µs/req', 'load µs/req', 'busy %', 'ratio', 'target', 'result'];
 
 async function startChargeHost(databaseUrl, cpu = 0) {
   const port = await freePort();
@@ -628,6 +644,8 @@ async function loadSpread(urls, options) {
     timeouts: runs.reduce((s, r) => s + r.timeouts, 0),
     cpuPerReq: null,
     pgPerReq: null,
+    loadPerReq: runs.reduce((s, r) => s + r.cpuMs, 0) * 1000 / total,
+    busy: runs.some((r) => r.busy === null) ? null : runs.reduce((s, r) => s + r.busy, 0) / runs.length,
   };
 }
 
@@ -655,7 +673,7 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
     for (const [name, run] of Object.entries(cases)) {
       const r = await run();
       runs[name].push(r);
-      process.stderr.write(`  round ${round} ${name.padEnd(16)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}\n`);
+      process.stderr.write(`  round ${round} ${name.padEnd(16)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  machine busy ${r.busy === null ? '-' : fmt(r.busy * 100)} %\n`);
     }
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -680,9 +698,10 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
       fmt(rps[name]),
       fmt(Math.max(...rs.map((r) => r.p99))),
       bad,
-      '-',
       rs.some((r) => r.cpuPerReq === null) ? '-' : fmt(mean(rs.map((r) => r.cpuPerReq))),
       rs.some((r) => r.pgPerReq === null) ? '-' : fmt(mean(rs.map((r) => r.pgPerReq))),
+      fmt(mean(rs.map((r) => r.loadPerReq))),
+      rs.some((r) => r.busy === null) ? '-' : fmt(mean(rs.map((r) => r.busy * 100))),
       (rps[name] / bare).toFixed(2),
       `${perMe === null ? '' : `${perMe.toFixed(2)} of /me; `}${wanted}`,
       ok ? 'PASS' : 'FAIL',
@@ -692,11 +711,12 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
   const hotSpread3 = rps['charge-hot-x3'] / rps['charge-spread-x3'];
   const x3ok = hotSpread3 >= CHARGE_TARGETS.hotSpreadX3;
   if (!x3ok) pass = false;
-  process.stdout.write(`\nCharging through a host route (@Charges('asks')), bare server ${fmt(bare)} req/s in this run:\n\n${table(rows)}\n\n`);
+  process.stdout.write(`\nCharging through a host route (@Charges('asks')), bare server ${fmt(bare)} req/s in this run:\n\n${table(rows, CHARGE_HEAD)}\n\n`);
   process.stdout.write(
     `hot/spread, one instance: ${hotSpread1.toFixed(2)}; three instances: ${hotSpread3.toFixed(2)} (target ≥ ${CHARGE_TARGETS.hotSpreadX3}: ${x3ok ? 'PASS' : 'FAIL'})\n` +
       `ratio: req/s ÷ the bare server's; "of /me": charges/s ÷ GET /me on the same host with the same keys (hot or spread).\n` +
-      `CPU/PG µs/req: of the first host instance and the database (one-instance cases only).\n`,
+      `CPU/PG µs/req: of the first host instance and the database (one-instance cases only); load µs/req: of the load generator(s);\n` +
+      `busy %: the whole machine (all cores, /proc/stat) during the run; well under 100 means the case waits (round trips, locks) rather than runs out of CPU.\n`,
   );
   await Promise.all(hosts.map((h) => stop(h.child)));
   return pass;
