@@ -118,7 +118,7 @@ const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof (v as Promi
  * hidden last parameter (removed before the body sees its arguments). Done by wrapping rather
  * than with an interceptor: with any interceptor on a route, Nest runs its whole rxjs and
  * async-context pipeline per request, which cost a charged request about as much CPU as the
- * rest of the charge (see README, "Charging through a host route").
+ * rest of the charge (see docs/performance.md, "Charging through a host route").
  */
 function wrapRoute(proto: object, key: string | symbol, descriptor: PropertyDescriptor): void {
   const original = descriptor.value as Handler;

@@ -5,7 +5,7 @@ import { ROOT } from '../support/processes.js';
 
 /** The README and the docs stand alone: every link stays inside the repository and points at a file that exists. */
 describe('the README and docs/ link only within the repository', () => {
-  it.each(['README.md', 'docs/contract.md', 'docs/embedding.md', 'SECURITY.md', 'bench/README.md'])('%s', (file) => {
+  it.each(['README.md', 'docs/contract.md', 'docs/embedding.md', 'docs/performance.md', 'SECURITY.md', 'bench/README.md'])('%s', (file) => {
     const path = resolve(ROOT, file);
     const text = readFileSync(path, 'utf8');
     const links = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
