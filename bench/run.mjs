@@ -384,6 +384,8 @@ function caseRequest(name, ctx) {
 }
 
 const fmt = (n, digits = 0) => (n === null || n === undefined ? '-' : n.toFixed(digits));
+/** A run's machine-busy fraction as a percentage, '-' where /proc/stat was not readable. */
+const busyPct = (busy) => (busy === null ? '-' : fmt(busy * 100));
 
 function table(rows, head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'CPU µs/req', 'PG µs/req', 'ratio', 'target', 'result']) {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
@@ -461,7 +463,7 @@ async function main() {
         const r = await runCase(c, { ...base, ...caseRequest(c, ctx), duration: DURATION }, target, ctx);
         r.pairedRatio = r.rps / cBase;
         runs[c].push(r);
-        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req, load ${fmt(r.loadPerReq)}, machine busy ${r.busy === null ? '-' : fmt(r.busy * 100)} %${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
+        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req, load ${fmt(r.loadPerReq)}, machine busy ${busyPct(r.busy)} %${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
       }
     }
 
@@ -644,7 +646,7 @@ async function loadSpread(urls, options) {
     timeouts: runs.reduce((s, r) => s + r.timeouts, 0),
     cpuPerReq: null,
     pgPerReq: null,
-    loadPerReq: runs.reduce((s, r) => s + r.cpuMs, 0) * 1000 / total,
+    loadPerReq: total > 0 ? (runs.reduce((s, r) => s + r.cpuMs, 0) * 1000) / total : null,
     busy: runs.some((r) => r.busy === null) ? null : runs.reduce((s, r) => s + r.busy, 0) / runs.length,
   };
 }
@@ -673,7 +675,7 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
     for (const [name, run] of Object.entries(cases)) {
       const r = await run();
       runs[name].push(r);
-      process.stderr.write(`  round ${round} ${name.padEnd(16)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  machine busy ${r.busy === null ? '-' : fmt(r.busy * 100)} %\n`);
+      process.stderr.write(`  round ${round} ${name.padEnd(16)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  machine busy ${busyPct(r.busy)} %\n`);
     }
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -701,7 +703,7 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
       rs.some((r) => r.cpuPerReq === null) ? '-' : fmt(mean(rs.map((r) => r.cpuPerReq))),
       rs.some((r) => r.pgPerReq === null) ? '-' : fmt(mean(rs.map((r) => r.pgPerReq))),
       fmt(mean(rs.map((r) => r.loadPerReq))),
-      rs.some((r) => r.busy === null) ? '-' : fmt(mean(rs.map((r) => r.busy * 100))),
+      busyPct(rs.some((r) => r.busy === null) ? null : mean(rs.map((r) => r.busy))),
       (rps[name] / bare).toFixed(2),
       `${perMe === null ? '' : `${perMe.toFixed(2)} of /me; `}${wanted}`,
       ok ? 'PASS' : 'FAIL',
