@@ -34,7 +34,7 @@ export class LeakedKeysController {
   @ApiAcceptedResponse({ description: 'Accepted; empty body.' })
   @ApiErrors({ 400: 'credentials missing, not an array of strings, or not 1 to 100 items; an unknown field.', 429: 'Too many reports from this address this minute; see Retry-After.', 503: 'The database is unavailable; retry shortly.' })
   async revokeCredentials(@Req() req: { ip?: string }, @Res({ passthrough: true }) res: unknown, @Body(new StrictBodyPipe(RevokeCredentialsDto)) dto: Readonly<RevokeCredentialsDto>): Promise<void> {
-    const wait = this.throttle.take(req.ip ?? 'unknown');
+    const wait = await this.throttle.take(req.ip ?? 'unknown');
     if (wait > 0) {
       setResponseHeader(res, 'Retry-After', String(wait));
       throw new HttpException(ERRORS.tooManyReports, 429);
