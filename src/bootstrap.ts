@@ -17,6 +17,7 @@ import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } fr
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest } from './observability/logging.js';
 import { REQUEST_ID_HEADER, requestIdFor, routeOf } from './common/request-context.js';
+import { GITHUB_REPORT_BODY_LIMIT, GITHUB_SCANNING_PATH } from './leaks/leaked-keys.controller.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -116,6 +117,11 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   if (pino) app.useLogger(app.get(PinoNestLogger));
   const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
+  // Routes are added at init, after this hook: GitHub's scanning reports (up to 1,000 tokens) get
+  // their own body limit; every other route keeps BODY_LIMIT_BYTES.
+  fastify.addHook('onRoute', (route) => {
+    if (route.url === GITHUB_SCANNING_PATH) route.bodyLimit = GITHUB_REPORT_BODY_LIMIT;
+  });
   fastify.removeContentTypeParser('text/plain');
   deferJsonErrors(fastify);
   applySocketLimits(fastify.server, sockets, (message) => new Logger('HttpServer').warn(message));
