@@ -161,6 +161,13 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   METRICS_CACHE_MS = 1_000;
 
+  /**
+   * Without METRICS_TOKEN, loopback clients (after the TRUST_PROXY rules) may scrape /metrics on the
+   * API port. Unset: true outside production, false in production.
+   */
+  @Transform(toBool) @IsOptional() @IsBoolean({ message: 'METRICS_ALLOW_LOOPBACK must be true or false' })
+  METRICS_ALLOW_LOOPBACK?: boolean;
+
   /** Address the METRICS_PORT listener binds to: loopback unless you say otherwise. */
   @IsString() @MinLength(1)
   METRICS_HOST = '127.0.0.1';
