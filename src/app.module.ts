@@ -77,7 +77,10 @@ export class AppModule {
         }),
         AccountModule,
         HealthModule,
-        MetricsModule.register({ token: config.env.METRICS_TOKEN, port: config.env.METRICS_PORT, host: config.env.METRICS_HOST, renderCacheMs: config.env.METRICS_CACHE_MS }),
+        MetricsModule.register({
+          token: config.env.METRICS_TOKEN, port: config.env.METRICS_PORT, host: config.env.METRICS_HOST, renderCacheMs: config.env.METRICS_CACHE_MS,
+          allowLoopback: config.env.METRICS_ALLOW_LOOPBACK ?? !config.production,
+        }),
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }],
     };

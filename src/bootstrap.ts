@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import type { IncomingMessage } from 'node:http';
 import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -16,7 +15,8 @@ import { applySocketLimits, defaultMaxConnections, fastifySocketOptions, release
 import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest } from './observability/logging.js';
-import { REQUEST_ID_HEADER, requestIdFor, routeOf } from './common/request-context.js';
+import { REQUEST_ID_HEADER, newRequestId, routeOf } from './common/request-context.js';
+import { GITHUB_REPORT_BODY_LIMIT, GITHUB_SCANNING_PATH } from './leaks/leaked-keys.controller.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -84,8 +84,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     // Refuse bodies that try to pollute prototypes rather than silently dropping the keys.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    // The caller's X-Request-Id when it is sane, else a fresh UUID (see request-context.ts).
-    genReqId: (raw: IncomingMessage) => requestIdFor(raw),
+    // Always the service's own id; a caller's X-Request-Id is logged and audited beside it (request-context.ts).
+    genReqId: newRequestId,
     // Requests refused below Nest (bad bytes, bad URLs) get the same error shape and headers.
     frameworkErrors,
     clientErrorHandler,
@@ -116,6 +116,11 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   if (pino) app.useLogger(app.get(PinoNestLogger));
   const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
+  // Routes are added at init, after this hook: GitHub's scanning reports (up to 1,000 tokens) get
+  // their own body limit; every other route keeps BODY_LIMIT_BYTES.
+  fastify.addHook('onRoute', (route) => {
+    if (route.url === GITHUB_SCANNING_PATH) route.bodyLimit = GITHUB_REPORT_BODY_LIMIT;
+  });
   fastify.removeContentTypeParser('text/plain');
   deferJsonErrors(fastify);
   applySocketLimits(fastify.server, sockets, (message) => new Logger('HttpServer').warn(message));

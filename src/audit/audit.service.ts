@@ -18,8 +18,9 @@
  *   else wrong with an entry (unserialisable details, a field that is not a UUID) is logged and
  *   mended or skipped, never thrown.
  * - Client address, user agent and request id come from the current request's origin
- *   (observability/request-context.ts), entered by RequestOriginInterceptor on the controller;
- *   outside a request (CLI, jobs) they are absent.
+ *   (common/request-context.ts), entered by RequestOriginInterceptor on the controller;
+ *   outside a request (CLI, jobs) they are absent. The request id is the service's own; a
+ *   caller's X-Request-Id is kept as `details.client_request_id`.
  * - `details` is scrubbed again here (credential-shaped text and fields named like secrets are
  *   replaced) and capped at 4 KiB, as a second line of defence.
  * - Events are append-only: the table's trigger refuses UPDATE and DELETE; only `prune` (the
@@ -177,7 +178,8 @@ export class AuditService {
       clientAddress: origin?.clientAddress ?? null,
       userAgent: origin?.userAgent ?? null,
       requestId: origin?.requestId ?? null,
-      details: this.safeDetails(entry.action, entry.details),
+      // The caller's X-Request-Id goes beside the service's own id, never in its place.
+      details: this.safeDetails(entry.action, origin?.clientRequestId ? { ...entry.details, client_request_id: origin.clientRequestId } : entry.details),
     };
   }
 

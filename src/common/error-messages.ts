@@ -69,5 +69,6 @@ export const ERRORS = {
   // Operations
   databaseUnavailable: 'The database is unavailable; retry shortly',
   metricsLoopbackOnly: 'Metrics are served to loopback only: set METRICS_TOKEN, or METRICS_PORT for a listener of their own',
+  metricsNotOnApiPort: 'In production metrics are not served on this port without METRICS_TOKEN: set METRICS_TOKEN, or METRICS_PORT for a listener of their own (or METRICS_ALLOW_LOOPBACK=true)',
   metricsToken: 'Metrics require Authorization: Bearer <METRICS_TOKEN>',
 } as const;

@@ -14,13 +14,21 @@ const CREDENTIAL = /svc_live_[A-Za-z0-9_]*|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.?[
 export const UNMATCHED_ROUTE = '(unmatched)';
 
 /**
- * The caller's X-Request-Id when it is sane, else a fresh UUID. A value that looks like a
- * credential is never adopted (it would be echoed and logged).
+ * The service's own id of a request: always a fresh UUID, whatever the caller sends. Audit rows
+ * and log lines carry it; a caller's X-Request-Id is kept beside it (clientRequestIdOf), never
+ * instead of it, so a caller cannot make its requests look like others' in the audit trail.
  */
-export function requestIdFor(raw: IncomingMessage): string {
-  const given = raw.headers['x-request-id'];
-  if (typeof given === 'string' && SANE_REQUEST_ID.test(given) && !containsCredential(given)) return given;
+export function newRequestId(): string {
   return randomUUID();
+}
+
+/**
+ * The caller's X-Request-Id when it is sane (printable, bounded, not credential-shaped: it is
+ * logged and stored), else null.
+ */
+export function clientRequestIdOf(headers: IncomingMessage['headers']): string | null {
+  const given = headers['x-request-id'];
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) && !containsCredential(given) ? given : null;
 }
 
 export function containsCredential(text: string): boolean {
@@ -76,7 +84,10 @@ export function loggablePath(raw: IncomingMessage): string {
 export interface RequestOrigin {
   clientAddress: string | null;
   userAgent: string | null;
+  /** The service's own request id (Fastify's request.id); none where the framework has none. */
   requestId: string | null;
+  /** The caller's X-Request-Id, when sane: recorded beside the service's id, never as it. */
+  clientRequestId?: string | null;
 }
 
 const origins = new AsyncLocalStorage<RequestOrigin>();
@@ -101,16 +112,16 @@ interface OriginRequest {
 
 const MAX_USER_AGENT = 512;
 
-/** The origin of an HTTP request on Fastify or Express (Express has no request id: a sane X-Request-Id, else none). */
+/**
+ * The origin of an HTTP request on Fastify or Express. The request id is the framework's own
+ * (Express has none: then no request id); the caller's X-Request-Id only ever goes beside it.
+ */
 export function requestOriginOf(request: OriginRequest): RequestOrigin {
   const ua = request.headers['user-agent'];
-  const given = request.headers['x-request-id'];
-  let requestId: string | null = null;
-  if (typeof request.id === 'string') requestId = request.id;
-  else if (typeof given === 'string' && SANE_REQUEST_ID.test(given) && !containsCredential(given)) requestId = given;
   return {
     clientAddress: request.ip ?? null,
     userAgent: typeof ua === 'string' ? scrubCredentials(ua).slice(0, MAX_USER_AGENT) : null,
-    requestId,
+    requestId: typeof request.id === 'string' ? request.id : null,
+    clientRequestId: clientRequestIdOf(request.headers),
   };
 }

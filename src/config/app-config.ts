@@ -94,9 +94,9 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000)
   HTTP_IDLE_TIMEOUT_MS = 30_000;
 
-  /** An idle keep-alive connection is closed after this. */
+  /** An idle keep-alive connection is closed after this: keep it above the load balancer's idle timeout (ALB: 60 s). */
   @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
-  HTTP_KEEP_ALIVE_TIMEOUT_MS = 10_000;
+  HTTP_KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
   /** Open connections beyond this are dropped at accept; unset: 90% of the descriptor limit (at most limit − 256). */
   @Transform(emptyToUndefined) @Transform(toInt) @IsOptional() @IsInt() @Min(1) @Max(10_000_000)
@@ -160,6 +160,13 @@ export class EnvironmentVariables {
   /** How long a rendered /metrics is served again (ms); 0 renders every scrape. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   METRICS_CACHE_MS = 1_000;
+
+  /**
+   * Without METRICS_TOKEN, loopback clients (after the TRUST_PROXY rules) may scrape /metrics on the
+   * API port. Unset: true outside production, false in production.
+   */
+  @Transform(toBool) @IsOptional() @IsBoolean({ message: 'METRICS_ALLOW_LOOPBACK must be true or false' })
+  METRICS_ALLOW_LOOPBACK?: boolean;
 
   /** Address the METRICS_PORT listener binds to: loopback unless you say otherwise. */
   @IsString() @MinLength(1)

@@ -1,32 +1,32 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { throttledUnit } from '../auth/auth-failure-throttle.js';
-import { Settings } from '../settings/settings.js';
 
 export const REPORT_LIMIT = Symbol('REPORT_LIMIT');
-const WINDOW_MS = 60_000;
-const MAX_TRACKED = 50_000;
+const WINDOW_SECONDS = 60;
 
-/** POST /credentials/revoke per client address (IPv6 by /64), in a fixed one-minute window; per instance. */
+/**
+ * POST /credentials/revoke per client address (IPv6 by /64), CREDENTIALS_REVOKE_LIMIT reports in
+ * a one-minute window from an address's first report; per instance (rate-limiter-flexible's
+ * RateLimiterMemory, whose entries expire with their window). 0 turns it off.
+ */
 @Injectable()
 export class ReportThrottle {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-  constructor(
-    private readonly settings: Settings,
-    @Inject(REPORT_LIMIT) private readonly limit: number,
-  ) {}
+  private readonly limiter: RateLimiterMemory | null;
 
-  /** Counts a request; returns the seconds to wait when over the limit, else 0. */
-  take(address: string): number {
-    if (this.limit <= 0) return 0;
-    const unit = throttledUnit(address);
-    const now = this.settings.clock.now().getTime();
-    let w = this.windows.get(unit);
-    if (!w || now - w.start >= WINDOW_MS) {
-      if (this.windows.size >= MAX_TRACKED) this.windows.clear();
-      w = { start: now, count: 0 };
-      this.windows.set(unit, w);
+  constructor(@Inject(REPORT_LIMIT) limit: number) {
+    this.limiter = limit > 0 ? new RateLimiterMemory({ keyPrefix: 'credentials_revoke', points: limit, duration: WINDOW_SECONDS }) : null;
+  }
+
+  /** Counts a report; resolves to the seconds to wait when over the limit, else 0. */
+  async take(address: string): Promise<number> {
+    if (!this.limiter) return 0;
+    try {
+      await this.limiter.consume(throttledUnit(address));
+      return 0;
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      return Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
     }
-    w.count++;
-    return w.count > this.limit ? Math.max(1, Math.ceil((w.start + WINDOW_MS - now) / 1000)) : 0;
   }
 }

@@ -9,8 +9,10 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1
 /**
  * /metrics on the API port is for operators, not for everyone who reaches the port:
  * - METRICS_TOKEN set: 401 without `Authorization: Bearer <METRICS_TOKEN>`;
- * - unset: only a loopback TCP peer (the socket's own address; X-Forwarded-For is never
- *   consulted) may scrape; anyone else gets 403 saying what to configure.
+ * - unset: only a loopback client may scrape, and only where allowed (METRICS_ALLOW_LOOPBACK;
+ *   by default outside production). The client is judged as the throttle judges it, after the
+ *   TRUST_PROXY rules (Fastify's request.ip): behind a proxy or sidecar on the same host every
+ *   request comes from a loopback peer, and the client is the address the proxy forwarded.
  */
 @Injectable()
 export class MetricsTokenGuard implements CanActivate {
@@ -18,10 +20,10 @@ export class MetricsTokenGuard implements CanActivate {
 
   canActivate(ctx: ExecutionContext): boolean {
     const http = ctx.switchToHttp();
-    const request = http.getRequest<{ headers: Record<string, unknown>; raw?: { socket?: { remoteAddress?: string } }; socket?: { remoteAddress?: string } }>();
+    const request = http.getRequest<{ ip?: string; headers: Record<string, unknown> }>();
     if (!this.options.token) {
-      const peer = (request.raw ?? request).socket?.remoteAddress ?? '';
-      if (LOOPBACK.test(peer)) return true;
+      if (!this.options.allowLoopback) throw new ForbiddenException(ERRORS.metricsNotOnApiPort);
+      if (LOOPBACK.test(request.ip ?? '')) return true;
       throw new ForbiddenException(ERRORS.metricsLoopbackOnly);
     }
     if (metricsTokenAccepted(this.options.token, request.headers)) return true;

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
 import { pino, stdTimeFunctions, type DestinationStream, type LevelWithSilent, type Logger, type LoggerOptions } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
-import { loggablePath, principalIds, routeOf } from '../common/request-context.js';
+import { clientRequestIdOf, loggablePath, principalIds, routeOf } from '../common/request-context.js';
 
 export interface LoggingOptions {
   /** Where log lines go (tests capture them); default stdout. */
@@ -36,9 +36,12 @@ export function logRequest(logger: Logger, request: FastifyRequest, reply: Fasti
   const route = routeOf(request);
   const level: LevelWithSilent = status >= 500 ? 'error' : status < 400 && QUIET_ROUTES.has(route) ? 'debug' : 'info';
   if (!logger.isLevelEnabled(level)) return;
+  const clientRequestId = clientRequestIdOf(request.headers);
   logger[level as 'info'](
     {
+      // The service's own id; the caller's X-Request-Id, if any, beside it.
       request_id: request.id,
+      ...(clientRequestId === null ? {} : { client_request_id: clientRequestId }),
       method: request.method,
       route,
       path: loggablePath(request.raw),

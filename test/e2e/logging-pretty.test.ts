@@ -13,9 +13,9 @@ describe('request logs in development (pretty, LOG_LEVEL=debug)', () => {
 
   it('writes readable lines rather than JSON', async () => {
     const res = await t.api.get('/me', undefined, { 'x-request-id': 'pretty-1' });
-    expect(res.headers.get('x-request-id')).toBe('pretty-1');
+    const ours = res.headers.get('x-request-id');
     const line = await vi.waitFor(() => {
-      const found = t.logs.lines.find((l) => l.includes('"request_id":"pretty-1"'));
+      const found = t.logs.lines.find((l) => l.includes(`"request_id":"${ours}"`) && l.includes('"client_request_id":"pretty-1"'));
       expect(found).toBeDefined();
       return found!;
     });

@@ -28,22 +28,29 @@ describe('request logs (JSON, LOG_LEVEL=info)', () => {
     }
   });
 
-  it('echoes a sane X-Request-Id and logs the request once, under that id, with method, route, status and duration', async () => {
+  it("logs the request once under the service's own id, with the caller's X-Request-Id beside it, never in its place", async () => {
     const res = await t.api.get('/me', undefined, { 'x-request-id': 'trace-abc.123' });
-    expect(res.headers.get('x-request-id')).toBe('trace-abc.123');
-    const line = await lineOf('trace-abc.123');
-    expect(line).toMatchObject({ level: 'info', method: 'GET', route: '/me', path: '/me', status: 401 });
+    const ours = res.headers.get('x-request-id')!;
+    expect(ours).toMatch(UUID);
+    const line = await lineOf(ours);
+    expect(line).toMatchObject({ level: 'info', method: 'GET', route: '/me', path: '/me', status: 401, client_request_id: 'trace-abc.123' });
     expect(typeof line.duration_ms).toBe('number');
+    expect(t.logs.records().filter((r) => r.request_id === 'trace-abc.123')).toEqual([]);
   });
 
-  it('generates a request id when none, or an unsafe one, is sent', async () => {
-    const cases: Record<string, string>[] = [{}, { 'x-request-id': 'has spaces "and quotes"' }, { 'x-request-id': 'x'.repeat(129) }];
+  it('generates a fresh request id for every request, and keeps no unsafe caller id', async () => {
+    const cases: Record<string, string>[] = [{}, { 'x-request-id': 'has spaces "and quotes"' }, { 'x-request-id': 'x'.repeat(129) }, { 'x-request-id': 'same' }, { 'x-request-id': 'same' }];
+    const seen = new Set<string>();
     for (const headers of cases) {
       const res = await t.api.get('/me', undefined, headers);
       const id = res.headers.get('x-request-id')!;
       expect(id).toMatch(UUID);
-      await lineOf(id);
+      seen.add(id);
+      const line = await lineOf(id);
+      if (headers['x-request-id'] === 'same') expect(line.client_request_id).toBe('same');
+      else expect(line).not.toHaveProperty('client_request_id');
     }
+    expect(seen.size).toBe(cases.length);
   });
 
   it('names the principal by ids: the user for a session, user, org and key for an API key', async () => {
@@ -74,7 +81,8 @@ describe('request logs (JSON, LOG_LEVEL=info)', () => {
     expect(res.status).toBe(200);
     const after = await t.api.get('/me', undefined, { 'x-request-id': 'after-probe-1' });
     await lineOf(after.headers.get('x-request-id')!);
-    expect(t.logs.records().filter((r) => r.request_id === 'probe-1')).toEqual([]);
+    const probeId = res.headers.get('x-request-id');
+    expect(t.logs.records().filter((r) => r.request_id === probeId)).toEqual([]);
   });
 
   it('never writes a bearer token, an API key or a secret, wherever the caller puts them', async () => {

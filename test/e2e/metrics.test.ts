@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
+import { loadEnvironment } from '../../src/config/app-config.js';
 import { MetricsServer } from '../../src/metrics/metrics-server.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -150,5 +151,44 @@ describe('GET /metrics with METRICS_PORT', () => {
     expect(await res.text()).toContain('http_request_duration_seconds_count{method="GET",route="/me",status_code="401"} 1');
     expect((await t.api.get('/metrics')).status).toBe(404);
     expect((await fetch(`${metricsUrl}/other`)).status).toBe(404);
+  });
+});
+
+describe('GET /metrics on the API port without METRICS_TOKEN', () => {
+  it('judges the client after the TRUST_PROXY rules: a proxy on the same host forwarding a public client is refused', async () => {
+    const t = await startTestApp({ env: { TRUST_PROXY: '127.0.0.1' } });
+    try {
+      // 203.0.113.9 is only a header value here: every request goes to 127.0.0.1.
+      const forwarded = await t.api.get('/metrics', undefined, { 'x-forwarded-for': '203.0.113.9' });
+      expect(forwarded.status).toBe(403);
+      expect(forwarded.body.message).toMatch(/METRICS_TOKEN/);
+      expect((await t.api.get('/metrics', undefined, { 'x-forwarded-for': '127.0.0.1' })).status, 'a loopback client behind the proxy').toBe(200);
+      expect((await t.api.get('/metrics')).status, 'the proxy itself').toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('is not served in production unless METRICS_ALLOW_LOOPBACK=true, even to loopback', async () => {
+    const closed = await startTestApp({ env: { NODE_ENV: 'production' } });
+    try {
+      const res = await closed.api.get('/metrics');
+      expect(res.status).toBe(403);
+      expect(res.body.message).toMatch(/METRICS_PORT/);
+    } finally {
+      await closed.close();
+    }
+    const open = await startTestApp({ env: { NODE_ENV: 'production', METRICS_ALLOW_LOOPBACK: 'true' } });
+    try {
+      expect((await open.api.get('/metrics')).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  });
+
+  it('refuses a METRICS_ALLOW_LOOPBACK that is not a boolean, naming it', () => {
+    expect(loadEnvironment({ METRICS_ALLOW_LOOPBACK: 'true' }).METRICS_ALLOW_LOOPBACK).toBe(true);
+    expect(loadEnvironment({}).METRICS_ALLOW_LOOPBACK).toBeUndefined();
+    expect(() => loadEnvironment({ METRICS_ALLOW_LOOPBACK: 'sometimes' })).toThrow(/METRICS_ALLOW_LOOPBACK must be true or false/);
   });
 });

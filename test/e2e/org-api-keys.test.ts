@@ -113,8 +113,8 @@ describe('org-admin oversight: GET /orgs/{org_id}/api-keys and DELETE /orgs/{org
           actor: { type: 'user', id: w.admin.userId },
           credential: { type: 'session' },
           target: { type: 'api_key', id: w.keys.member.id },
-          request_id: 'admin-revoke-1',
-          details: { name: 'member', owner_id: w.member.userId },
+          request_id: res.headers.get('x-request-id'),
+          details: { name: 'member', owner_id: w.member.userId, client_request_id: 'admin-revoke-1' },
         }),
       ]);
       // Again: 204, nothing changes, nothing more recorded.

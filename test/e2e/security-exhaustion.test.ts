@@ -542,10 +542,10 @@ describe('metrics and logs for operators', () => {
     }
   });
 
-  it('refuses /metrics on the API port to a peer that is not loopback when no METRICS_TOKEN is set', () => {
-    const guard = new MetricsTokenGuard({});
-    const ctx = (remoteAddress: string) =>
-      new ExecutionContextHost([{ headers: { 'x-forwarded-for': '127.0.0.1' }, raw: { socket: { remoteAddress } } }, { header() {} }]);
+  it('refuses /metrics on the API port to a client that is not loopback when no METRICS_TOKEN is set', () => {
+    const guard = new MetricsTokenGuard({ allowLoopback: true });
+    // `ip` is the client after the TRUST_PROXY rules (Fastify's request.ip).
+    const ctx = (ip: string) => new ExecutionContextHost([{ headers: { 'x-forwarded-for': '127.0.0.1' }, ip }, { header() {} }]);
     expect(() => guard.canActivate(ctx('203.0.113.9'))).toThrow(ForbiddenException);
     expect(() => guard.canActivate(ctx('10.0.0.4'))).toThrow(/METRICS_TOKEN/);
     expect(guard.canActivate(ctx('127.0.0.1'))).toBe(true);
