@@ -11,8 +11,7 @@ export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const READ = 'decisions:read';
 export const WRITE = 'decisions:write';
 
-/** A well-formed UUID that names nothing in any test database. */
-export const NOWHERE = '0b9e4a7e-3c55-4c1e-9d9a-5b8f1e2d7c61';
+export { NOWHERE } from '../support/factories.js';
 
 /** The part of a key after its public lookup id: what must never be stored or logged. */
 export function secretPart(key: string, lookup: string): string {
