@@ -39,15 +39,8 @@ export async function listKeys(t: TestApp, session: string, query = ''): Promise
   return res.body.keys;
 }
 
-/** Polls until `read` returns something `done` accepts; the last value is returned either way. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, attempts = 100): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < attempts && !done(value); i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    value = await read();
-  }
-  return value;
-}
+/** How long `expect.poll` waits for what the service writes behind its responses (last_used_at). */
+export const BEHIND_THE_RESPONSE = { timeout: 5_000, interval: 20 };
 
 /** A 400 whose message names the field and the rule it broke. */
 export function expect400(res: ApiResponse, ...mentions: Array<string | RegExp>): void {
