@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../support/http.js';
-import { insertKeyRow } from '../support/factories.js';
+import { insertKeyRow, NOWHERE } from '../support/factories.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 type Call = (api: ApiClient, token: string | undefined, orgId: string) => ReturnType<ApiClient['get']>;
@@ -8,7 +8,7 @@ type Call = (api: ApiClient, token: string | undefined, orgId: string) => Return
 const ENDPOINTS: Array<[string, Call]> = [
   ['POST /api-keys', (api, token, orgId) => api.post('/api-keys', token, { org_id: orgId })],
   ['GET /api-keys', (api, token) => api.get('/api-keys', token)],
-  ['DELETE /api-keys/{keyID}', (api, token) => api.delete('/api-keys/0b9e4a7e-3c55-4c1e-9d9a-5b8f1e2d7c61', token)],
+  ['DELETE /api-keys/{keyID}', (api, token) => api.delete(`/api-keys/${NOWHERE}`, token)],
 ];
 
 describe('a deployment without API_KEY_SECRET', () => {

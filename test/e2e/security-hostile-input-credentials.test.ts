@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUuid } from '../../src/common/roles.js';
+import { NOWHERE } from '../support/factories.js';
 import { rawRequest } from '../support/raw-http.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { b64, expectErrorShape, headerText, printable, RUNS, signedJwt, TIMEOUT_MS } from './security-hostile-input.fixtures.js';
@@ -58,8 +59,8 @@ describe('hostile input on every endpoint: credentials and headers', () => {
       ['GET', '/me'],
       ['GET', '/usage'],
       ['GET', '/api-keys'],
-      ['POST', '/api-keys', JSON.stringify({ org_id: '00000000-0000-4000-8000-000000000000' })],
-      ['DELETE', `/api-keys/${'00000000-0000-4000-8000-000000000000'}`],
+      ['POST', '/api-keys', JSON.stringify({ org_id: NOWHERE })],
+      ['DELETE', `/api-keys/${NOWHERE}`],
     );
     await fc.assert(
       fc.asyncProperty(call, header, async ([method, path, body], auth) => {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { NOWHERE } from '../support/factories.js';
 import type { ApiResponse } from '../support/http.js';
 import { Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -125,7 +126,7 @@ describe('session JWT attacks', () => {
     it('refuses a token signed with another secret, or whose payload was changed after signing', async () => {
       expectInvalidToken(await t.api.get('/me', sign(claims, {}, 'another-secret-0123456789abcdef-0123456789')));
       const [h, , s] = sign(claims).split('.');
-      const forged = b64({ ...claims, sub: '00000000-0000-4000-8000-000000000000', iss: ISSUER, aud: AUDIENCE, exp: now() + 600 });
+      const forged = b64({ ...claims, sub: NOWHERE, iss: ISSUER, aud: AUDIENCE, exp: now() + 600 });
       expectInvalidToken(await t.api.get('/me', `${h}.${forged}.${s}`));
     });
 
