@@ -1,7 +1,6 @@
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEnvironment } from '../../src/config/app-config.js';
-import { TEST_SESSION_SECRET } from '../support/seed.js';
+import { handSignedJwt, JsonText } from '../support/seed.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /*
@@ -12,12 +11,8 @@ describe('session tokens with sane bounds', () => {
   let t: TestApp;
   let claims: Record<string, unknown>;
   const nowSeconds = () => Math.floor(Date.now() / 1000);
-  const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
-  /** Signs header and payload text exactly as given (jsonwebtoken cannot write 1e400). */
-  const handSigned = (header: Record<string, unknown>, payloadText: string) => {
-    const input = `${b64(header)}.${b64(payloadText)}`;
-    return `${input}.${createHmac('sha256', TEST_SESSION_SECRET).update(input).digest('base64url')}`;
-  };
+  /** Signs the payload text exactly as given (jsonwebtoken cannot write 1e400). */
+  const handSigned = (header: Record<string, unknown>, payloadText: string) => handSignedJwt(header, new JsonText(payloadText));
   const expect401 = async (token: string, label: string) => {
     const res = await t.api.get('/me', token);
     expect(res.status, label).toBe(401);

@@ -1,8 +1,7 @@
-import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { RawResponse } from '../support/raw-http.js';
-import { TEST_SESSION_SECRET } from '../support/seed.js';
+import { handSignedJwt, jwtPart } from '../support/seed.js';
 
 /**
  * Property-based hostile input over every endpoint, through raw sockets (so bytes that fetch
@@ -33,12 +32,9 @@ export function jsonObject(entries: Array<[string, unknown]>): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`;
 }
 
-export const b64 = (v: unknown) => Buffer.from(JSON.stringify(v) ?? 'null').toString('base64url');
-/** An HS256 JWT over any JSON header and payload, signed with the right secret. */
-export function signedJwt(header: unknown, payload: unknown, secret = TEST_SESSION_SECRET): string {
-  const data = `${b64(header)}.${b64(payload)}`;
-  return `${data}.${createHmac('sha256', secret).update(data).digest('base64url')}`;
-}
+export const b64 = jwtPart;
+/** An HS256 JWT over any JSON header and payload, signed with the right secret (unless another is given). */
+export const signedJwt = handSignedJwt;
 
 /** A body field left out. */
 export const ABSENT = null;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { NOWHERE } from '../support/factories.js';
 import type { ApiResponse } from '../support/http.js';
-import { Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
+import { handSignedJwt, jwtPart, Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -16,13 +16,12 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'keys-usage-identity';
 
-const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+const b64 = jwtPart;
 const hmac = (secret: string | Buffer, data: string) => createHmac('sha256', secret).update(data).digest('base64url');
 
 /** A token with any header, signed by hand (HS256 over whatever secret is given). */
 function handSigned(header: Record<string, unknown>, payload: Record<string, unknown>, secret: string | Buffer): string {
-  const data = `${b64(header)}.${b64(payload)}`;
-  return `${data}.${hmac(secret, data)}`;
+  return handSignedJwt(header, payload, secret);
 }
 
 function unsigned(alg: string, payload: Record<string, unknown>): string {

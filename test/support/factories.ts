@@ -11,7 +11,7 @@
 export { TestClock } from './clock.js';
 export { testPrincipal, testSession } from './principal.js';
 export { FakeDirectory } from './fakes.js';
-export { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET, type SessionOptions } from './seed.js';
+export { handSignedJwt, JsonText, jwtPart, Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET, type SessionOptions } from './seed.js';
 export { insertApiKeyRow, insertKeyRow, insertKeyRows, testKeyHash, type KeyRow, type KeyRowOptions } from './key-rows.js';
 export { createSeededDatabase, createTestDatabase, openRepositoryDatabase, type RepositoryDatabase, type TestDatabase } from './database.js';
 
