@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EntityManager } from 'typeorm';
-import { Settings } from '../settings/settings.js';
-import { FakeDirectory, TestClock } from '../../test/support/factories.js';
+import { FakeDirectory, TestClock, testSettings } from '../../test/support/factories.js';
 import { runWithRequestOrigin } from '../common/request-context.js';
 import type { AuditRepository, NewAuditRow } from './audit.repository.js';
 import { AuditService, type AuditEntry } from './audit.service.js';
@@ -26,7 +25,7 @@ class FakeAuditRepository {
 
 function setup(retentionDays?: number) {
   const repo = new FakeAuditRepository();
-  const settings = new Settings({ session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock: new TestClock(AT), auditRetentionDays: retentionDays });
+  const settings = testSettings({ clock: new TestClock(AT), auditRetentionDays: retentionDays });
   const sut = new AuditService(repo as unknown as AuditRepository, new FakeDirectory(), settings);
   return { repo, sut };
 }

@@ -3,9 +3,8 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_PLAN_LIMITS } from '../../src/common/plan-limits.js';
 import { SYSTEM_ATTRIBUTION, type Attribution, type Counters, type Meter } from '../../src/common/meters.js';
-import { Settings } from '../../src/settings/settings.js';
 import { UsageRepository, type ChargeRequest } from '../../src/usage/usage.repository.js';
-import { openRepositoryDatabase, TEST_SESSION_SECRET, type RepositoryDatabase } from '../support/factories.js';
+import { openRepositoryDatabase, testSettings, type RepositoryDatabase } from '../support/factories.js';
 
 /**
  * Every statement of UsageRepository on real PostgreSQL, without the app: a data source of the
@@ -31,7 +30,7 @@ describe('UsageRepository on real PostgreSQL', () => {
 
   beforeAll(async () => {
     r = await openRepositoryDatabase(2);
-    const settings = new Settings({ session: { secret: TEST_SESSION_SECRET } });
+    const settings = testSettings();
     [usage, other] = r.sources.map((source) => new UsageRepository(source, settings));
   });
   afterAll(async () => r?.close());
