@@ -1,6 +1,6 @@
 import { BadRequestException, Body, Controller, Module, Post, type DynamicModule } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -72,7 +72,8 @@ describe('usage history over HTTP', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
-    app = await NestFactory.create<NestFastifyApplication>(HostModule.register(db, clock), new FastifyAdapter(), { logger: false });
+    const moduleRef = await Test.createTestingModule({ imports: [HostModule.register(db, clock)] }).compile();
+    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
     await app.listen(0, '127.0.0.1');
     api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
   });

@@ -1,6 +1,6 @@
 import { BadRequestException, Body, Controller, Module, ParseIntPipe, Post, Query, type DynamicModule } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type DataSourceOptions } from 'typeorm';
@@ -327,7 +327,8 @@ describe('@Charges on a host route', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
-    app = await NestFactory.create<NestFastifyApplication>(HostModule.register(db, clock), new FastifyAdapter(), { logger: false });
+    const moduleRef = await Test.createTestingModule({ imports: [HostModule.register(db, clock)] }).compile();
+    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
     await app.listen(0, '127.0.0.1');
     api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
   });
