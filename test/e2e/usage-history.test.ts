@@ -11,7 +11,7 @@ import { Charges } from '../../src/usage/charges.decorator.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
-import { insertApiKeyRow } from '../support/key-rows.js';
+import { insertKeyRow } from '../support/factories.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { testConfig } from '../support/test-app.js';
 import { NOWHERE } from './api-keys.fixtures.js';
@@ -185,7 +185,7 @@ describe('usage history over HTTP', () => {
 
     it('needs a credential with decisions:read, as GET /usage does', async () => {
       const w = await seed.world('member');
-      const writeOnly = await insertApiKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] });
+      const writeOnly = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] })).key;
 
       expect((await api.get('/usage/daily')).status).toBe(401);
       expect((await api.get('/usage/daily', writeOnly)).status).toBe(403);

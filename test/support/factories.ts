@@ -15,7 +15,7 @@ export { TestClock } from './clock.js';
 export { testPrincipal, testSession } from './principal.js';
 export { FakeDirectory } from './fakes.js';
 export { handSignedJwt, JsonText, jwtPart, Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET, type SessionOptions } from './seed.js';
-export { insertApiKeyRow, insertKeyRow, insertKeyRows, testKeyHash, type KeyRow, type KeyRowOptions } from './key-rows.js';
+export { insertKeyRow, insertKeyRows, testKeyHash, type KeyRow, type KeyRowOptions } from './key-rows.js';
 export { createSeededDatabase, createTestDatabase, openRepositoryDatabase, type RepositoryDatabase, type TestDatabase } from './database.js';
 
 /** The module's settings as the test apps have them (the test secrets), with `options` on top. */

@@ -74,8 +74,3 @@ export async function insertKeyRows(pool: pg.Pool, rows: KeyRowOptions[]): Promi
 export async function insertKeyRow(pool: pg.Pool, row: KeyRowOptions): Promise<KeyRow> {
   return (await insertKeyRows(pool, [row]))[0];
 }
-
-/** Writes one key row with the given scopes and returns its key. */
-export async function insertApiKeyRow(pool: pg.Pool, row: { userId: string; orgId: string; scopes: string[]; name?: string }): Promise<string> {
-  return (await insertKeyRow(pool, row)).key;
-}
