@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EntityManager } from 'typeorm';
-import { Clock } from '../common/clock.js';
-import { Settings } from '../settings/settings.js';
-import { OrgDirectory } from '../directory/org-directory.js';
+import { FakeDirectory, TestClock, testSettings } from '../../test/support/factories.js';
 import { runWithRequestOrigin } from '../common/request-context.js';
 import type { AuditRepository, NewAuditRow } from './audit.repository.js';
 import { AuditService, type AuditEntry } from './audit.service.js';
@@ -11,12 +9,6 @@ const ORG = '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
 const KEY = '3f2e1d0c-9b8a-4766-a554-433221100fed';
 const AT = new Date('2030-01-02T03:04:05.678Z');
-
-class FixedClock extends Clock {
-  now(): Date {
-    return new Date(AT);
-  }
-}
 
 class FakeAuditRepository {
   readonly rows: NewAuditRow[] = [];
@@ -33,8 +25,8 @@ class FakeAuditRepository {
 
 function setup(retentionDays?: number) {
   const repo = new FakeAuditRepository();
-  const settings = new Settings({ session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock: new FixedClock(), auditRetentionDays: retentionDays });
-  const sut = new AuditService(repo as unknown as AuditRepository, {} as OrgDirectory, settings);
+  const settings = testSettings({ clock: new TestClock(AT), auditRetentionDays: retentionDays });
+  const sut = new AuditService(repo as unknown as AuditRepository, new FakeDirectory(), settings);
   return { repo, sut };
 }
 

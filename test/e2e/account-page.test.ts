@@ -1,5 +1,4 @@
 /// <reference lib="dom" />
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -9,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { browserTier } from '../support/chromium.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { testPrincipal } from '../support/principal.js';
+import { insertKeyRows, testPrincipal } from '../support/factories.js';
 
 /**
  * The account page in a real browser (Debian's Chromium driven by playwright-core) against the
@@ -195,20 +194,18 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
 
   /** Keys in every state, straight into the table: active, expiring in 3 days, expired, revoked, and a long name. */
   async function seedKeys(userId: string, orgId: string): Promise<void> {
-    const rows: [string, string, string | null, string | null][] = [
-      ['production deploy', "now() - interval '3 days'", "now() + interval '90 days'", null],
-      ['nightly export job', "now() - interval '20 days'", "now() + interval '3 days'", null],
-      ['old laptop', "now() - interval '40 days'", "now() - interval '10 days'", null],
-      ['leaked in a gist', "now() - interval '50 days'", null, "now() - interval '2 days'"],
-      ['a key with a rather long descriptive name for the reporting warehouse', "now() - interval '1 day'", null, null],
+    const days = (n: number) => new Date(Date.now() + n * 86_400_000);
+    const rows: [string, Date, Date | null, Date | null][] = [
+      ['production deploy', days(-3), days(90), null],
+      ['nightly export job', days(-20), days(3), null],
+      ['old laptop', days(-40), days(-10), null],
+      ['leaked in a gist', days(-50), null, days(-2)],
+      ['a key with a rather long descriptive name for the reporting warehouse', days(-1), null, null],
     ];
-    for (const [name, created, expires, revoked] of rows) {
-      await t.db.pool.query(
-        `INSERT INTO api_keys (user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, revoked_at)
-         VALUES ($1, $2, $3, $4, 'Zz9Q', $5, '{decisions:read}', ${created}, ${expires ?? 'NULL'}, ${revoked ?? 'NULL'})`,
-        [userId, orgId, name, randomBytes(6).toString('hex'), randomBytes(32)],
-      );
-    }
+    await insertKeyRows(
+      t.db.pool,
+      rows.map(([name, createdAt, expiresAt, revokedAt]) => ({ userId, orgId, name, last4: 'Zz9Q', createdAt, expiresAt, revokedAt })),
+    );
   }
 
   it('serves the page and its assets itself, under a strict Content-Security-Policy', async () => {

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecretKey } from 'node:crypto';
-import { generateApiKey, hashApiKey } from '../../src/auth/api-key-format.js';
 import type { ApiClient } from '../support/http.js';
-import { TEST_API_KEY_SECRET } from '../support/seed.js';
+import { insertKeyRow, NOWHERE } from '../support/factories.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 type Call = (api: ApiClient, token: string | undefined, orgId: string) => ReturnType<ApiClient['get']>;
@@ -10,7 +8,7 @@ type Call = (api: ApiClient, token: string | undefined, orgId: string) => Return
 const ENDPOINTS: Array<[string, Call]> = [
   ['POST /api-keys', (api, token, orgId) => api.post('/api-keys', token, { org_id: orgId })],
   ['GET /api-keys', (api, token) => api.get('/api-keys', token)],
-  ['DELETE /api-keys/{keyID}', (api, token) => api.delete('/api-keys/0b9e4a7e-3c55-4c1e-9d9a-5b8f1e2d7c61', token)],
+  ['DELETE /api-keys/{keyID}', (api, token) => api.delete(`/api-keys/${NOWHERE}`, token)],
 ];
 
 describe('a deployment without API_KEY_SECRET', () => {
@@ -55,11 +53,7 @@ describe('a deployment without API_KEY_SECRET', () => {
 
   it('refuses API keys (401), even one whose row a configured deployment wrote into the same database', async () => {
     const w = await bare.seed.world('owner');
-    const generated = generateApiKey();
-    await bare.db.pool.query(
-      `INSERT INTO api_keys (user_id, org_id, lookup, last4, key_hash, scopes) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [w.userId, w.orgId, generated.lookup, generated.last4, hashApiKey(createSecretKey(Buffer.from(TEST_API_KEY_SECRET)), generated.key), ['decisions:read']],
-    );
+    const generated = await insertKeyRow(bare.db.pool, { userId: w.userId, orgId: w.orgId });
     const me = await bare.api.get('/me', generated.key);
     expect(me.status).toBe(401);
     expect(me.headers.get('www-authenticate')).toContain('error="invalid_token"');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LastUsedWriter } from '../../src/auth/last-used-writer.js';
 import { TestClock } from '../support/clock.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { eventually, listKeys, mintOk, READ, RFC3339, WRITE } from './api-keys.fixtures.js';
+import { BEHIND_THE_RESPONSE, listKeys, mintOk, READ, RFC3339, WRITE } from './api-keys.fixtures.js';
 
 const DAY_MS = 86_400_000;
 
@@ -84,7 +84,8 @@ describe('what a minted key is worth over its life', () => {
       clock.advance(10_000);
       const usedAt = clock.now().toISOString();
       expect((await t.api.get('/me', key)).status).toBe(200);
-      const seen = await eventually(() => lastUsedOf(w.session, id), (v) => v !== undefined);
+      await expect.poll(() => lastUsedOf(w.session, id), BEHIND_THE_RESPONSE).toBeDefined();
+      const seen = await lastUsedOf(w.session, id);
       expect(seen).toMatch(RFC3339);
       expect(seen).toBe(usedAt);
     });
@@ -94,7 +95,8 @@ describe('what a minted key is worth over its life', () => {
       const { key, id } = await mintOk(t, w.session, { org_id: w.orgId });
       const firstAt = clock.now().toISOString();
       expect((await t.api.get('/me', key)).status).toBe(200);
-      expect(await eventually(() => lastUsedOf(w.session, id), (v) => v !== undefined)).toBe(firstAt);
+      await expect.poll(() => lastUsedOf(w.session, id), BEHIND_THE_RESPONSE).toBeDefined();
+      expect(await lastUsedOf(w.session, id)).toBe(firstAt);
 
       clock.advance(59_000);
       expect((await t.api.get('/me', key)).status).toBe(200);
@@ -105,7 +107,8 @@ describe('what a minted key is worth over its life', () => {
       clock.advance(2_000);
       const laterAt = clock.now().toISOString();
       expect((await t.api.get('/me', key)).status).toBe(200);
-      expect(await eventually(() => lastUsedOf(w.session, id), (v) => v !== firstAt)).toBe(laterAt);
+      await expect.poll(() => lastUsedOf(w.session, id), BEHIND_THE_RESPONSE).not.toBe(firstAt);
+      expect(await lastUsedOf(w.session, id)).toBe(laterAt);
     });
 
     it('is written for a key used by many requests at once, once', async () => {
@@ -114,7 +117,8 @@ describe('what a minted key is worth over its life', () => {
       const usedAt = clock.now().toISOString();
       const results = await Promise.all(Array.from({ length: 20 }, () => t.api.get('/me', key)));
       expect(results.every((r) => r.status === 200)).toBe(true);
-      expect(await eventually(() => lastUsedOf(w.session, id), (v) => v !== undefined)).toBe(usedAt);
+      await expect.poll(() => lastUsedOf(w.session, id), BEHIND_THE_RESPONSE).toBeDefined();
+      expect(await lastUsedOf(w.session, id)).toBe(usedAt);
     });
 
     it('is not touched by a failed use of a revoked key', async () => {

@@ -11,8 +11,7 @@ export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const READ = 'decisions:read';
 export const WRITE = 'decisions:write';
 
-/** A well-formed UUID that names nothing in any test database. */
-export const NOWHERE = '0b9e4a7e-3c55-4c1e-9d9a-5b8f1e2d7c61';
+export { NOWHERE } from '../support/factories.js';
 
 /** The part of a key after its public lookup id: what must never be stored or logged. */
 export function secretPart(key: string, lookup: string): string {
@@ -40,15 +39,8 @@ export async function listKeys(t: TestApp, session: string, query = ''): Promise
   return res.body.keys;
 }
 
-/** Polls until `read` returns something `done` accepts; the last value is returned either way. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, attempts = 100): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < attempts && !done(value); i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    value = await read();
-  }
-  return value;
-}
+/** How long `expect.poll` waits for what the service writes behind its responses (last_used_at). */
+export const BEHIND_THE_RESPONSE = { timeout: 5_000, interval: 20 };
 
 /** A 400 whose message names the field and the rule it broke. */
 export function expect400(res: ApiResponse, ...mentions: Array<string | RegExp>): void {

@@ -78,19 +78,12 @@ describe('a database outage', () => {
    */
   async function leaseLapsed(): Promise<void> {
     const lease = t.app.get(VerificationLease, { strict: false });
-    while (lease.usable()) await new Promise((r) => setTimeout(r, 20));
+    await expect.poll(() => lease.usable(), { timeout: 15_000, interval: 20, message: 'the verification lease lapsed' }).toBe(false);
   }
 
   async function expectRecovered(): Promise<void> {
     // Recovery is the pool's job: poll (no restart, no reconnect call) until the key verifies again.
-    const deadline = Date.now() + 20_000;
-    let last: ApiResponse | undefined;
-    while (Date.now() < deadline) {
-      last = await t.api.get('/me', key);
-      if (last.status === 200) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(last?.status).toBe(200);
+    await expect.poll(async () => (await t.api.get('/me', key)).status, { timeout: 20_000, interval: 200 }).toBe(200);
     expect((await t.api.get('/me', w.session)).status).toBe(200);
     expect((await t.api.get('/usage', key)).status).toBe(200);
     expect((await t.api.get('/api-keys', w.session)).status).toBe(200);

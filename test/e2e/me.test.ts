@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertApiKeyRow } from '../support/key-rows.js';
+import { insertKeyRow } from '../support/factories.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 const PRINCIPAL_FIELDS = ['email', 'org_id', 'org_member_count', 'org_role', 'scopes', 'user_id'];
@@ -87,7 +87,7 @@ describe('GET /me', () => {
 
     it('needs no scope: a key that holds only decisions:write still proves itself', async () => {
       const w = await t.seed.world('member');
-      const key = await insertApiKeyRow(t.db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] });
+      const key = (await insertKeyRow(t.db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] })).key;
 
       const res = await t.api.get('/me', key);
 

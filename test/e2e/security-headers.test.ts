@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestClock } from '../support/clock.js';
+import { NOWHERE, TestClock } from '../support/factories.js';
 import { rawRequest, type RawResponse } from '../support/raw-http.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -56,7 +56,7 @@ describe('response headers', () => {
       ['403 API key on a lifecycle route', 403, () => rawRequest(t.url, { method: 'GET', path: '/api-keys', headers: [auth(key)] })],
       ['404 unknown route', 404, () => rawRequest(t.url, { method: 'GET', path: '/nope' })],
       ['404 unknown method', 404, () => rawRequest(t.url, { method: 'PUT', path: '/api-keys' })],
-      ['404 missing key', 404, () => rawRequest(t.url, { method: 'DELETE', path: '/api-keys/00000000-0000-4000-8000-000000000000', headers: [auth(w.session)] })],
+      ['404 missing key', 404, () => rawRequest(t.url, { method: 'DELETE', path: `/api-keys/${NOWHERE}`, headers: [auth(w.session)] })],
       ['409 no workspace', 409, () => rawRequest(t.url, { method: 'POST', path: '/api-keys', headers: [auth(noWorkspace.session), json], body: JSON.stringify({ org_id: noWorkspace.orgId }) })],
       ['413 body too large', 413, () => rawRequest(t.url, { method: 'POST', path: '/api-keys', headers: [auth(w.session), json], body: 'x'.repeat(20_000) })],
       ['415 not JSON', 415, () => rawRequest(t.url, { method: 'POST', path: '/api-keys', headers: [auth(w.session), ['Content-Type', 'text/plain']], body: 'hi' })],

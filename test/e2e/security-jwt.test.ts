@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { NOWHERE } from '../support/factories.js';
 import type { ApiResponse } from '../support/http.js';
-import { Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
+import { handSignedJwt, jwtPart, Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -15,13 +16,12 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'keys-usage-identity';
 
-const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+const b64 = jwtPart;
 const hmac = (secret: string | Buffer, data: string) => createHmac('sha256', secret).update(data).digest('base64url');
 
 /** A token with any header, signed by hand (HS256 over whatever secret is given). */
 function handSigned(header: Record<string, unknown>, payload: Record<string, unknown>, secret: string | Buffer): string {
-  const data = `${b64(header)}.${b64(payload)}`;
-  return `${data}.${hmac(secret, data)}`;
+  return handSignedJwt(header, payload, secret);
 }
 
 function unsigned(alg: string, payload: Record<string, unknown>): string {
@@ -125,7 +125,7 @@ describe('session JWT attacks', () => {
     it('refuses a token signed with another secret, or whose payload was changed after signing', async () => {
       expectInvalidToken(await t.api.get('/me', sign(claims, {}, 'another-secret-0123456789abcdef-0123456789')));
       const [h, , s] = sign(claims).split('.');
-      const forged = b64({ ...claims, sub: '00000000-0000-4000-8000-000000000000', iss: ISSUER, aud: AUDIENCE, exp: now() + 600 });
+      const forged = b64({ ...claims, sub: NOWHERE, iss: ISSUER, aud: AUDIENCE, exp: now() + 600 });
       expectInvalidToken(await t.api.get('/me', `${h}.${forged}.${s}`));
     });
 

@@ -1,7 +1,6 @@
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../src/auth/api-key-format.js';
-import { TEST_API_KEY_SECRET } from '../support/seed.js';
+import { insertKeyRow, TEST_API_KEY_SECRET } from '../support/factories.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /** What each leaked thing lets an attacker do, and what it does not (SECURITY.md cites these). */
@@ -83,12 +82,8 @@ describe('leaked credentials', () => {
     it('cannot turn a stored row into a working key, nor plant one: verification needs the HMAC under the secret', async () => {
       const w = await t.seed.world('owner');
       const plant = async (hash: (key: string) => Buffer) => {
-        const g = generateApiKey();
-        await t.db.pool.query(
-          `INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes) VALUES ($1, $2, $3, 'planted', $4, $5, $6, $7)`,
-          [randomUUID(), w.userId, w.orgId, g.lookup, g.last4, hash(g.key), ['decisions:read']],
-        );
-        return (await t.api.get('/me', g.key)).status;
+        const { key } = await insertKeyRow(t.db.pool, { userId: w.userId, orgId: w.orgId, name: 'planted', hash });
+        return (await t.api.get('/me', key)).status;
       };
       expect(await plant((k) => createHash('sha256').update(k).digest()), 'plain SHA-256').toBe(401);
       expect(await plant((k) => createHmac('sha256', 'a-guessed-secret-0123456789abcdef0123').update(k).digest()), 'HMAC under a guessed secret').toBe(401);

@@ -1,6 +1,6 @@
 import { BadRequestException, Body, Controller, Module, Post, type DynamicModule } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { Charges } from '../../src/usage/charges.decorator.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
-import { insertApiKeyRow } from '../support/key-rows.js';
+import { insertKeyRow } from '../support/factories.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { testConfig } from '../support/test-app.js';
 import { NOWHERE } from './api-keys.fixtures.js';
@@ -72,7 +72,8 @@ describe('usage history over HTTP', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
-    app = await NestFactory.create<NestFastifyApplication>(HostModule.register(db, clock), new FastifyAdapter(), { logger: false });
+    const moduleRef = await Test.createTestingModule({ imports: [HostModule.register(db, clock)] }).compile();
+    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
     await app.listen(0, '127.0.0.1');
     api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
   });
@@ -184,7 +185,7 @@ describe('usage history over HTTP', () => {
 
     it('needs a credential with decisions:read, as GET /usage does', async () => {
       const w = await seed.world('member');
-      const writeOnly = await insertApiKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] });
+      const writeOnly = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] })).key;
 
       expect((await api.get('/usage/daily')).status).toBe(401);
       expect((await api.get('/usage/daily', writeOnly)).status).toBe(403);

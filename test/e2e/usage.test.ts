@@ -1,6 +1,6 @@
 import { BadRequestException, Body, Controller, Module, ParseIntPipe, Post, Query, type DynamicModule } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type DataSourceOptions } from 'typeorm';
@@ -15,7 +15,7 @@ import { UsageService } from '../../src/usage/usage.service.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
-import { insertApiKeyRow } from '../support/key-rows.js';
+import { insertKeyRow } from '../support/factories.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, testConfig, type TestApp } from '../support/test-app.js';
 
@@ -140,7 +140,7 @@ describe('GET /usage', () => {
 
   it('answers 403 to a key without decisions:read', async () => {
     const w = await t.seed.world('member');
-    const key = await insertApiKeyRow(t.db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] });
+    const key = (await insertKeyRow(t.db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] })).key;
     expect((await t.api.get('/me', key)).status).toBe(200);
 
     const res = await t.api.get('/usage', key);
@@ -327,7 +327,8 @@ describe('@Charges on a host route', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
-    app = await NestFactory.create<NestFastifyApplication>(HostModule.register(db, clock), new FastifyAdapter(), { logger: false });
+    const moduleRef = await Test.createTestingModule({ imports: [HostModule.register(db, clock)] }).compile();
+    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
     await app.listen(0, '127.0.0.1');
     api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
   });
@@ -385,7 +386,7 @@ describe('@Charges on a host route', () => {
 
   it('charges nothing when authentication or the scope check refuses the request', async () => {
     const w = await seed.world('member');
-    const readOnly = await insertApiKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:read'] });
+    const readOnly = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:read'] })).key;
 
     const anonymous = await api.post('/decisions', undefined, {});
     const forged = await api.post('/decisions', seed.session(w.userId, w.email, { secret: 'another-secret-0123456789abcdef-0123' }), {});
@@ -399,7 +400,7 @@ describe('@Charges on a host route', () => {
 
   it('charges the key’s org for an API key', async () => {
     const w = await seed.world('member');
-    const key = await insertApiKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:read', 'decisions:write'] });
+    const key = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:read', 'decisions:write'] })).key;
 
     const res = await api.post('/decisions', key, {});
 

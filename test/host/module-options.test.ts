@@ -10,7 +10,7 @@ import { TestClock } from '../support/clock.js';
 import { createSeededDatabase, type TestDatabase } from '../support/database.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { DecisionsController, PLATFORMS, startHost, type HostApp } from './support/host-app.js';
-import { testSession } from '../support/principal.js';
+import { NOWHERE, testSession } from '../support/factories.js';
 
 let db: TestDatabase;
 let seed: Seeder;
@@ -52,7 +52,7 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
 
     it('mounts no route of the module at all', async () => {
       const w = await seed.world('owner');
-      for (const [method, path] of [['POST', '/api-keys'], ['GET', '/api-keys'], ['DELETE', '/api-keys/00000000-0000-4000-8000-000000000000'], ['GET', '/usage'], ['GET', '/me']]) {
+      for (const [method, path] of [['POST', '/api-keys'], ['GET', '/api-keys'], ['DELETE', `/api-keys/${NOWHERE}`], ['GET', '/usage'], ['GET', '/me']]) {
         const res = await host.api.request(method, path, { token: w.session, body: method === 'POST' ? { org_id: w.orgId } : undefined });
         expect(res.status, `${method} ${path}`).toBe(404);
       }

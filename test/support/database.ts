@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { postgresOptions } from '../../src/database/data-source-options.js';
 import { Seeder } from './seed.js';
+import { testConfig } from './test-config.js';
 
 /** A fresh database cloned from this run's migrated template; `drop()` removes it. */
 export interface TestDatabase {
@@ -74,4 +77,35 @@ export function useEmptyDatabase(label: string): { name: string; url: string } {
   beforeAll(() => admin(`CREATE DATABASE ${name}`));
   afterAll(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   return { name, url: databaseUrl(name) };
+}
+
+/** A test database of its own, a Seeder on it, and `sources` TypeORM DataSources on it (as separate instances would have), for repository tests. */
+export interface RepositoryDatabase {
+  db: TestDatabase;
+  seed: Seeder;
+  /** The first data source; `sources` holds all of them. */
+  source: DataSource;
+  sources: DataSource[];
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a fresh migrated database and `count` data sources on it the way the server opens its
+ * own (same options, own pool each), without starting the app: what the repository tier builds
+ * its repositories on.
+ */
+export async function openRepositoryDatabase(count = 1): Promise<RepositoryDatabase> {
+  const { db, seed } = await createSeededDatabase();
+  const config = testConfig(db.url);
+  const sources = await Promise.all(Array.from({ length: count }, () => new DataSource(postgresOptions(config, db.url)).initialize()));
+  return {
+    db,
+    seed,
+    source: sources[0],
+    sources,
+    close: async () => {
+      await Promise.all(sources.map((s) => s.destroy()));
+      await db.drop();
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { createSecretKey, randomUUID } from 'node:crypto';
+import { createHmac, createSecretKey, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type pg from 'pg';
 import { awaitInvalidationsAcknowledged } from '../../src/auth/verification-cache/verification-invalidation.js';
@@ -13,6 +13,24 @@ export interface SessionOptions {
   secret?: string;
   claims?: Record<string, unknown>;
   email?: string;
+}
+
+/** JSON text given as is in a hand-signed token, for values `JSON.stringify` cannot write (`1e400`). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** One part of a JWT: the JSON of `value` (or its exact text), base64url. */
+export const jwtPart = (value: unknown): string =>
+  Buffer.from(value instanceof JsonText ? value.text : (JSON.stringify(value) ?? 'null')).toString('base64url');
+
+/**
+ * A JWT over any header and payload, HS256-signed by hand (by default with the test session
+ * secret): for tokens a JWT library refuses to write (odd headers, claims of any type).
+ */
+export function handSignedJwt(header: unknown, payload: unknown, secret: string | Buffer = TEST_SESSION_SECRET): string {
+  const data = `${jwtPart(header)}.${jwtPart(payload)}`;
+  return `${data}.${createHmac('sha256', secret).update(data).digest('base64url')}`;
 }
 
 /** Seeds directory rows straight into a test database and signs sessions as an identity provider would. */

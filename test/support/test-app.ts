@@ -4,11 +4,14 @@ import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/bootstrap.js';
 import type { Clock } from '../../src/common/clock.js';
-import { buildAppConfig, loadEnvironment, type AppConfig } from '../../src/config/app-config.js';
+import type { AppConfig } from '../../src/config/app-config.js';
 import { postgresOptions } from '../../src/database/data-source-options.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { ApiClient } from './http.js';
-import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from './seed.js';
+import { Seeder } from './seed.js';
+import { testConfig } from './test-config.js';
+
+export { testConfig };
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -28,24 +31,6 @@ export interface TestAppOptions {
   logger?: LoggerService | false;
   /** Send the app's own pino logger (not a silent one) into this stream, e.g. a LogCapture. */
   logDestination?: DestinationStream;
-}
-
-export function testConfig(dbUrl: string, env: Record<string, string | undefined> = {}): AppConfig {
-  return buildAppConfig(
-    loadEnvironment({
-      NODE_ENV: 'test',
-      DATABASE_URL: dbUrl,
-      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
-      API_KEY_SECRET: TEST_API_KEY_SECRET,
-      AUTH_FAILURE_LIMIT: '100000',
-      MINT_RATE_LIMIT: '100000',
-      // Tests read counters right after the requests that move them: no cached render.
-      METRICS_CACHE_MS: '0',
-      DB_POOL_MAX: '4',
-      DB_MIGRATE: 'false',
-      ...env,
-    }),
-  );
 }
 
 /** The real standalone app on a real PostgreSQL database, listening on an ephemeral port. */

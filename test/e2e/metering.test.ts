@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UnknownOrgError, UsageLimitExceededError } from '../../src/common/meters.js';
@@ -16,6 +15,8 @@ const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
 const NOW = '2031-03-14T12:00:00.000Z';
 
+// The metering engine as the app wires it (UsageService on two running instances); each
+// statement of its repository is tested on its own in test/db/usage-repository.test.ts.
 describe('the metering engine on real PostgreSQL', () => {
   let db: TestDatabase;
   let seed: Seeder;
@@ -187,29 +188,6 @@ describe('the metering engine on real PostgreSQL', () => {
     await usageB.refund(charge);
 
     expect((await rows(orgId)).map((r) => [r.day, r.imports, r.captures])).toEqual([['2031-03-14', 0, 100], ['2031-03-15', 1, 0]]);
-  });
-
-  it('writes a charge and its attribution with a single statement', async () => {
-    const orgId = await seed.org('free');
-    await usageA.charge(orgId, 'asks', 1);
-    const pool = (a.app.get(DataSource).driver as unknown as { master: Pool }).master;
-    const statements: string[] = [];
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    pool.query = ((...args: unknown[]) => {
-      const first = args[0] as string | { text: string };
-      statements.push(typeof first === 'string' ? first : first.text);
-      return query(...args);
-    }) as Pool['query'];
-    try {
-      await usageA.charge(orgId, 'asks', 1);
-    } finally {
-      pool.query = query as Pool['query'];
-    }
-
-    // The batch function runs the counter upsert and the attribution upsert (see the migration).
-    const onUsage = statements.filter((s) => /usage_|kui_charge/.test(s));
-    expect(onUsage).toHaveLength(1);
-    expect(onUsage[0]).toMatch(/kui_charge_batch/);
   });
 
   it('refuses an org it does not know with UnknownOrgError and records nothing', async () => {
