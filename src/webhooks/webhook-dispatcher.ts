@@ -133,11 +133,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     await Promise.all([this.relaying, this.stopped]);
   }
 
-  /** Sends one event to one endpoint of an org now (the test event, a retry through the API), as a new job. */
-  async enqueue(orgId: string, job: DeliverJob): Promise<string> {
+  /**
+   * Sends one event to one endpoint of an org now (the test event, a retry through the API), as a
+   * new job, inserted through `tx` so it commits with the caller's audit row.
+   */
+  async enqueue(orgId: string, job: DeliverJob, tx: SqlExecutor): Promise<string> {
     if (!this.boss) throw new Error('the job queue is not running');
     const id = randomUUID();
-    await this.boss.send(DELIVER_QUEUE, job, { id, group: { id: orgId }, ...this.retryOptions() });
+    await this.boss.send(DELIVER_QUEUE, job, { id, group: { id: orgId }, db: tx, ...this.retryOptions() });
     return id;
   }
 

@@ -44,6 +44,11 @@ export class WebhooksRepository {
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
+  /** The statements of a transaction, for pg-boss to insert a job into it (its `db` option). */
+  executorIn(manager: EntityManager): SqlExecutor {
+    return executorOf(manager.queryRunner!);
+  }
+
   /** Writes take the manager of the transaction that also records their audit event. */
   createEndpoint(row: Omit<WebhookEndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'failingSince' | 'previousSecretBox' | 'previousSecretExpiresAt'>, manager: EntityManager): Promise<WebhookEndpointEntity> {
     const repo = manager.getRepository(WebhookEndpointEntity);
@@ -128,8 +133,10 @@ export class WebhooksRepository {
    * concurrent creations cannot both pass the cap: the second waits for the first to commit.
    */
   async lockAndCountEndpoints(orgId: string, manager: EntityManager): Promise<number> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1, 0))`, [orgId]);
-    return manager.getRepository(WebhookEndpointEntity).countBy({ orgId });
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1::text, 0))`, [orgId]);
+    // A statement of its own, after the lock: its snapshot includes what the previous holder committed.
+    const rows: Array<{ n: number }> = await manager.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1`, [orgId]);
+    return rows[0].n;
   }
 
   async clearFailing(id: string): Promise<void> {

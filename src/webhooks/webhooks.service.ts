@@ -192,18 +192,14 @@ export class WebhooksService {
     return { event_id: delivery.eventId };
   }
 
-  /**
-   * A test or a retry: within the org's budget, queued, then audited (a send the queue refused is
-   * not recorded as made). The job goes first: pg-boss has its own connection, so it cannot share
-   * the audit row's transaction.
-   */
+  /** A test or a retry, within the org's budget: the job and its audit row commit together. */
   private async queue(principal: Principal, orgId: string, action: 'webhook.tested' | 'webhook.delivery_retried', details: Record<string, string>, job: DeliverJob): Promise<void> {
     if (!this.dispatcher.available) throw new ServiceUnavailableException(ERRORS.queueDown);
     await this.throttle.take(orgId);
-    await this.dispatcher.enqueue(orgId, job);
-    await this.transactions.run((manager) =>
-      this.audit.record(manager, { orgId, action, ...actorOf(principal), target: { type: 'webhook', id: job.endpointId }, details }),
-    );
+    await this.transactions.run(async (manager) => {
+      await this.audit.record(manager, { orgId, action, ...actorOf(principal), target: { type: 'webhook', id: job.endpointId }, details });
+      await this.dispatcher.enqueue(orgId, job, this.repo.executorIn(manager));
+    });
   }
 
   private async endpoint(principal: Principal, orgId: string, id: string): Promise<WebhookEndpointEntity> {

@@ -27,7 +27,8 @@ describe('webhook limits per org', () => {
   beforeAll(async () => {
     url = await receiver.start();
     t = await startTestApp({
-      env: { ...WEBHOOK_TEST_ENV, WEBHOOK_MAX_ENDPOINTS_PER_ORG: '2', WEBHOOK_SEND_RATE_LIMIT: '5', WEBHOOK_TIMEOUT_MS: '20000' },
+      // Racing creations queue on the org's lock, each within the statement timeout: room for a busy machine.
+      env: { ...WEBHOOK_TEST_ENV, WEBHOOK_MAX_ENDPOINTS_PER_ORG: '2', WEBHOOK_SEND_RATE_LIMIT: '5', WEBHOOK_TIMEOUT_MS: '20000', DB_STATEMENT_TIMEOUT_MS: '20000' },
     });
   });
   afterAll(async () => {
