@@ -12,10 +12,14 @@ const root = resolve(import.meta.dirname, '..');
 const dist = join(root, 'dist');
 const out = resolve(process.argv[2] ?? join(root, 'test-artifacts', 'library'));
 
-/** Relative files and bare packages reachable from an entry through static imports, dynamic imports and re-exports. */
+/**
+ * Relative files and bare packages reachable from an entry through static imports, dynamic imports
+ * and re-exports; `loadedStatically`: the packages a static import reaches (loaded with the entry).
+ */
 function walk(entry, resolveRelative) {
   const files = new Set();
   const packages = new Set();
+  const loadedStatically = new Set();
   const visit = (file) => {
     if (files.has(file)) return;
     if (!existsSync(file)) throw new Error(`${relative(root, file)} is imported but missing`);
@@ -27,12 +31,14 @@ function walk(entry, resolveRelative) {
       const spec = m[1];
       if (spec.startsWith('.')) visit(resolveRelative(resolve(dirname(file), spec)));
       else if (!spec.startsWith('node:') && !builtinModules.includes(spec)) {
-        packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+        const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+        packages.add(name);
+        if (!m[0].includes('(')) loadedStatically.add(name);
       }
     }
   };
   visit(entry);
-  return { files, packages };
+  return { files, packages, loadedStatically };
 }
 
 if (!existsSync(join(dist, 'index.js'))) {
@@ -51,8 +57,16 @@ if (stray.length > 0) {
   process.stderr.write(`error: the library imports packages its manifest does not declare: ${stray.join(', ')}\n`);
   process.exit(1);
 }
-// The library's own dependencies take the server's ranges, so both deliverables run the same code.
-for (const [name, range] of Object.entries(manifest.dependencies)) {
+// An optional peer (pg-boss, standardwebhooks: only for EventsModule) is loaded on first use, never
+// by importing the library: a host without events does not install it.
+const optional = Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional).map(([name]) => name);
+const eager = optional.filter((name) => js.loadedStatically.has(name) || dts.loadedStatically.has(name));
+if (eager.length > 0) {
+  process.stderr.write(`error: the library imports optional peer dependencies statically: ${eager.join(', ')}\n`);
+  process.exit(1);
+}
+// The library's own dependencies (and optional peers) take the server's ranges, so both deliverables run the same code.
+for (const [name, range] of [...Object.entries(manifest.dependencies), ...optional.map((name) => [name, manifest.peerDependencies[name]])]) {
   const mine = server.dependencies?.[name];
   if (mine !== undefined && mine !== range) {
     process.stderr.write(`error: library/package.json has ${name}@${range} but package.json has ${mine}\n`);

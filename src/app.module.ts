@@ -5,17 +5,18 @@ import { LoggerModule, type Params as LoggerParams } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
 import { AccountModule } from './account/account.module.js';
 import type { Clock } from './common/clock.js';
-import { moduleOptionsFrom, type AppConfig } from './config/app-config.js';
+import { moduleOptionsFrom, parsePortRanges, type AppConfig } from './config/app-config.js';
 import { KeysUsageIdentityModule } from './core/keys-usage-identity.module.js';
 import { HealthModule } from './health/health.module.js';
 import { HttpExceptionFilter } from './http/http-exception.filter.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { EMBEDDED_SOCKET_PORT } from './database/embedded.js';
 import type { EventsSettings } from './webhooks/events-settings.js';
-import { EventsModule } from './webhooks/webhooks.module.js';
+import { LeaksModule } from './leaks/leaks.module.js';
+import { EventsModule } from './webhooks/events.module.js';
 
 /**
- * Events out (issue 17), from the environment. pg-boss gets its own connection: DATABASE_URL, or
+ * Events out, from the environment. pg-boss gets its own connection: DATABASE_URL, or
  * on the embedded database the server's Unix socket (the app's pool there is one connection, which
  * a queue's polling must never hold).
  */
@@ -34,6 +35,11 @@ export function eventsSettingsFrom(config: AppConfig): EventsSettings {
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
     httpsOnly: config.production,
     allowCidrs: (env.WEBHOOK_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    // An allowed CIDR opens addresses, not every port on them.
+    allowedPorts: env.WEBHOOK_ALLOWED_PORTS ? parsePortRanges(env.WEBHOOK_ALLOWED_PORTS) : config.production ? [[443, 443]] : [[443, 443], [80, 80]],
+    maxEndpointsPerOrg: env.WEBHOOK_MAX_ENDPOINTS_PER_ORG,
+    sendRatePerMinute: env.WEBHOOK_SEND_RATE_LIMIT,
+    orgConcurrency: env.WEBHOOK_ORG_CONCURRENCY,
     expiryScanCron: env.EVENTS_EXPIRY_SCAN_CRON,
   };
 }
@@ -70,11 +76,8 @@ export class AppModule {
           clock: options.clock,
           mountControllers: options.mountControllers ?? true,
         }),
-        EventsModule.register({
-          events: eventsSettingsFrom(config),
-          githubKeys: config.githubScanningKeys,
-          reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT,
-        }),
+        EventsModule.register({ events: eventsSettingsFrom(config) }),
+        LeaksModule.register({ githubKeys: config.githubScanningKeys, reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT }),
         AccountModule,
         HealthModule,
         MetricsModule.register({

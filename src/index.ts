@@ -90,3 +90,8 @@ export { KeysUsageIdentityFeatureModule } from './core/keys-usage-identity-featu
 export { isKeysUsageIdentityRoute, routeAuth, type RouteAuth } from './auth/route-auth.js';
 export { addKeysUsageIdentitySecurity } from './common/openapi-security.js';
 export { API_KEY_SCHEME, SESSION_SCHEME } from './common/openapi.js';
+
+// Events out: the outbox relay, webhook deliveries and routes. Needs the optional peer
+// dependencies pg-boss and standardwebhooks, loaded only when EventsModule starts.
+export { EventsModule, type EventsModuleOptions } from './webhooks/events.module.js';
+export type { EventsSettings } from './webhooks/events-settings.js';

@@ -22,6 +22,9 @@ export const AUDIT_ACTIONS = [
   'webhook.updated',
   'webhook.deleted',
   'webhook.failing',
+  'webhook.secret_rotated',
+  'webhook.tested',
+  'webhook.delivery_retried',
   // Other operator CLI actions
   'session.issued',
   'usage.recorded',

@@ -61,6 +61,8 @@ export const ERRORS = {
   queueDown: 'The job queue is not running on this instance; retry shortly',
   deliveryEventGone: 'The event of this delivery is no longer kept (deliveries are kept 7 days)',
   httpsOnly: 'url must be an https URL',
+  tooManyWebhooks: (max: number) => `This org already has ${max} webhook endpoints, the most it may have; delete one first`,
+  tooManyWebhookSends: (seconds: number) => `Too many webhook test and retry requests for this org; retry in ${seconds} seconds`,
   tooManyReports: 'Too many reports from this address; retry later',
   scanningNotConfigured: 'GitHub secret scanning is not configured on this deployment',
   badGithubSignature: 'The GitHub signature does not verify',

@@ -202,6 +202,22 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @Matches(/^\s*[0-9a-fA-F:.]+(\/\d{1,3})?(\s*,\s*[0-9a-fA-F:.]+(\/\d{1,3})?)*\s*$/, { message: 'WEBHOOK_ALLOW_CIDRS must be a comma-separated list of addresses or CIDRs' })
   WEBHOOK_ALLOW_CIDRS?: string;
 
+  /** Ports webhooks may reach, comma-separated ports or ranges (`443,8443,9000-9099`); default 443, plus 80 outside production. */
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^\s*\d{1,5}(-\d{1,5})?(\s*,\s*\d{1,5}(-\d{1,5})?)*\s*$/, { message: 'WEBHOOK_ALLOWED_PORTS must be a comma-separated list of ports or ranges (e.g. 443,8000-8099)' })
+  WEBHOOK_ALLOWED_PORTS?: string;
+
+  /** Webhook endpoints an org may have (creating one more: 409). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  WEBHOOK_MAX_ENDPOINTS_PER_ORG = 10;
+
+  /** Test and retry requests an org may make per minute, per instance (beyond: 429 with Retry-After); 0 turns it off. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(100_000)
+  WEBHOOK_SEND_RATE_LIMIT = 10;
+
+  /** Delivery slots one org may hold at once on an instance (of its 4): a slow receiver cannot hold them all. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(4)
+  WEBHOOK_ORG_CONCURRENCY = 2;
+
   /** Cron of the expiry scan (pg-boss schedule). */
   @IsString() @MinLength(9)
   EVENTS_EXPIRY_SCAN_CRON = '*/5 * * * *';
@@ -224,6 +240,14 @@ export class EnvironmentVariables {
 
 export class ConfigError extends Error {}
 
+/** `443,8000-8099` as inclusive ranges ([443, 443], [8000, 8099]); the shape is validated above. */
+export function parsePortRanges(list: string): Array<[number, number]> {
+  return list.split(',').map((entry) => {
+    const [from, to = from] = entry.trim().split('-').map(Number);
+    return [from, to];
+  });
+}
+
 /** Typed configuration the app is built from. */
 export interface AppConfig {
   env: EnvironmentVariables;
@@ -244,13 +268,16 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   const raw: Record<string, unknown> = {};
   for (const name of [...known, 'DATABASE_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
     'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'TRUST_PROXY', 'NODE_ENV',
-    'WEBHOOK_ALLOW_CIDRS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE']) {
+    'WEBHOOK_ALLOW_CIDRS', 'WEBHOOK_ALLOWED_PORTS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE']) {
     if (source[name] !== undefined) raw[name] = source[name];
   }
   const env = plainToInstance(EnvironmentVariables, raw, { exposeDefaultValues: true });
   const errors = validateSync(env, { skipMissingProperties: false });
   const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
   if (errors.length === 0 && env.DB_POOL_MIN > env.DB_POOL_MAX) lines.push(`  DB_POOL_MIN: must not exceed DB_POOL_MAX (${env.DB_POOL_MAX})`);
+  if (errors.length === 0 && env.WEBHOOK_ALLOWED_PORTS && parsePortRanges(env.WEBHOOK_ALLOWED_PORTS).some(([from, to]) => from < 1 || to > 65535 || to < from)) {
+    lines.push('  WEBHOOK_ALLOWED_PORTS: every port must be 1 to 65535, and a range low-high');
+  }
   if (lines.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }

@@ -83,7 +83,7 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   const rotate = document.components?.schemas?.RotateApiKeyRequest;
   if (rotate && !('$ref' in rotate)) rotate.additionalProperties = false;
   // Events out (issue 17): the same rule for its request bodies.
-  for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RevokeCredentialsRequest']) {
+  for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RotateWebhookSecretRequest', 'RevokeCredentialsRequest']) {
     const body = document.components?.schemas?.[name];
     if (body && !('$ref' in body)) body.additionalProperties = false;
   }

@@ -15,6 +15,14 @@ export interface EventsSettings {
   httpsOnly: boolean;
   /** CIDRs a webhook may reach although private or loopback (e.g. 127.0.0.1/32 in tests). */
   allowCidrs: string[];
+  /** Port ranges (inclusive) a webhook may reach, whatever its address. */
+  allowedPorts: Array<[number, number]>;
+  /** Endpoints per org. */
+  maxEndpointsPerOrg: number;
+  /** Test and retry requests per org per minute, per instance; 0: no limit. */
+  sendRatePerMinute: number;
+  /** Delivery slots (of DELIVERY_SLOTS per instance) one org's jobs may hold at once. */
+  orgConcurrency: number;
   /** Expiry scan schedule (cron, pg-boss schedules; at most once a minute). */
   expiryScanCron: string;
 }

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { PgBoss, type JobInsert, type JobWithMetadata } from 'pg-boss';
+import type { JobInsert, JobWithMetadata, PgBoss } from 'pg-boss';
+import { loadEventPeers } from './event-peers.js';
 import { Settings } from '../settings/settings.js';
 import { EventOutbox } from '../events/event-outbox.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -16,6 +17,8 @@ export const EXPIRY_SCAN_QUEUE = 'events-expiry-scan';
 const RELAY_BATCH = 100;
 const SCAN_BATCH = 500;
 const DAY_MS = 86_400_000;
+/** Deliveries one instance runs at once (each org holds at most `orgConcurrency` of them). */
+export const DELIVERY_SLOTS = 4;
 /** How long the delivery log keeps an attempt. */
 export const DELIVERY_RETENTION_DAYS = 30;
 
@@ -58,7 +61,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     private readonly transactions: Transactions,
   ) {
     this.sender = new WebhookSender({
-      guard: new OutboundGuard(settings.allowCidrs),
+      guard: new OutboundGuard({ allowCidrs: settings.allowCidrs, allowedPorts: settings.allowedPorts }),
       timeoutMs: settings.timeoutMs,
       httpsOnly: settings.httpsOnly,
     });
@@ -74,6 +77,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       this.logger.warn('No job queue connection: webhooks are stored but not delivered');
       return;
     }
+    const { PgBoss } = await loadEventPeers();
     const boss = new PgBoss({
       ...s.queue,
       max: s.queuePoolMax,
@@ -91,7 +95,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.boss = boss;
     if (!s.worker) return;
     const pollingIntervalSeconds = Math.max(0.5, s.pollIntervalMs / 1000);
-    const deliverOptions = { includeMetadata: true, batchSize: 1, localConcurrency: 4, pollingIntervalSeconds } as const;
+    // Jobs are grouped by org: a group at its share is skipped by the fetch, so one org's slow
+    // receiver holds at most `orgConcurrency` slots and the others keep delivering.
+    const deliverOptions = {
+      includeMetadata: true, batchSize: 1, localConcurrency: DELIVERY_SLOTS, localGroupConcurrency: s.orgConcurrency, pollingIntervalSeconds,
+    } as const;
     await boss.work<DeliverJob, void, typeof deliverOptions>(DELIVER_QUEUE, deliverOptions, async ([job]) => {
       await this.deliver(job);
     });
@@ -125,11 +133,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     await Promise.all([this.relaying, this.stopped]);
   }
 
-  /** Sends one event to one endpoint now (the test event, a retry through the API), as a new job. */
-  async enqueue(job: DeliverJob): Promise<string> {
+  /**
+   * Sends one event to one endpoint of an org now (the test event, a retry through the API), as a
+   * new job, inserted through `tx` so it commits with the caller's audit row.
+   */
+  async enqueue(orgId: string, job: DeliverJob, tx: SqlExecutor): Promise<string> {
     if (!this.boss) throw new Error('the job queue is not running');
     const id = randomUUID();
-    await this.boss.send(DELIVER_QUEUE, job, { id, ...this.retryOptions() });
+    await this.boss.send(DELIVER_QUEUE, job, { id, group: { id: orgId }, db: tx, ...this.retryOptions() });
     return id;
   }
 
@@ -175,6 +186,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       return {
         id: deliveryJobId(t.eventId, t.endpointId),
         data: { endpointId: t.endpointId, event: { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), data: e.data } },
+        group: { id: e.orgId },
         ...this.retryOptions(),
       };
     });
@@ -193,9 +205,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     // Deleted, or disabled since: nothing to deliver (a test event still goes to a disabled endpoint).
     if (!endpoint || (!endpoint.enabled && event.type !== 'webhook.test')) return;
     if (!this.core.apiKeySecret) throw new Error('API_KEY_SECRET is unset: signing secrets cannot be opened');
-    const secret = new SecretBox(this.core.apiKeySecret).open(endpoint.secretBox);
+    const box = new SecretBox(this.core.apiKeySecret);
+    const started = this.core.clock.now();
+    // During a rotation's overlap the secret rotated out signs too, so receivers can switch at their pace.
+    const overlapping = endpoint.previousSecretBox && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > started;
+    const secrets = [box.open(endpoint.secretBox), ...(overlapping ? [box.open(endpoint.previousSecretBox!)] : [])];
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
-    const result = await this.sender.send(endpoint.url, secret, { id: event.id, body });
+    const result = await this.sender.send(endpoint.url, secrets, { id: event.id, body });
     const now = this.core.clock.now();
     await this.repo.recordAttempt(
       {
@@ -257,11 +273,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     return total;
   }
 
-  /** Retention, in bounded batches on the same schedule: delivery logs after 30 days, past days' threshold marks after 2. */
+  /**
+   * Retention, in bounded batches on the same schedule: delivery logs after 30 days, past days'
+   * threshold marks after 2; signing secrets rotated out, once their overlap is over.
+   */
   async prune(now: Date): Promise<void> {
     const deliveriesBefore = new Date(now.getTime() - DELIVERY_RETENTION_DAYS * DAY_MS);
     const marksBefore = new Date(now.getTime() - 2 * DAY_MS);
     for (let i = 0; i < 10 && (await this.repo.pruneDeliveries(deliveriesBefore, SCAN_BATCH)) === SCAN_BATCH; i++);
     for (let i = 0; i < 10 && (await this.repo.pruneThresholdMarks(marksBefore, SCAN_BATCH)) === SCAN_BATCH; i++);
+    await this.repo.clearExpiredPreviousSecrets(now);
   }
 }

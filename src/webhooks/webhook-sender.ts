@@ -1,8 +1,8 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Webhook } from 'standardwebhooks';
-import { OutboundGuard, RefusedDestinationError } from './outbound-guard.js';
+import { loadEventPeers } from './event-peers.js';
+import { OutboundGuard, REFUSED_PORT, RefusedDestinationError } from './outbound-guard.js';
 
 export const MAX_KEPT_RESPONSE_BYTES = 1024;
 
@@ -36,7 +36,12 @@ export interface SenderOptions {
 export class WebhookSender {
   constructor(private readonly options: SenderOptions) {}
 
-  async send(url: string, secret: string, message: WebhookMessage, now = new Date()): Promise<SendResult> {
+  /**
+   * One attempt, within `timeoutMs` from the start: resolving the name and the request share the
+   * deadline. Every secret signs (during a rotation's overlap, the old and the new one), each
+   * signature in the one `webhook-signature` header, space-separated, as Standard Webhooks allows.
+   */
+  async send(url: string, secrets: string[], message: WebhookMessage, now = new Date()): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     let target: URL;
@@ -48,14 +53,19 @@ export class WebhookSender {
     if (target.protocol !== 'https:' && (this.options.httpsOnly || target.protocol !== 'http:')) {
       return { ok: false, status: null, latencyMs: 0, body: null, error: 'only https URLs are delivered to' };
     }
+    if (!this.options.guard.permitsPort(target)) {
+      return { ok: false, status: null, latencyMs: 0, body: null, error: `refused: ${REFUSED_PORT}` };
+    }
     let pinned: { address: string; family: number };
     try {
-      pinned = await this.options.guard.resolve(target.hostname);
+      pinned = await this.options.guard.resolve(target.hostname, this.options.timeoutMs);
     } catch (error) {
       const reason = error instanceof RefusedDestinationError ? error.message : 'the host name does not resolve';
       return { ok: false, status: null, latencyMs: elapsed(), body: null, error: `refused: ${reason}` };
     }
-    const signature = new Webhook(secret).sign(message.id, now, message.body);
+    const { Webhook } = await loadEventPeers();
+    const remainingMs = Math.max(1, this.options.timeoutMs - elapsed());
+    const signature = secrets.map((secret) => new Webhook(secret).sign(message.id, now, message.body)).join(' ');
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'keys-usage-identity-webhooks/1',
@@ -99,7 +109,7 @@ export class WebhookSender {
       const timer = setTimeout(() => {
         req.destroy();
         finish({ ok: false, status: null, body: null, error: `no answer within ${this.options.timeoutMs} ms` });
-      }, this.options.timeoutMs);
+      }, remainingMs);
       req.on('error', (error) => finish({ ok: false, status: null, body: null, error: `connection failed: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }));
       req.end(message.body);
     });

@@ -25,6 +25,13 @@ export class WebhookEndpointEntity {
   @Column({ name: 'secret_box', type: 'bytea' })
   secretBox: Buffer;
 
+  /** After a rotation with an overlap: the secret rotated out, sealed the same way; it signs beside the new one until the time below. */
+  @Column({ name: 'previous_secret_box', type: 'bytea', nullable: true })
+  previousSecretBox: Buffer | null;
+
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
   /** Set when a delivery exhausted its retries; cleared by a success or by re-enabling. */
   @Column({ name: 'failing_since', type: 'timestamptz', nullable: true })
   failingSince: Date | null;

@@ -10,17 +10,21 @@ import {
   CreateWebhookDto,
   ListWebhooksQuery,
   QueuedDto,
+  RotatedWebhookSecretDto,
+  RotateWebhookSecretDto,
   UpdateWebhookDto,
   WebhookDeliveryListDto,
   WebhookDto,
   WebhookListDto,
 } from './dto/webhook.dto.js';
+import { RetryAfterInterceptor } from './webhook-send-throttle.js';
 import { WebhooksService, type DeliveryRecord, type WebhookRecord } from './webhooks.service.js';
 
 const FORBIDDEN = 'Called with an API key (webhooks need a browser session), or the caller is a member or viewer of the org (owners and admins only).';
 const ORG_404 = "The org does not exist or the caller is not in it; both look identical.";
 const HOOK_404 = "No such webhook in this org, or the org is not the caller's; all look identical.";
 const NOT_CONFIGURED = 'API_KEY_SECRET unset: signing secrets cannot be sealed.';
+const THROTTLED = `${AUTH_ERRORS[429]} Or: too many test and retry requests for this org this minute (WEBHOOK_SEND_RATE_LIMIT); see Retry-After.`;
 const ORG = new UuidParamPipe('org_id');
 const ID = new UuidParamPipe('id');
 
@@ -36,7 +40,7 @@ export class WebhooksController {
   @ApiOperation({ operationId: 'createWebhook', summary: 'Add a webhook endpoint', description: 'Owners and admins. The signing secret (`whsec_...`, Standard Webhooks) is in this response only; it is stored sealed, never in clear.' })
   @ApiBody({ type: CreateWebhookDto })
   @ApiCreatedResponse({ type: CreatedWebhookDto })
-  @ApiErrors({ 400: 'A bad field (named), e.g. url not an https URL in production, an unknown event type, an unknown field; org_id not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: ORG_404, 501: NOT_CONFIGURED })
+  @ApiErrors({ 400: 'A bad field (named), e.g. url not an https URL in production, an unknown event type, an unknown field; org_id not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: ORG_404, 409: 'The org already has the most endpoints it may have (WEBHOOK_MAX_ENDPOINTS_PER_ORG, default 10).', 501: NOT_CONFIGURED })
   create(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Body(new StrictBodyPipe(CreateWebhookDto)) dto: Readonly<CreateWebhookDto>): Promise<WebhookRecord & { secret: string }> {
     return this.webhooks.create(p, orgId, dto);
   }
@@ -82,13 +86,30 @@ export class WebhooksController {
     return this.webhooks.remove(p, orgId, id);
   }
 
+  @Post(':id/rotate-secret')
+  @SessionOnly()
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'rotateWebhookSecret',
+    summary: "Replace the endpoint's signing secret",
+    description: 'Owners and admins. The new secret is in this response only. For `overlap_seconds` (default 86400, at most 604800) the replaced secret keeps signing: each message carries both signatures in `webhook-signature`, space-separated, so a receiver verifies with either while it switches. Rotating again during an overlap drops the older secret at once.',
+  })
+  @ApiParam({ name: 'id', format: 'uuid' })
+  @ApiBody({ type: RotateWebhookSecretDto, required: false })
+  @ApiOkResponse({ type: RotatedWebhookSecretDto })
+  @ApiErrors({ 400: 'overlap_seconds not an integer from 0 to 604800, an unknown field; org_id or id not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: HOOK_404, 501: NOT_CONFIGURED })
+  rotateSecret(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Param('id', ID) id: string, @Body(new StrictBodyPipe(RotateWebhookSecretDto)) dto: Readonly<RotateWebhookSecretDto>): Promise<WebhookRecord & { secret: string }> {
+    return this.webhooks.rotateSecret(p, orgId, id, dto);
+  }
+
   @Post(':id/test')
   @SessionOnly()
+  @UseInterceptors(RetryAfterInterceptor)
   @HttpCode(202)
   @ApiOperation({ operationId: 'testWebhook', summary: 'Send a `webhook.test` event', description: 'Queued like any event (signed, retried); delivered even while the endpoint is disabled.' })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiAcceptedResponse({ type: QueuedDto })
-  @ApiErrors({ 400: 'org_id or id not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: HOOK_404, 501: NOT_CONFIGURED, 503: 'The database or the job queue is unavailable; retry shortly.' })
+  @ApiErrors({ 400: 'org_id or id not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: HOOK_404, 429: THROTTLED, 501: NOT_CONFIGURED, 503: 'The database or the job queue is unavailable; retry shortly.' })
   test(@CurrentPrincipal() p: Principal, @Param('org_id', ORG) orgId: string, @Param('id', ID) id: string): Promise<{ event_id: string }> {
     return this.webhooks.sendTest(p, orgId, id);
   }
@@ -105,12 +126,13 @@ export class WebhooksController {
 
   @Post(':id/deliveries/:delivery_id/retry')
   @SessionOnly()
+  @UseInterceptors(RetryAfterInterceptor)
   @HttpCode(202)
   @ApiOperation({ operationId: 'retryWebhookDelivery', summary: 'Deliver the event of an attempt again', description: 'A new job with the same event id and payload.' })
   @ApiParam({ name: 'id', format: 'uuid' })
   @ApiParam({ name: 'delivery_id', format: 'uuid' })
   @ApiAcceptedResponse({ type: QueuedDto })
-  @ApiErrors({ 400: 'A path parameter is not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: `${HOOK_404} Or: no such delivery, or its event is no longer kept.`, 501: NOT_CONFIGURED, 503: 'The database or the job queue is unavailable; retry shortly.' })
+  @ApiErrors({ 400: 'A path parameter is not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: `${HOOK_404} Or: no such delivery, or its event is no longer kept.`, 429: THROTTLED, 501: NOT_CONFIGURED, 503: 'The database or the job queue is unavailable; retry shortly.' })
   retry(
     @CurrentPrincipal() p: Principal,
     @Param('org_id', ORG) orgId: string,

@@ -24,6 +24,14 @@ export interface RelayTarget {
   endpointId: string;
 }
 
+/**
+ * What a receiver answered, made storable: PostgreSQL `text` refuses U+0000 (the whole insert
+ * fails) and would alter an unpaired surrogate; both become U+FFFD (the UTF-8 round trip does the surrogates).
+ */
+export function storableText(text: string | null): string | null {
+  return text === null ? null : Buffer.from(text, 'utf8').toString('utf8').replaceAll('\u0000', '\uFFFD');
+}
+
 const executorOf = (runner: QueryRunner): SqlExecutor => ({
   executeSql: async (text, values) => ({ rows: (await runner.query(text, values, true)).records as any[] }),
 });
@@ -36,10 +44,15 @@ export class WebhooksRepository {
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
+  /** The statements of a transaction, for pg-boss to insert a job into it (its `db` option). */
+  executorIn(manager: EntityManager): SqlExecutor {
+    return executorOf(manager.queryRunner!);
+  }
+
   /** Writes take the manager of the transaction that also records their audit event. */
-  createEndpoint(row: Omit<WebhookEndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'failingSince'>, manager: EntityManager): Promise<WebhookEndpointEntity> {
+  createEndpoint(row: Omit<WebhookEndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'failingSince' | 'previousSecretBox' | 'previousSecretExpiresAt'>, manager: EntityManager): Promise<WebhookEndpointEntity> {
     const repo = manager.getRepository(WebhookEndpointEntity);
-    return repo.save(repo.create({ ...row, failingSince: null }));
+    return repo.save(repo.create({ ...row, failingSince: null, previousSecretBox: null, previousSecretExpiresAt: null }));
   }
 
   findEndpoint(orgId: string, id: string): Promise<WebhookEndpointEntity | null> {
@@ -89,6 +102,43 @@ export class WebhooksRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /** Clears the secrets rotated out whose overlap is over (deliveries already ignore them). */
+  async clearExpiredPreviousSecrets(now: Date): Promise<void> {
+    await this.endpoints
+      .createQueryBuilder()
+      .update()
+      .set({ previousSecretBox: null, previousSecretExpiresAt: null })
+      .where('previous_secret_expires_at <= :now', { now })
+      .execute();
+  }
+
+  /**
+   * A new signing secret; the current one becomes the previous one until `previousUntil` (null: no
+   * overlap, it stops signing now). A previous secret still in its overlap is dropped.
+   */
+  async rotateSecret(orgId: string, id: string, secretBox: Buffer, previousUntil: Date | null, at: Date, manager: EntityManager): Promise<WebhookEndpointEntity | null> {
+    const rows = returnedRows<{ id: string }>(await manager.query(
+      `UPDATE webhook_endpoints
+          SET previous_secret_box = CASE WHEN $4::timestamptz IS NULL THEN NULL ELSE secret_box END,
+              previous_secret_expires_at = $4, secret_box = $3, updated_at = $5
+        WHERE org_id = $1 AND id = $2
+        RETURNING id`,
+      [orgId, id, secretBox, previousUntil, at],
+    ));
+    return rows.length > 0 ? manager.getRepository(WebhookEndpointEntity).findOneBy({ orgId, id }) : null;
+  }
+
+  /**
+   * Endpoints of an org, counted under a transaction-scoped lock on the org's endpoint list, so two
+   * concurrent creations cannot both pass the cap: the second waits for the first to commit.
+   */
+  async lockAndCountEndpoints(orgId: string, manager: EntityManager): Promise<number> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1::text, 0))`, [orgId]);
+    // A statement of its own, after the lock: its snapshot includes what the previous holder committed.
+    const rows: Array<{ n: number }> = await manager.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1`, [orgId]);
+    return rows[0].n;
+  }
+
   async clearFailing(id: string): Promise<void> {
     await this.endpoints.createQueryBuilder().update().set({ failingSince: null }).where('id = :id AND failing_since IS NOT NULL', { id }).execute();
   }
@@ -97,7 +147,7 @@ export class WebhooksRepository {
     await this.deliveries
       .createQueryBuilder()
       .insert()
-      .values({ ...row, createdAt: at })
+      .values({ ...row, responseBody: storableText(row.responseBody), error: storableText(row.error), createdAt: at })
       .orIgnore()
       .execute();
   }

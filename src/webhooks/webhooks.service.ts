@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BadRequestException, Inject, Injectable, NotFoundException, NotImplementedException, ServiceUnavailableException } from '@nestjs/common';
+import { BadRequestException, ConflictException, Inject, Injectable, NotFoundException, NotImplementedException, ServiceUnavailableException } from '@nestjs/common';
 import { actorOf, AuditService } from '../audit/audit.service.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
@@ -8,10 +8,11 @@ import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { TEST_EVENT_TYPE } from '../events/event-types.js';
 import { Transactions } from '../database/transactions.js';
-import type { CreateWebhookDto, UpdateWebhookDto } from './dto/webhook.dto.js';
+import { DEFAULT_SECRET_OVERLAP_SECONDS, type CreateWebhookDto, type RotateWebhookSecretDto, type UpdateWebhookDto } from './dto/webhook.dto.js';
 import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
 import { newSigningSecret, SecretBox } from './secret-box.js';
-import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { WebhookDispatcher, type DeliverJob } from './webhook-dispatcher.js';
+import { WebhookSendThrottle } from './webhook-send-throttle.js';
 import type { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import type { WebhookDeliveryDto, WebhookDto } from './dto/webhook.dto.js';
@@ -29,6 +30,7 @@ const toRecord = (w: WebhookEndpointEntity): WebhookRecord => ({
   event_types: w.eventTypes,
   enabled: w.enabled,
   ...(w.failingSince ? { failing_since: w.failingSince.toISOString() } : {}),
+  ...(w.previousSecretExpiresAt ? { previous_secret_expires_at: w.previousSecretExpiresAt.toISOString() } : {}),
   created_at: w.createdAt.toISOString(),
   updated_at: w.updatedAt.toISOString(),
 });
@@ -57,6 +59,7 @@ export class WebhooksService {
     private readonly audit: AuditService,
     private readonly transactions: Transactions,
     @Inject(EVENTS_SETTINGS) private readonly events: EventsSettings,
+    private readonly throttle: WebhookSendThrottle,
   ) {}
 
   async create(principal: Principal, orgId: string, dto: CreateWebhookDto): Promise<WebhookRecord & { secret: string }> {
@@ -64,6 +67,8 @@ export class WebhooksService {
     this.requireAllowedUrl(dto.url);
     const secret = newSigningSecret();
     const saved = await this.transactions.run(async (manager) => {
+      const max = this.events.maxEndpointsPerOrg;
+      if ((await this.repo.lockAndCountEndpoints(orgId, manager)) >= max) throw new ConflictException(ERRORS.tooManyWebhooks(max));
       const row = await this.repo.createEndpoint({
         orgId,
         url: dto.url,
@@ -127,11 +132,35 @@ export class WebhooksService {
     if (!deleted) throw new NotFoundException(ERRORS.webhookNotFound);
   }
 
+  /**
+   * A new signing secret, returned once. For `overlap_seconds` the replaced secret keeps signing
+   * beside it (two signatures in `webhook-signature`), so receivers can switch without a gap.
+   */
+  async rotateSecret(principal: Principal, orgId: string, id: string, dto: RotateWebhookSecretDto): Promise<WebhookRecord & { secret: string }> {
+    await this.requireManager(principal, orgId);
+    const secret = newSigningSecret();
+    const overlap = dto.overlap_seconds ?? DEFAULT_SECRET_OVERLAP_SECONDS;
+    const now = this.settings.clock.now();
+    const previousUntil = overlap > 0 ? new Date(now.getTime() + overlap * 1000) : null;
+    const rotated = await this.transactions.run(async (manager) => {
+      const row = await this.repo.rotateSecret(orgId, id, this.box().seal(secret), previousUntil, now, manager);
+      if (row) {
+        await this.audit.record(manager, {
+          orgId, action: 'webhook.secret_rotated', ...actorOf(principal), target: { type: 'webhook', id },
+          details: { overlap_seconds: overlap },
+        });
+      }
+      return row;
+    });
+    if (!rotated) throw new NotFoundException(ERRORS.webhookNotFound);
+    return { ...toRecord(rotated), secret };
+  }
+
   /** Queues a `webhook.test` event for this endpoint (delivered even while it is disabled). */
   async sendTest(principal: Principal, orgId: string, id: string): Promise<{ event_id: string }> {
     const endpoint = await this.endpoint(principal, orgId, id);
     const eventId = randomUUID();
-    await this.queue({
+    await this.queue(principal, orgId, 'webhook.tested', { event_id: eventId }, {
       endpointId: endpoint.id,
       event: { id: eventId, type: TEST_EVENT_TYPE, timestamp: this.settings.clock.now().toISOString(), data: { webhook_id: endpoint.id, org_id: orgId } },
     });
@@ -156,13 +185,21 @@ export class WebhooksService {
     if (!delivery) throw new NotFoundException(ERRORS.deliveryNotFound);
     const job = await this.dispatcher.findJob(delivery.jobId);
     if (!job) throw new NotFoundException(ERRORS.deliveryEventGone);
-    await this.queue({ endpointId: endpoint.id, event: job.event });
+    await this.queue(principal, orgId, 'webhook.delivery_retried', { delivery_id: deliveryId, event_id: delivery.eventId, event_type: delivery.eventType }, {
+      endpointId: endpoint.id,
+      event: job.event,
+    });
     return { event_id: delivery.eventId };
   }
 
-  private async queue(job: Parameters<WebhookDispatcher['enqueue']>[0]): Promise<void> {
+  /** A test or a retry, within the org's budget: the job and its audit row commit together. */
+  private async queue(principal: Principal, orgId: string, action: 'webhook.tested' | 'webhook.delivery_retried', details: Record<string, string>, job: DeliverJob): Promise<void> {
     if (!this.dispatcher.available) throw new ServiceUnavailableException(ERRORS.queueDown);
-    await this.dispatcher.enqueue(job);
+    await this.throttle.take(orgId);
+    await this.transactions.run(async (manager) => {
+      await this.audit.record(manager, { orgId, action, ...actorOf(principal), target: { type: 'webhook', id: job.endpointId }, details });
+      await this.dispatcher.enqueue(orgId, job, this.repo.executorIn(manager));
+    });
   }
 
   private async endpoint(principal: Principal, orgId: string, id: string): Promise<WebhookEndpointEntity> {

@@ -157,11 +157,12 @@ describe('the OpenAPI document for events out', () => {
     try {
       const doc = (await t.api.get('/openapi.json')).body;
       const expected: Record<string, Record<string, number[]>> = {
-        '/orgs/{org_id}/webhooks': { post: [201, 400, 401, 403, 404, 429, 501, 503], get: [200, 400, 401, 403, 404, 429, 503] },
+        '/orgs/{org_id}/webhooks': { post: [201, 400, 401, 403, 404, 409, 429, 501, 503], get: [200, 400, 401, 403, 404, 429, 503] },
         '/orgs/{org_id}/webhooks/{id}': { get: [200, 400, 401, 403, 404], patch: [200, 400, 401, 403, 404], delete: [204, 400, 401, 403, 404] },
-        '/orgs/{org_id}/webhooks/{id}/test': { post: [202, 400, 401, 403, 404, 503] },
+        '/orgs/{org_id}/webhooks/{id}/test': { post: [202, 400, 401, 403, 404, 429, 503] },
+        '/orgs/{org_id}/webhooks/{id}/rotate-secret': { post: [200, 400, 401, 403, 404, 501, 503] },
         '/orgs/{org_id}/webhooks/{id}/deliveries': { get: [200, 400, 401, 403, 404] },
-        '/orgs/{org_id}/webhooks/{id}/deliveries/{delivery_id}/retry': { post: [202, 400, 401, 403, 404, 503] },
+        '/orgs/{org_id}/webhooks/{id}/deliveries/{delivery_id}/retry': { post: [202, 400, 401, 403, 404, 429, 503] },
         '/credentials/revoke': { post: [202, 400, 429, 503] },
         '/secret-scanning/github': { post: [200, 400, 401, 503] },
       };
@@ -172,10 +173,15 @@ describe('the OpenAPI document for events out', () => {
           for (const status of statuses) expect(op.responses[String(status)], `${method} ${path} ${status}`).toBeDefined();
         }
       }
-      for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RevokeCredentialsRequest']) {
+      for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RotateWebhookSecretRequest', 'RevokeCredentialsRequest']) {
         expect(doc.components.schemas[name].additionalProperties).toBe(false);
       }
       expect(doc.paths['/orgs/{org_id}/webhooks'].post.security).toEqual([{ session: [] }]);
+      const rotate = doc.paths['/orgs/{org_id}/webhooks/{id}/rotate-secret'].post;
+      expect(rotate.security).toEqual([{ session: [] }]);
+      expect(rotate.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/RotatedWebhookSecret');
+      expect(doc.components.schemas.RotateWebhookSecretRequest.properties.overlap_seconds).toMatchObject({ type: 'integer', minimum: 0, maximum: 604800, default: 86400 });
+      expect(doc.paths['/orgs/{org_id}/webhooks/{id}/test'].post.responses['429'].headers['Retry-After']).toBeDefined();
     } finally {
       await t.close();
     }

@@ -12,7 +12,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
  */
 describe('webhooks on the embedded database', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'kui-embedded-events-'));
-  const env = { DATA_DIR: dataDir, NODE_ENV: 'development', WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32', EVENTS_POLL_INTERVAL_MS: '200' };
+  const env = { DATA_DIR: dataDir, NODE_ENV: 'development', WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32', WEBHOOK_ALLOWED_PORTS: '1024-65535', EVENTS_POLL_INTERVAL_MS: '200' };
   const receiver = new WebhookReceiver();
   let server: ServerProcess;
   let api: ApiClient;

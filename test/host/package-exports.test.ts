@@ -1,11 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const consumer = join(root, 'test/host/consumer');
@@ -56,7 +58,7 @@ describe(`the built package, imported as '${pkg.name}'`, () => {
     const names = JSON.parse(run([join(consumer, 'list-exports.mjs')])) as string[];
     expect(names).toEqual(
       expect.arrayContaining([
-        'KeysUsageIdentityModule', 'KEYS_USAGE_IDENTITY_OPTIONS',
+        'KeysUsageIdentityModule', 'KEYS_USAGE_IDENTITY_OPTIONS', 'EventsModule',
         'Authenticated', 'SessionOnly', 'RequireScopes', 'CurrentPrincipal', 'Charges',
         'CredentialGuard', 'SessionOnlyGuard', 'ScopesGuard', 'ChargeInterceptor',
         'UsageService', 'UsageLimitExceededError', 'UnknownOrgError', 'METERS', 'isMeter', 'DEFAULT_PLAN_LIMITS',
@@ -81,8 +83,12 @@ describe(`the built package, imported as '${pkg.name}'`, () => {
 const library = JSON.parse(readFileSync(join(root, 'library/package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
 };
-const scratch = join(root, 'test-artifacts/scratch-host');
+/** Peers a host installs only for what needs them (pg-boss and standardwebhooks: EventsModule). */
+const optionalPeers = Object.keys(library.peerDependenciesMeta).filter((name) => library.peerDependenciesMeta[name].optional);
+// Outside the repository: a package the host did not install must not be found in the repo's own node_modules.
+const scratch = join(tmpdir(), `kui-scratch-host-${process.pid}`);
 
 function npm(args: string[], cwd: string): string {
   const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', timeout: 180_000 });
@@ -142,16 +148,17 @@ describe('the library packed by `npm run pack:library` and installed from its ta
     mkdirSync(scratch, { recursive: true });
     writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'scratch-host', private: true, type: 'module' }));
     const version = (name: string) => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
-    const peers = [...Object.keys(library.peerDependencies), '@nestjs/platform-express'].map((name) => `${name}@${version(name)}`);
+    const peers = [...Object.keys(library.peerDependencies).filter((name) => !optionalPeers.includes(name)), '@nestjs/platform-express'].map((name) => `${name}@${version(name)}`);
     npm(['install', '--prefer-offline', ...peers], scratch);
     npm(['install', '--prefer-offline', packed.tarball], scratch);
     for (const f of ['main.mjs', 'app.module.mjs', 'accounts-org-directory.mjs']) cpSync(join(consumerOut, f), join(scratch, f));
-    cpSync(join(consumer, 'commonjs-host.cjs'), join(scratch, 'commonjs-host.cjs'));
+    for (const f of ['commonjs-host.cjs', 'events-host.mjs']) cpSync(join(consumer, f), join(scratch, f));
     db = await createTestDatabase();
   }, 300_000);
 
   afterAll(async () => {
     await db?.drop();
+    rmSync(scratch, { recursive: true, force: true });
   });
 
   it('ships the dist files reachable from dist/index.js, the guide and the manifest, and none of the server', () => {
@@ -169,6 +176,9 @@ describe('the library packed by `npm run pack:library` and installed from its ta
     const installed = namesIn(JSON.parse(npm(['ls', '--all', '--json'], scratch)) as LsNode);
     expect(installed.has('keys-usage-identity')).toBe(true);
     expect(serverOnly.filter((name) => installed.has(name))).toEqual([]);
+    // The events peers are optional: a host that does not import EventsModule goes without them.
+    expect(optionalPeers.sort()).toEqual(['pg-boss', 'standardwebhooks']);
+    expect(optionalPeers.filter((name) => installed.has(name))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(scratch, 'node_modules/keys-usage-identity/package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['dataloader', 'jsonwebtoken', 'jwks-rsa', 'lru-cache', 'passport-custom', 'passport-jwt', 'rate-limiter-flexible']);
   });
@@ -212,4 +222,31 @@ describe('the library packed by `npm run pack:library` and installed from its ta
       await stop(child);
     }
   });
+  it('exports EventsModule; a host importing it without pg-boss and standardwebhooks stops at start with a message naming them', async () => {
+    const names = JSON.parse(run(['--input-type=module', '-e', "import * as lib from 'keys-usage-identity'; process.stdout.write(JSON.stringify(Object.keys(lib)))"], scratch)) as string[];
+    expect(names).toContain('EventsModule');
+    await expect(startHostProcess(join(scratch, 'events-host.mjs'), env())).rejects.toThrow(/EventsModule needs its optional peer dependencies: npm install pg-boss standardwebhooks/);
+  });
+
+  it('a host that imports EventsModule, with its optional peers installed, receives a signed event at its webhook', async () => {
+    npm(['install', '--prefer-offline', ...optionalPeers.map((name) => `${name}@${(JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version}`)], scratch);
+    const receiver = new WebhookReceiver();
+    const url = await receiver.start();
+    const { child, api } = await startHostProcess(join(scratch, 'events-host.mjs'), env());
+    try {
+      const w = await new Seeder(db.pool).world('owner');
+      const hook = await api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] });
+      expect(hook.status).toBe(201);
+      receiver.secret = hook.body.secret;
+      const minted = await api.post('/api-keys', w.session, { org_id: w.orgId, name: 'from the host' });
+      expect(minted.status).toBe(201);
+      await receiver.until(() => receiver.ofType('api_key.created').some((r) => r.verified!.data.id === minted.body.id));
+      const event = receiver.ofType('api_key.created').find((r) => r.verified!.data.id === minted.body.id)!;
+      expect(event.verified!.data).toMatchObject({ org_id: w.orgId, name: 'from the host' });
+      expect(event.body).not.toContain(minted.body.key);
+    } finally {
+      await stop(child);
+      await receiver.stop();
+    }
+  }, 60_000);
 });

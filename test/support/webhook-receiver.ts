@@ -65,6 +65,8 @@ export class WebhookReceiver {
 /** Settings for apps in webhook tests: the loopback receiver allowed, fast polls, short retries. */
 export const WEBHOOK_TEST_ENV = {
   WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32',
+  // The receivers listen on ephemeral ports.
+  WEBHOOK_ALLOWED_PORTS: '1024-65535',
   EVENTS_POLL_INTERVAL_MS: '200',
   WEBHOOK_RETRY_LIMIT: '2',
   WEBHOOK_RETRY_DELAY_SECONDS: '1',

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsArray, IsBoolean, IsString, registerDecorator, ValidateIf, type ValidationOptions } from 'class-validator';
+import { IsArray, IsBoolean, IsInt, IsString, Max, Min, registerDecorator, ValidateIf, type ValidationOptions } from 'class-validator';
 import { PageQuery } from '../../common/pagination.js';
 import { EachIn, IsStorableText, MaxStringLength } from '../../common/validation.js';
 import { EVENT_TYPES } from '../../events/event-types.js';
@@ -92,6 +92,27 @@ export class UpdateWebhookDto {
   description?: string;
 }
 
+export const MAX_SECRET_OVERLAP_SECONDS = 604_800;
+export const DEFAULT_SECRET_OVERLAP_SECONDS = 86_400;
+const OVERLAP_RULE = `overlap_seconds must be an integer from 0 to ${MAX_SECRET_OVERLAP_SECONDS}`;
+
+/** POST /orgs/{org_id}/webhooks/{id}/rotate-secret. */
+@ApiSchema({ name: 'RotateWebhookSecretRequest', description: 'Unknown fields are refused (400). An empty body takes the default overlap.' })
+export class RotateWebhookSecretDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_SECRET_OVERLAP_SECONDS,
+    default: DEFAULT_SECRET_OVERLAP_SECONDS,
+    description: 'How long the replaced secret keeps signing beside the new one (seconds, at most 7 days); 0 stops it at once.',
+  })
+  @present('overlap_seconds')
+  @IsInt({ message: OVERLAP_RULE })
+  @Min(0, { message: OVERLAP_RULE })
+  @Max(MAX_SECRET_OVERLAP_SECONDS, { message: OVERLAP_RULE })
+  overlap_seconds?: number;
+}
+
 export class ListWebhooksQuery extends PageQuery {}
 
 @ApiSchema({ name: 'Webhook' })
@@ -104,6 +125,8 @@ export class WebhookDto {
   @ApiProperty() enabled: boolean;
   @ApiPropertyOptional({ format: 'date-time', description: 'Present once a delivery exhausted its retries (about a day); cleared by a success or by enabling again.' })
   failing_since?: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Present after a secret rotation with an overlap: until then the replaced secret signs too.' })
+  previous_secret_expires_at?: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
@@ -111,6 +134,12 @@ export class WebhookDto {
 @ApiSchema({ name: 'CreatedWebhook' })
 export class CreatedWebhookDto extends WebhookDto {
   @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'The Standard Webhooks signing secret. Shown in this response only.' })
+  secret: string;
+}
+
+@ApiSchema({ name: 'RotatedWebhookSecret' })
+export class RotatedWebhookSecretDto extends WebhookDto {
+  @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'The new signing secret. Shown in this response only.' })
   secret: string;
 }
 
