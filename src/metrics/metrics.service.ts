@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { AuthMetrics, type VerificationOutcome } from '../auth/auth-metrics.js';
 import { ActivityEvents } from '../events/activity-events.js';
@@ -41,8 +41,7 @@ export class MetricsService {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
-    this.httpDuration = new HttpDurationHistogram(HTTP_BUCKETS);
-    this.registry.registerMetric(this.httpDuration as unknown as Metric);
+    this.httpDuration = new HttpDurationHistogram(this.registry, HTTP_BUCKETS);
 
     // Counted in AuthMetrics on the hot path (a field increment), exported at scrape time.
     const outcomes = Object.keys(authMetrics.counts) as VerificationOutcome[];
