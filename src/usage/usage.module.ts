@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { ChargeInterceptor } from './charge.interceptor.js';
 import { ApiKeyUsageController, OrgKeyUsageController } from './key-usage.controller.js';
 import { UsageController } from './usage.controller.js';
@@ -13,7 +14,7 @@ import { PendingRefunds } from './pending-refunds.js';
 
 /** The metering engine; owns usage_counters and usage_attributions. Exports UsageService and what `@Charges()` charges through. */
 @Module({
-  imports: [AuthModule, ApiKeyStoreModule],
+  imports: [AuthModule, ApiKeyStoreModule, PeriodicJobsModule],
   providers: [UsageRepository, UsageService, ChargeInterceptor, PendingRefunds, UsageHistoryService, UsageRetention, UsageExporter],
   exports: [UsageService, ChargeInterceptor, UsageHistoryService, UsageRetention, UsageExporter],
 })
