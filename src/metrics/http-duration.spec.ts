@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { HttpDurationHistogram } from './http-duration.js';
+import { HttpDurationMetric } from './http-duration.js';
 import { HTTP_BUCKETS } from './metrics.service.js';
 
 async function rendering(observations: Array<[string, string, number, number]>, maxSeries?: number): Promise<string> {
   const registry = new Registry();
-  const h = new HttpDurationHistogram(registry, HTTP_BUCKETS, maxSeries);
+  const h = new HttpDurationMetric(registry, HTTP_BUCKETS, maxSeries);
   for (const [method, route, status, seconds] of observations) h.observe(method, route, status, seconds);
   return registry.metrics();
 }
 
-describe('HttpDurationHistogram', () => {
+describe('HttpDurationMetric', () => {
   it('renders http_request_duration_seconds per method, route template and status code, in the configured buckets', async () => {
     const text = await rendering([
       ['GET', '/me', 200, 0.0004],

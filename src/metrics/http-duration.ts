@@ -8,7 +8,7 @@ type Child = ReturnType<Histogram<Labels>['labels']>;
  * child per (route, status, method) kept here and reached by three Map lookups on values Fastify
  * already holds, so a request neither builds a label object nor has `labels()` validate it again.
  */
-export class HttpDurationHistogram {
+export class HttpDurationMetric {
   private readonly histogram: Histogram<Labels>;
   /** route → status → method → the series' child. */
   private readonly children = new Map<string, Map<number, Map<string, Child>>>();
