@@ -18,7 +18,7 @@ class AskController {
   }
 }
 // As TypeScript applies them: parameter decorators first, then the method's (bottom up), and the
-// resulting descriptor defined on the prototype (@Charges wraps the method).
+// resulting descriptor defined on the prototype (@Charges sets metadata and its interceptor).
 CurrentPrincipal()(AskController.prototype, 'ask', 0);
 const ask = Object.getOwnPropertyDescriptor(AskController.prototype, 'ask');
 Object.defineProperty(

@@ -22,7 +22,8 @@ export { AuthMetrics, type VerificationOutcome } from './auth/auth-metrics.js';
 // A change made outside this module's services (rotation, a host's own SQL on our tables) is
 // notified by the database; awaitAcknowledged() after its commit waits until every cache applied it.
 export { VerificationInvalidation } from './auth/verification-cache/verification-invalidation.js';
-export { ChargeInterceptor, Charges } from './usage/charges.decorator.js';
+export { Charges } from './usage/charges.decorator.js';
+export { ChargeInterceptor } from './usage/charge.interceptor.js';
 
 // Metering from code.
 export { UsageService, type ChargeResult, type MeterReport, type UsageReport } from './usage/usage.service.js';

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
+import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { Transactions } from '../database/transactions.js';
 import { AuditRetentionJob } from './audit-retention.job.js';
 import { AuditController } from './audit.controller.js';
@@ -12,7 +13,7 @@ import { RequestOriginInterceptor } from './request-origin.interceptor.js';
  * Transactions (one transaction around a change and its event) and RequestOriginInterceptor.
  */
 @Module({
-  imports: [AuthModule],
+  imports: [AuthModule, PeriodicJobsModule],
   providers: [AuditRepository, AuditService, AuditRetentionJob, Transactions, RequestOriginInterceptor],
   exports: [AuditService, Transactions, RequestOriginInterceptor],
 })

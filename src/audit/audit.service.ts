@@ -35,6 +35,7 @@ import { isUuid } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { currentRequestOrigin, scrubCredentials } from '../common/request-context.js';
+import { toStorableText } from '../common/storable-text.js';
 import type { AuditAction } from './audit-actions.js';
 import { AuditRepository, type AuditFilter, type AuditRow, type AuditTemplate, type NewAuditRow } from './audit.repository.js';
 import type { AuditEventDto } from './dto/audit-event.dto.js';
@@ -81,7 +82,6 @@ export function actorOf(principal: Principal): { actor: AuditActor; credential: 
 export const OPERATOR: { actor: AuditActor } = { actor: { type: 'operator', id: null, source: 'cli' } };
 
 const MAX_DETAILS_BYTES = 4096;
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const SECRET_FIELD = /(^|_)(key|secret|token|password|hash|authorization)$/i;
 const DEFAULT_RETENTION_BATCH = 1000;
 /** A pruning run stops after this many batches; the next run carries on. */
@@ -239,7 +239,7 @@ export class AuditService {
       const json = JSON.stringify(details ?? {}, (name, value: unknown) => {
         if (name && SECRET_FIELD.test(name)) return '[REDACTED]';
         // jsonb refuses NUL and unpaired surrogates: a detail must never fail the change it describes.
-        if (typeof value === 'string') return scrubCredentials(value).replace(UNSTORABLE, '\uFFFD');
+        if (typeof value === 'string') return toStorableText(scrubCredentials(value));
         if (typeof value === 'bigint') return value.toString();
         return value;
       });

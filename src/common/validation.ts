@@ -1,8 +1,5 @@
 import {
   BadRequestException,
-  Inject,
-  Injectable,
-  Optional,
   Query,
   ValidationPipe,
   type ArgumentMetadata,
@@ -12,6 +9,7 @@ import {
 import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
 import { getMetadataStorage, registerDecorator, type ValidationError, type ValidationOptions } from 'class-validator';
 import { isUuid } from './roles.js';
+import { isStorableText } from './storable-text.js';
 import { ERRORS } from './error-messages.js';
 
 function firstMessages(errors: ValidationError[], parent = ''): string[] {
@@ -32,15 +30,10 @@ export class DeferredBodyError {
 /**
  * Strict body validation: the body must be a JSON object, unknown fields are refused, types are
  * never coerced ("5" is not 5), and the 400 names each bad field with its rule in one message.
+ * `new StrictBodyPipe(Dto)` names the DTO class itself, so the route's parameter can be typed
+ * `Readonly<Dto>`: a parameter whose declared type is not a class is skipped by a host's global
+ * ValidationPipe, so our 400s and the fields we accept never depend on the host's global pipes.
  */
-/**
- * Names the DTO class itself, so the route's parameter can be typed `Readonly<Dto>`: a parameter
- * whose declared type is not a class is skipped by a host's global ValidationPipe, so our 400s
- * and the fields we accept never depend on the host's global pipes (`new StrictBodyPipe(Dto)`).
- */
-export const STRICT_BODY_TYPE = Symbol('StrictBodyType');
-
-@Injectable()
 export class StrictBodyPipe implements PipeTransform {
   private readonly inner = new ValidationPipe({
     whitelist: true,
@@ -53,10 +46,10 @@ export class StrictBodyPipe implements PipeTransform {
     exceptionFactory: (errors) => new BadRequestException(firstMessages(errors).join('; ')),
   });
 
-  constructor(@Optional() @Inject(STRICT_BODY_TYPE) private readonly type?: Type<unknown>) {}
+  constructor(private readonly type: Type<unknown>) {}
 
   async transform(value: unknown, given: ArgumentMetadata): Promise<unknown> {
-    const metadata: ArgumentMetadata = this.type ? { ...given, metatype: this.type } : given;
+    const metadata: ArgumentMetadata = { ...given, metatype: this.type };
     if (metadata.type !== 'body') return this.inner.transform(value, metadata);
     // A body the parser could not read is refused here, after the guards (see DeferredBodyError).
     if (value instanceof DeferredBodyError) throw value.error;
@@ -99,7 +92,7 @@ export const queryPipe = new ValidationPipe({
 });
 
 /**
- * `queryPipe` for a route whose parameter is typed `Readonly<Query>` (see STRICT_BODY_TYPE): the
+ * `queryPipe` for a route whose parameter is typed `Readonly<Query>` (see StrictBodyPipe): the
  * query class is named here, so a host's global ValidationPipe never sees it and never refuses
  * the parameters our contract ignores.
  */
@@ -187,10 +180,6 @@ export function IsUuidString(options?: ValidationOptions) {
     });
 }
 
-// PostgreSQL text cannot hold U+0000 (the INSERT fails: a 500), and an unpaired surrogate is
-// silently turned into U+FFFD on the way to UTF-8, so the name would not be stored as given.
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /** Text that PostgreSQL stores exactly as sent: no NUL character, no unpaired UTF-16 surrogate. */
 export function IsStorableText(options?: ValidationOptions) {
   return (object: object, propertyName: string) =>
@@ -199,7 +188,7 @@ export function IsStorableText(options?: ValidationOptions) {
       target: object.constructor,
       propertyName,
       options: { message: `${propertyName} must not contain NUL characters or unpaired surrogates`, ...options },
-      validator: { validate: (v: unknown) => typeof v !== 'string' || !UNSTORABLE.test(v) },
+      validator: { validate: (v: unknown) => typeof v !== 'string' || isStorableText(v) },
     });
 }
 

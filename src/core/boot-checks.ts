@@ -56,3 +56,30 @@ export async function checkDataSourceSchema(moduleRef: ModuleRef): Promise<void>
     );
   }
 }
+
+/**
+ * What only the module's migrations create: a schema built by TypeORM's `synchronize` has the
+ * tables (from ENTITIES) but none of these, so every charge would answer 500
+ * (`kui_charge_batch`), a mint's cap would count nothing (`kui_count_api_keys`) and a revoked key
+ * would stay verified on other instances (`kui_notify_verification`).
+ */
+const MIGRATED_FUNCTIONS = ['kui_charge_batch', 'kui_count_api_keys', 'kui_notify_verification'];
+
+/** Refuses a database the module's migrations have not run on (e.g. one built by `synchronize`). */
+export async function checkMigrated(moduleRef: ModuleRef): Promise<void> {
+  const dataSource = moduleRef.get(DataSource, { strict: false });
+  // Resolved as the statements resolve them: through the connections' search_path.
+  const missing: Array<{ name: string }> = await dataSource.query(
+    `SELECT f.name FROM unnest($1::text[]) AS f(name)
+      WHERE NOT EXISTS (SELECT 1 FROM pg_proc p WHERE p.proname = f.name AND pg_function_is_visible(p.oid))`,
+    [MIGRATED_FUNCTIONS],
+  );
+  if (missing.length > 0) {
+    throw new Error(
+      `KeysUsageIdentityModule: the database lacks ${missing.map((m) => m.name).join(', ')}, which only the module's migrations create ` +
+        "(TypeORM's synchronize builds the tables but not these, and charging, key caps and cache invalidation need them). " +
+        'Run the migrations: add MIGRATIONS to the DataSource\'s migrations with migrationsRun: true (or run them with your migration ' +
+        'command, or runMigrationsLocked) and leave synchronize off for these tables.',
+    );
+  }
+}

@@ -7,7 +7,7 @@ import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { OrgsModule } from '../orgs/orgs.module.js';
 import { UsageModule } from '../usage/usage.module.js';
-import { checkDataSourceSchema, checkDirectoryScope, checkSingleRoot } from './boot-checks.js';
+import { checkDataSourceSchema, checkDirectoryScope, checkMigrated, checkSingleRoot } from './boot-checks.js';
 import { CoreModule } from './core.module.js';
 import { KeysUsageIdentityFeatureModule } from './keys-usage-identity-feature.module.js';
 import {
@@ -30,6 +30,7 @@ class WiringCheck implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     checkDirectoryScope(this.moduleRef);
     await checkDataSourceSchema(this.moduleRef);
+    await checkMigrated(this.moduleRef);
   }
 }
 

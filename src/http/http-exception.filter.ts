@@ -2,12 +2,8 @@ import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type Exception
 import { HttpAdapterHost } from '@nestjs/core';
 import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import { scrubCredentials } from '../common/request-context.js';
+import { reasonPhrase } from './reason-phrase.js';
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
-};
 
 /**
  * The standalone app's one filter: every error body is `{ statusCode, error, message }`;
@@ -46,7 +42,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       this.logger.error(exception instanceof Error ? `${exception.name}: ${exception.message}` : 'non-error thrown', exception instanceof Error ? exception.stack : undefined);
     }
     // Some messages echo the request (Nest's "Cannot GET /path"): a key or token pasted into a URL stays out.
-    const body = { statusCode: status, error: REASONS[status] ?? HttpStatus[status] ?? 'Error', message: scrubCredentials(message) };
+    const body = { statusCode: status, error: reasonPhrase(status), message: scrubCredentials(message) };
     httpAdapter.reply(ctx.getResponse(), body, status);
   }
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { reasonPhrase } from './reason-phrase.js';
 
 /**
  * Answers for requests that never reach Nest: bytes Node's HTTP parser refuses, URLs the router
@@ -13,18 +14,11 @@ export const BASE_HEADERS = {
   'Cache-Control': 'no-store',
 } as const;
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  417: 'Expectation Failed',
-  431: 'Request Header Fields Too Large',
-};
-
 /** How long an answer to a refused request may take to flush before its socket is destroyed. */
 const CLIENT_ERROR_GRACE_MS = 1_000;
 
 function errorBody(statusCode: number, message: string): string {
-  return JSON.stringify({ statusCode, error: REASONS[statusCode], message });
+  return JSON.stringify({ statusCode, error: reasonPhrase(statusCode), message });
 }
 
 /** Fastify `frameworkErrors`: a malformed URL or an over-long path parameter, before any route or hook. */
@@ -50,7 +44,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   }
   const body = errorBody(status, message);
   const head = [
-    `HTTP/1.1 ${status} ${REASONS[status]}`,
+    `HTTP/1.1 ${status} ${reasonPhrase(status)}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     ...Object.entries(BASE_HEADERS).map(([k, v]) => `${k}: ${v}`),

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TestClock } from '../../test/support/clock.js';
+import { PeriodicJobs } from '../common/periodic-jobs.js';
 import { Settings } from '../settings/settings.js';
 import type { UsageRepository } from './usage.repository.js';
 import { UsageRetention } from './usage-retention.js';
@@ -7,16 +8,17 @@ import { UsageRetention } from './usage-retention.js';
 function setup(pruneEveryMs: number, rowsPerTable = 0) {
   const calls: Array<{ table: string; before: string; batch: number }> = [];
   const left = { usage_counters: rowsPerTable, usage_attribution: rowsPerTable };
-  const repo = {
-    pruneBatch: async (table: keyof typeof left, before: string, batch: number) => {
+  const repo: Pick<UsageRepository, 'pruneBatch'> = {
+    pruneBatch: async (table, before, batch) => {
       calls.push({ table, before, batch });
       const n = Math.min(batch, left[table]);
       left[table] -= n;
       return n;
     },
-  } as unknown as UsageRepository;
+  };
   const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock: new TestClock('2026-11-23T12:00:00Z'), usage: { retentionDays: 10, pruneEveryMs } });
-  return { calls, left, retention: new UsageRetention(repo, settings) };
+  const jobs = new PeriodicJobs();
+  return { calls, left, jobs, retention: new UsageRetention(repo as UsageRepository, settings, jobs) };
 }
 
 describe('UsageRetention', () => {
@@ -42,19 +44,30 @@ describe('UsageRetention', () => {
     expect(left).toEqual({ usage_counters: 5, usage_attribution: 5 });
   });
 
-  it('runs periodically once started, and never when the interval is 0', async () => {
+  it('runs as the periodic job usage-retention every pruneEveryMs once the app has booted, and never when it is 0', async () => {
     const periodic = setup(1000);
     const never = setup(0);
 
-    periodic.retention.onApplicationBootstrap();
-    never.retention.onApplicationBootstrap();
+    periodic.jobs.onApplicationBootstrap();
+    never.jobs.onApplicationBootstrap();
     await vi.advanceTimersByTimeAsync(3500);
-    await periodic.retention.onModuleDestroy();
+    await periodic.jobs.onModuleDestroy();
     const afterStop = periodic.calls.length;
     await vi.advanceTimersByTimeAsync(5000);
 
+    expect(periodic.jobs.names).toEqual(['usage-retention']);
     expect(afterStop).toBe(6); // three runs, two tables each
     expect(periodic.calls).toHaveLength(afterStop);
     expect(never.calls).toEqual([]);
+  });
+
+  it('waits ten minutes after start before its first run when the interval is longer', async () => {
+    const hourly = setup(3_600_000);
+    hourly.jobs.onApplicationBootstrap();
+    await vi.advanceTimersByTimeAsync(599_000);
+    expect(hourly.calls).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(hourly.calls).toHaveLength(2);
+    await hourly.jobs.onModuleDestroy();
   });
 });

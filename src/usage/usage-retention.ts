@@ -1,5 +1,6 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { utcDay } from '../common/clock.js';
+import { PeriodicJobs } from '../common/periodic-jobs.js';
 import { Settings } from '../settings/settings.js';
 import { oldestKeptDay } from './day-range.js';
 import { UsageRepository } from './usage.repository.js';
@@ -7,39 +8,30 @@ import { UsageRepository } from './usage.repository.js';
 const BATCH = 5000;
 /** One run deletes at most this many batches per table; what is left waits for the next run. */
 const MAX_BATCHES_PER_RUN = 200;
+/** The first run comes ten minutes after start (or one interval, if shorter), so restarts do not all prune at once. */
+const FIRST_RUN_AFTER_MS = 600_000;
 
 /**
- * Keeps `retentionDays` days of usage history: every `pruneEveryMs` (first run ten minutes after
- * start, so short-lived processes and restarts do not all prune at once) it deletes older rows in bounded batches, each its own short statement, so pruning
- * never holds a lock or a connection for long (the embedded database has only one).
+ * Keeps `retentionDays` days of usage history. Runs as the periodic job `usage-retention` every
+ * `pruneEveryMs` (0: never on its own; a host may then call `prune()` from its own scheduler),
+ * deleting older rows in bounded batches, each its own short statement.
  */
 @Injectable()
-export class UsageRetention implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('UsageRetention');
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-
+export class UsageRetention {
   constructor(
     private readonly usage: UsageRepository,
     private readonly settings: Settings,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    const every = this.settings.usagePruneEveryMs;
-    if (every <= 0) return;
-    const tick = () => {
-      this.running ??= this.prune()
-        .catch((error: unknown) => this.logger.warn(`pruning usage history failed: ${(error as Error).message}`))
-        .finally(() => (this.running = null));
-      this.timer = setTimeout(tick, every).unref();
-    };
-    this.timer = setTimeout(tick, Math.min(every, 600_000)).unref();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    jobs: PeriodicJobs,
+  ) {
+    jobs.add({
+      name: 'usage-retention',
+      everyMs: settings.usagePruneEveryMs,
+      firstRunAfterMs: FIRST_RUN_AFTER_MS,
+      run: async () => {
+        const { counters, attribution } = await this.prune();
+        return counters + attribution;
+      },
+    });
   }
 
   /** Deletes history older than the retention window; returns the rows deleted per table. */

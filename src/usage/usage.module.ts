@@ -1,7 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { AuthModule } from '../auth/auth.module.js';
-import { ChargeGate, ChargeInterceptor } from './charges.decorator.js';
+import { PeriodicJobsModule } from '../common/periodic-jobs.js';
+import { ChargeInterceptor } from './charge.interceptor.js';
 import { ApiKeyUsageController, OrgKeyUsageController } from './key-usage.controller.js';
 import { UsageController } from './usage.controller.js';
 import { UsageExporter } from './usage-export.js';
@@ -13,9 +14,9 @@ import { PendingRefunds } from './pending-refunds.js';
 
 /** The metering engine; owns usage_counters and usage_attributions. Exports UsageService and what `@Charges()` charges through. */
 @Module({
-  imports: [AuthModule, ApiKeyStoreModule],
-  providers: [UsageRepository, UsageService, ChargeGate, ChargeInterceptor, PendingRefunds, UsageHistoryService, UsageRetention, UsageExporter],
-  exports: [UsageService, ChargeGate, ChargeInterceptor, UsageHistoryService, UsageRetention, UsageExporter],
+  imports: [AuthModule, ApiKeyStoreModule, PeriodicJobsModule],
+  providers: [UsageRepository, UsageService, ChargeInterceptor, PendingRefunds, UsageHistoryService, UsageRetention, UsageExporter],
+  exports: [UsageService, ChargeInterceptor, UsageHistoryService, UsageRetention, UsageExporter],
 })
 export class UsageModule {
   static withHttp(): DynamicModule {

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/principal.js';
 import { UsageLimitExceededError } from '../../src/common/meters.js';
+import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
 import { UsageRepository } from '../../src/usage/usage.repository.js';
 import { UsageRetention } from '../../src/usage/usage-retention.js';
 import { UsageService } from '../../src/usage/usage.service.js';
@@ -261,6 +262,17 @@ describe('usage attribution and history on real PostgreSQL', () => {
       expect((await counters(orgId)).map((r) => r.day)).toEqual(['2031-02-13', '2031-03-14']);
       expect((await attribution(orgId)).map((r) => r.day)).toEqual(['2031-02-13', '2031-03-14']);
     }
+  });
+
+  it('runs usage and audit retention from the one scheduler of the app, and a run of usage-retention prunes', async () => {
+    const orgId = await seed.org('free');
+    await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks) VALUES ($1, '2031-01-01', 1), ($1, '2031-03-14', 1)`, [orgId]);
+    const jobs = a.app.get(PeriodicJobs);
+
+    expect(jobs.names.sort()).toEqual(['audit-retention', 'usage-retention']);
+    await jobs.runNow('usage-retention');
+
+    expect((await counters(orgId)).map((r) => r.day)).toEqual(['2031-03-14']);
   });
 
   it('commits a batch with synchronous_commit = off only when the operator chose it, and only for that transaction', async () => {

@@ -254,7 +254,7 @@ class DecisionsController {
     return { ok: true };
   }
 
-  /** A pipe that refuses the input runs before the charge: nothing is charged, nothing given back. */
+  /** A pipe that refuses the input: its request was charged (pipes run after interceptors) and is given back. */
   @Post('piped')
   @RequireScopes('decisions:write')
   @Charges('captures')
@@ -420,17 +420,18 @@ describe('@Charges on a host route', () => {
     expect((await counters(db.pool, w.orgId)).map((r) => r.captures)).toEqual([2]);
   });
 
-  it('runs the route’s pipes before charging, so input a pipe refuses is never charged (and needs no refund)', async () => {
+  it('gives back the charge of input a route’s pipe refuses, never running the handler', async () => {
     const w = await seed.world('member');
 
-    const refused = await api.post('/decisions/piped?n=abc', w.session, {});
-    expect(refused.status).toBe(400);
+    const refused = [];
+    for (let i = 0; i < 3; i++) refused.push((await api.post('/decisions/piped?n=abc', w.session, {})).status);
+    expect(refused).toEqual([400, 400, 400]);
     expect(handled).toBe(0);
-    expect(await counters(db.pool, w.orgId)).toEqual([]);
+    expect((await counters(db.pool, w.orgId)).map((r) => r.captures)).toEqual([0]);
 
-    const accepted = await api.post('/decisions/piped?n=7', w.session, {});
-    expect([accepted.status, accepted.body]).toEqual([201, { n: 7 }]);
-    expect((await counters(db.pool, w.orgId)).map((r) => r.captures)).toEqual([1]);
+    const accepted = [await api.post('/decisions/piped?n=7', w.session, {}), await api.post('/decisions/piped?n=8', w.session, {})];
+    expect(accepted.map((r) => [r.status, r.body])).toEqual([[201, { n: 7 }], [201, { n: 8 }]]);
+    expect((await counters(db.pool, w.orgId)).map((r) => r.captures)).toEqual([2]);
   });
 
   it('charges the routes a controller marked @Charges inherits from its base class', async () => {

@@ -391,3 +391,25 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
     });
   });
 });
+
+describe('a host whose schema is built by TypeORM’s synchronize instead of the migrations', () => {
+  const { name } = useEmptyDatabase('sync');
+
+  it('is refused at boot with a message that says to run the migrations (instead of a 500 on every @Charges route)', async () => {
+    const boot = startHost({
+      platform: 'fastify',
+      databaseUrl: databaseUrl(name),
+      dataSource: { synchronize: true, migrationsRun: false, uuidExtension: 'pgcrypto' },
+    });
+    await expect(boot).rejects.toThrow(/lacks kui_charge_batch, kui_count_api_keys, kui_notify_verification.*Run the migrations: add MIGRATIONS/s);
+
+    // synchronize did build the tables: what the check caught is what only the migrations add.
+    const pool = new pg.Pool({ connectionString: databaseUrl(name), max: 1 });
+    try {
+      const tables = await pool.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('usage_counters', 'api_keys')`);
+      expect(tables.rows[0].n).toBe(2);
+    } finally {
+      await pool.end();
+    }
+  });
+});

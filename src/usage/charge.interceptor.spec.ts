@@ -1,0 +1,132 @@
+import { Controller, Get, HttpException, ServiceUnavailableException } from '@nestjs/common';
+import { INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
+import { Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import { from, lastValueFrom, mergeAll, of, throwError } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { Principal } from '../auth/principal.js';
+import { testPrincipal } from '../../test/support/principal.js';
+import { TestClock } from '../../test/support/clock.js';
+import { UsageLimitExceededError } from '../common/meters.js';
+import { Settings } from '../settings/settings.js';
+import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
+import { Charges } from './charges.decorator.js';
+import type { ChargeResult, UsageService } from './usage.service.js';
+
+@Controller('h')
+class Handler {
+  @Get()
+  @Charges('captures')
+  capture() {}
+}
+
+@Controller('c')
+@Charges('imports', 2)
+class ChargedController {
+  @Get('own')
+  @Charges('imports', 3)
+  own() {}
+
+  @Get('inherited')
+  inherited() {}
+}
+
+function context(principal: Principal, controller: object = Handler, handler: object = Handler.prototype.capture) {
+  const headers: Record<string, string> = {};
+  const response = { header: (n: string, v: string) => (headers[n] = v) };
+  const ctx = new ExecutionContextHost([{ user: principal }, response], controller as never, handler as never);
+  return { ctx, headers };
+}
+
+const principal = testPrincipal({ orgId: 'o', orgRole: 'owner' });
+const clock = new TestClock('2030-01-01T23:00:00.000Z');
+const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock });
+const chargeOf = (meter: 'captures' | 'imports', count: number) => ({ orgId: 'o', meter, count, day: '2030-01-01' }) as ChargeResult;
+
+type FakeUsage = Pick<UsageService, 'charge' | 'refundEventually'>;
+const interceptorWith = (usage: Partial<FakeUsage>) => new ChargeInterceptor(new Reflector(), usage as UsageService, settings);
+
+describe('@Charges', () => {
+  it('sets typed metadata and the one interceptor on a route and on a controller, a route’s own spec winning', () => {
+    const reflector = new Reflector();
+    expect(reflector.get(ChargesMeta, Handler.prototype.capture)).toEqual({ meter: 'captures', count: 1 });
+    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, Handler.prototype.capture)).toEqual([ChargeInterceptor]);
+    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, ChargedController)).toEqual([ChargeInterceptor]);
+    const spec = (h: () => void) => reflector.getAllAndOverride(ChargesMeta, [h, ChargedController]);
+    expect([spec(ChargedController.prototype.own), spec(ChargedController.prototype.inherited)]).toEqual([
+      { meter: 'imports', count: 3 },
+      { meter: 'imports', count: 2 },
+    ]);
+  });
+});
+
+describe('ChargeInterceptor', () => {
+  it('charges as the request’s principal, so the charge is attributed to its key or user', async () => {
+    const calls: unknown[][] = [];
+    const interceptor = interceptorWith({ charge: async (...args) => (calls.push(args), chargeOf('captures', 1)) });
+    const keyPrincipal = testPrincipal({ orgId: 'o', orgRole: 'owner', keyId: 'k' });
+
+    await lastValueFrom(await interceptor.intercept(context(keyPrincipal).ctx, { handle: () => of('done') }));
+
+    expect(calls).toEqual([['o', 'captures', 1, keyPrincipal]]);
+  });
+
+  it('charges once when both the controller and the route carry @Charges (the interceptor then runs twice)', async () => {
+    const calls: unknown[][] = [];
+    const interceptor = interceptorWith({ charge: async (...args) => (calls.push(args), chargeOf('imports', 3)) });
+    const { ctx } = context(principal, ChargedController, ChargedController.prototype.own);
+
+    // As Nest chains them: the controller's interceptor hands on to the route's.
+    const routeLevel = { handle: () => from(interceptor.intercept(ctx, { handle: () => of('done') })).pipe(mergeAll()) };
+    expect(await lastValueFrom(await interceptor.intercept(ctx, routeLevel))).toBe('done');
+
+    expect(calls).toEqual([['o', 'imports', 3, principal]]);
+  });
+
+  it('answers 429 with Retry-After in seconds until the meter resets, without running the handler', async () => {
+    const resetsAt = new Date('2030-01-02T00:00:00.000Z');
+    const interceptor = interceptorWith({ charge: async () => Promise.reject(new UsageLimitExceededError('captures', 2, 2, 1, resetsAt)) });
+    const { ctx, headers } = context(principal);
+    let ran = false;
+
+    const refused = await interceptor.intercept(ctx, { handle: () => ((ran = true), of('done')) }).catch((e: unknown) => e);
+
+    expect(refused).toBeInstanceOf(HttpException);
+    expect((refused as HttpException).getStatus()).toBe(429);
+    expect((refused as HttpException).getResponse()).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
+    expect(headers['Retry-After']).toBe('3600');
+    expect(ran).toBe(false);
+  });
+
+  it('turns a database outage while charging into a 503, so a host without our filter does not answer 500', async () => {
+    const outage = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const interceptor = interceptorWith({ charge: async () => Promise.reject(outage) });
+    await expect(interceptor.intercept(context(principal).ctx, { handle: () => of('done') })).rejects.toBeInstanceOf(ServiceUnavailableException);
+  });
+
+  it('lets any other failure through unchanged', async () => {
+    const bug = new TypeError('boom');
+    const interceptor = interceptorWith({ charge: async () => Promise.reject(bug) });
+    await expect(interceptor.intercept(context(principal).ctx, { handle: () => of('done') })).rejects.toBe(bug);
+    expect(bug).not.toBeInstanceOf(HttpException);
+  });
+
+  it('gives the charge back through refundEventually when a pipe or the handler fails, then lets the error through', async () => {
+    const refunds: unknown[] = [];
+    const charge = chargeOf('captures', 1);
+    const interceptor = interceptorWith({ charge: async () => charge, refundEventually: async (c) => void refunds.push(c) });
+    const failure = new Error('handler failed');
+
+    const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
+
+    await expect(lastValueFrom(observable)).rejects.toBe(failure);
+    expect(refunds).toEqual([charge]);
+  });
+
+  it('keeps the request’s own error when the refund itself fails', async () => {
+    const interceptor = interceptorWith({ charge: async () => chargeOf('captures', 1), refundEventually: async () => Promise.reject(new Error('refund bug')) });
+    const failure = new Error('handler failed');
+    const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
+    await expect(lastValueFrom(observable)).rejects.toBe(failure);
+  });
+});

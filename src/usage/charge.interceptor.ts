@@ -1,0 +1,107 @@
+import {
+  HttpException,
+  HttpStatus,
+  Injectable,
+  Logger,
+  NotFoundException,
+  ServiceUnavailableException,
+  UnauthorizedException,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
+import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
+import type { Principal } from '../auth/principal.js';
+import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
+import { ERRORS } from '../common/error-messages.js';
+import { Settings } from '../settings/settings.js';
+import { UsageService, type ChargeResult } from './usage.service.js';
+
+/** What a route charges: `count` units of `meter` per request. */
+export interface ChargeSpec {
+  meter: Meter;
+  count: number;
+}
+
+/** The typed metadata `@Charges` sets on a route or a controller (a route's own overrides its controller's). */
+export const ChargesMeta = Reflector.createDecorator<ChargeSpec>();
+
+/**
+ * Marks a request already charged, so a route with `@Charges` on both its controller and itself
+ * (the interceptor then runs twice) charges once. A symbol-keyed property: no per-request set.
+ */
+const CHARGED = Symbol('kui.charged');
+type ChargeableRequest = { user?: Principal; [CHARGED]?: true };
+
+/**
+ * The one executor of `@Charges`. It runs after every guard (authentication, scopes), so a
+ * refused request is never charged, and charges the principal's org through UsageService's
+ * atomic charge before the route's pipes and handler; if a pipe or the handler then fails,
+ * the charge is given back (kept and retried while the database is away, see PendingRefunds)
+ * before the error goes on. Exhausted meter: 429 with `Retry-After` (seconds until the meter
+ * resets, the next UTC midnight); unknown org: 404; database down: 503.
+ */
+@Injectable()
+export class ChargeInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('Charges');
+  /** controller → route method → its spec: two metadata reads once per route, not per request. */
+  private readonly specs = new WeakMap<object, WeakMap<object, ChargeSpec | undefined>>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly usage: UsageService,
+    private readonly settings: Settings,
+  ) {}
+
+  async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    const http = ctx.switchToHttp();
+    const request = http.getRequest<ChargeableRequest>();
+    const spec = this.specOf(ctx.getClass(), ctx.getHandler());
+    if (!spec || request[CHARGED]) return next.handle();
+    const charge = await this.charge(request, http.getResponse(), spec);
+    return next.handle().pipe(catchError((error: unknown) => from(this.refund(charge)).pipe(mergeMap(() => throwError(() => error)))));
+  }
+
+  private specOf(controller: object, handler: object): ChargeSpec | undefined {
+    let byHandler = this.specs.get(controller);
+    if (!byHandler) this.specs.set(controller, (byHandler = new WeakMap()));
+    if (byHandler.has(handler)) return byHandler.get(handler);
+    const spec = this.reflector.getAllAndOverride(ChargesMeta, [handler as () => unknown, controller as () => unknown]);
+    byHandler.set(handler, spec);
+    return spec;
+  }
+
+  private async charge(request: ChargeableRequest, response: unknown, spec: ChargeSpec): Promise<ChargeResult> {
+    const principal = request.user;
+    if (!principal) throw new UnauthorizedException(ERRORS.authRequired);
+    if (!principal.orgId) throw new HttpException(ERRORS.noOrgSelected, HttpStatus.BAD_REQUEST);
+    let charge: ChargeResult;
+    try {
+      charge = await this.usage.charge(principal.orgId, spec.meter, spec.count, principal);
+    } catch (error) {
+      if (error instanceof UsageLimitExceededError) {
+        const now = this.settings.clock.now().getTime();
+        setResponseHeader(response, 'Retry-After', String(Math.max(1, Math.ceil((error.resetsAt.getTime() - now) / 1000))));
+        throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: error.message }, HttpStatus.TOO_MANY_REQUESTS);
+      }
+      if (error instanceof UnknownOrgError) throw new NotFoundException(ERRORS.orgNotFound);
+      // A host may have no filter that knows driver errors: say 503 here, not a bare 500.
+      if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException(ERRORS.databaseUnavailable);
+      throw error;
+    }
+    request[CHARGED] = true;
+    return charge;
+  }
+
+  private async refund(charge: ChargeResult): Promise<void> {
+    try {
+      // Kept and retried when the database is down at this moment (see PendingRefunds).
+      await this.usage.refundEventually(charge);
+    } catch (error) {
+      // The request's own error is what the caller must see; a lost refund only over-counts.
+      this.logger.warn(`could not give back a ${charge.meter} charge of org ${charge.orgId}: ${(error as Error).message}`);
+    }
+  }
+}
