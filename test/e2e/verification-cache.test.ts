@@ -168,6 +168,15 @@ describe('three instances answering from their caches', () => {
     }
   });
 
+  it('drop a cached answer of the org a member moves out of, not only of the org it moves into', async () => {
+    const w = await mint(a);
+    const colleague = await a.seed.colleague(w.orgId, 'member');
+    for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).body.org_member_count).toBe(2);
+    await a.db.pool.query(`UPDATE memberships SET org_id = $1 WHERE user_id = $2`, [await a.seed.org(), colleague.userId]);
+    await a.seed.acknowledged();
+    for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).body.org_member_count).toBe(1);
+  });
+
   it('release their lease when they shut down, so no writer waits for a stopped instance', async () => {
     const d = await startTestApp({ db: a.db, env });
     const id = leaseOf(d).instanceId;
@@ -183,6 +192,27 @@ describe('three instances answering from their caches', () => {
     await warm([b], w.key);
     await a.db.pool.query(`INSERT INTO usage_counters (org_id, day, retrieves) VALUES ($1, (now() AT TIME ZONE 'utc')::date, 5)`, [w.orgId]);
     expect((await b.api.get('/usage', w.key)).body.mcp_queries.used).toBe(5);
+  });
+});
+
+describe('a TRUNCATE of a table cached answers are built from', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    a = await startTestApp({ env });
+    b = await startTestApp({ db: a.db, env });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('empties every instance’s cache before the writer is told it is done', async () => {
+    const w = await mint(a);
+    await warm([a, b], w.key);
+    await a.db.pool.query(`TRUNCATE api_keys CASCADE`);
+    await a.seed.acknowledged();
+    for (const t of [a, b]) expect((await t.api.get('/me', w.key)).status).toBe(401);
   });
 });
 

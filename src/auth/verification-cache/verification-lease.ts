@@ -264,9 +264,10 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     let seq = 0;
     let targets: InvalidationTargets | null = null;
     try {
-      const m = JSON.parse(payload ?? '') as { s: number; k: string | null; u: string | null; o: string | null };
+      const m = JSON.parse(payload ?? '') as { s: number; a?: boolean; k: string | null; u: string | null; o: string | null };
       seq = Number(m.s);
-      targets = { keyId: m.k ?? null, userId: m.u ?? null, orgId: m.o ?? null };
+      // `a`: a TRUNCATE, after which anything cached may be stale.
+      targets = m.a ? null : { keyId: m.k ?? null, userId: m.u ?? null, orgId: m.o ?? null };
     } catch {
       targets = null; // unreadable: drop everything rather than guess
     }
