@@ -42,6 +42,13 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
 
+  /**
+   * The schema owner's connection, for migrations only (and the grants to DATABASE_URL's role
+   * that follow them). Unset: migrations run through DATABASE_URL, whose role then owns the schema.
+   */
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_MIGRATION_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_MIGRATION_URL?: string;
+
   @IsString() @MinLength(1)
   DATA_DIR = './.data';
 
@@ -235,7 +242,7 @@ export interface AppConfig {
 export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): EnvironmentVariables {
   const known = Object.keys(new EnvironmentVariables());
   const raw: Record<string, unknown> = {};
-  for (const name of [...known, 'DATABASE_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
+  for (const name of [...known, 'DATABASE_URL', 'DATABASE_MIGRATION_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
     'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'TRUST_PROXY', 'NODE_ENV',
     'WEBHOOK_ALLOW_CIDRS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE']) {
     if (source[name] !== undefined) raw[name] = source[name];
@@ -244,6 +251,7 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   const errors = validateSync(env, { skipMissingProperties: false });
   const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
   if (errors.length === 0 && env.DB_POOL_MIN > env.DB_POOL_MAX) lines.push(`  DB_POOL_MIN: must not exceed DB_POOL_MAX (${env.DB_POOL_MAX})`);
+  if (env.DATABASE_MIGRATION_URL && !env.DATABASE_URL) lines.push('  DATABASE_MIGRATION_URL: needs DATABASE_URL (the embedded database sets its roles up itself)');
   if (lines.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
