@@ -87,7 +87,10 @@ export async function openDatabase(
 export async function migrateDatabase(config: AppConfig, service: DataSource, retry: Partial<RetryPolicy> = {}): Promise<string[]> {
   if (config.embedded) {
     // The session may be shared with a running server (the CLI through its socket): leave its role alone unless there is work.
-    if (!(await service.showMigrations())) return [];
+    if (!(await service.showMigrations())) {
+      await useEmbeddedServiceRole(service);
+      return [];
+    }
     await service.query('RESET ROLE');
     try {
       return await runMigrationsLocked(service);
