@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { grantServiceRole } from '../../src/database/roles.js';
-import { createSeededDatabase, type TestDatabase } from '../support/database.js';
+import { createLoginRole, createSeededDatabase, type TestDatabase } from '../support/database.js';
 import type { Seeder } from '../support/seed.js';
 
 const DAY = 86_400_000;
@@ -20,35 +19,22 @@ describe('the audit log under the service role', () => {
   let owner: DataSource;
   let service: pg.Pool;
   let orgId: string;
-  const role = `${inject('dbPrefix')}_svc_${randomBytes(3).toString('hex')}`;
-  const admin = async (sql: string, database?: string) => {
-    const url = new URL(inject('dbAdminUrl'));
-    if (database) url.pathname = `/${database}`;
-    const c = new pg.Client({ connectionString: url.toString() });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
+  let login: Awaited<ReturnType<typeof createLoginRole>>;
 
   beforeAll(async () => {
     ({ db, seed } = await createSeededDatabase());
-    await admin(`CREATE ROLE ${role} LOGIN`);
+    login = await createLoginRole('svc');
     owner = await new DataSource({ type: 'postgres', url: db.url, poolSize: 1 }).initialize();
-    await grantServiceRole(owner, role);
-    const url = new URL(db.url);
-    url.username = role;
-    service = new pg.Pool({ connectionString: url.toString(), max: 2 });
+    await grantServiceRole(owner, login.role);
+    service = new pg.Pool({ connectionString: login.urlFor(db.url), max: 2 });
     service.on('error', () => {});
     orgId = await seed.org();
   });
   afterAll(async () => {
     await service?.end();
     await owner?.destroy();
+    await login?.drop(db.name);
     await db?.drop();
-    await admin(`DROP ROLE IF EXISTS ${role}`);
   });
 
   /** An event `daysAgo` old, appended by the service itself. */
@@ -87,7 +73,7 @@ describe('the audit log under the service role', () => {
       `ALTER TABLE audit_events DISABLE TRIGGER ALL`,
       `ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only`,
       `DROP TRIGGER audit_events_append_only ON audit_events`,
-      `ALTER TABLE audit_events OWNER TO ${role}`,
+      `ALTER TABLE audit_events OWNER TO ${login.role}`,
       `DROP TABLE audit_events`,
       `CREATE OR REPLACE FUNCTION audit_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$`,
       `CREATE OR REPLACE FUNCTION audit_prune(timestamptz, integer) RETURNS integer LANGUAGE sql AS $$ SELECT 0 $$`,
@@ -124,14 +110,14 @@ describe('the audit log under the service role', () => {
 
   it('still cannot delete or change an event itself when granted DELETE, UPDATE and TRUNCATE by mistake', async () => {
     const [recent, old] = [await event(1), await event(400)];
-    await db.pool.query(`GRANT UPDATE, DELETE, TRUNCATE ON audit_events TO ${role}`);
+    await db.pool.query(`GRANT UPDATE, DELETE, TRUNCATE ON audit_events TO ${login.role}`);
     try {
       await expect(service.query(`DELETE FROM audit_events WHERE id = $1`, [old])).rejects.toThrow(APPEND_ONLY);
       await expect(service.query(`SELECT set_config('audit.retention', 'on', false); DELETE FROM audit_events WHERE id = '${recent}'`)).rejects.toThrow(APPEND_ONLY);
       await expect(service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [old])).rejects.toThrow(APPEND_ONLY);
       await expect(service.query(`TRUNCATE audit_events`)).rejects.toThrow(APPEND_ONLY);
     } finally {
-      await db.pool.query(`REVOKE UPDATE, DELETE, TRUNCATE ON audit_events FROM ${role}`);
+      await db.pool.query(`REVOKE UPDATE, DELETE, TRUNCATE ON audit_events FROM ${login.role}`);
     }
     expect(await left([recent, old])).toEqual([recent, old].sort());
   });

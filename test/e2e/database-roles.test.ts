@@ -1,30 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditService } from '../../src/audit/audit.service.js';
 import { createApp } from '../../src/bootstrap.js';
 import { buildAppConfig, loadEnvironment } from '../../src/config/app-config.js';
 import { openDatabase } from '../../src/database/open-database.js';
-import { useEmptyDatabase } from '../support/database.js';
+import { adminQuery, createLoginRole, useEmptyDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { testConfig } from '../support/test-app.js';
-
-/** Runs `sql` as the test server's superuser, in `database` (default: the admin URL's). */
-async function admin(sql: string, database?: string): Promise<void> {
-  const url = new URL(inject('dbAdminUrl'));
-  if (database) url.pathname = `/${database}`;
-  const c = new pg.Client({ connectionString: url.toString() });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-
-const asRole = (url: string, role: string) => Object.assign(new URL(url), { username: role }).toString();
 
 /**
  * A real server set up as the operations docs say: an owner role that runs the migrations
@@ -33,15 +17,15 @@ const asRole = (url: string, role: string) => Object.assign(new URL(url), { user
  */
 describe('the service on PostgreSQL with an owner role and a service role', () => {
   const { name, url: ownerUrl } = useEmptyDatabase('roles');
-  const role = `${inject('dbPrefix')}_app_${randomBytes(3).toString('hex')}`;
+  let login: Awaited<ReturnType<typeof createLoginRole>>;
   let app: NestFastifyApplication;
   let api: ApiClient;
   let owner: pg.Pool;
 
   beforeAll(async () => {
-    await admin(`CREATE ROLE ${role} LOGIN`);
-    await admin(`GRANT CONNECT, CREATE ON DATABASE ${name} TO ${role}`);
-    const config = testConfig(asRole(ownerUrl, role), { DATABASE_MIGRATION_URL: ownerUrl, DB_MIGRATE: 'true' });
+    login = await createLoginRole('app');
+    await adminQuery(`GRANT CONNECT, CREATE ON DATABASE ${name} TO ${login.role}`);
+    const config = testConfig(login.urlFor(ownerUrl), { DATABASE_MIGRATION_URL: ownerUrl, DB_MIGRATE: 'true' });
     app = await createApp(config, { logger: false });
     await app.listen(0, '127.0.0.1');
     api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
@@ -50,15 +34,14 @@ describe('the service on PostgreSQL with an owner role and a service role', () =
   afterAll(async () => {
     await app?.close();
     await owner?.end();
-    await admin(`DROP OWNED BY ${role}`, name);
-    await admin(`DROP ROLE IF EXISTS ${role}`);
+    await login?.drop(name);
   });
 
   it('migrates as the owner and serves as the service role: keys, their audit trail and retention all work', async () => {
     const { rows: tables } = await owner.query(`SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'`);
     expect(tables).toEqual([{ tableowner: new URL(ownerUrl).username || 'postgres' }]);
     const { rows: sessions } = await owner.query(`SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = $1 AND application_name = 'keys-usage-identity'`, [name]);
-    expect(sessions).toEqual([{ usename: role }]);
+    expect(sessions).toEqual([{ usename: login.role }]);
 
     const seed = new Seeder(owner);
     const w = await seed.world('owner');
@@ -77,7 +60,7 @@ describe('the service on PostgreSQL with an owner role and a service role', () =
       buildAppConfig(loadEnvironment({ NODE_ENV: 'production', SESSION_JWT_SECRET: TEST_SESSION_SECRET, API_KEY_SECRET: TEST_API_KEY_SECRET, ...env }));
     for (const [env, warned] of [
       [{ DATABASE_URL: ownerUrl }, true],
-      [{ DATABASE_URL: asRole(ownerUrl, role), DATABASE_MIGRATION_URL: ownerUrl }, false],
+      [{ DATABASE_URL: login.urlFor(ownerUrl), DATABASE_MIGRATION_URL: ownerUrl }, false],
     ] as const) {
       const warnings: string[] = [];
       const ds = await openDatabase(production(env), 'server', true, {}, (m) => warnings.push(m));
