@@ -171,12 +171,12 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async connect(atStart = false): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || !this.poolOptions) return;
     let client: pg.Client | null = null;
     try {
       client = await openLeaseConnection(
         {
-          pool: this.poolOptions!,
+          pool: this.poolOptions,
           instanceId: this.instanceId,
           leaseMs: this.leaseMs,
           notify: (channel, payload) => this.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]),
