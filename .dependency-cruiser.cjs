@@ -15,7 +15,7 @@
  *             directory/ and events/ import neither other)
  *   library   core/: the dynamic module a host imports (forRoot/forFeature), the ENTITIES/MIGRATIONS list
  *   server    main, bootstrap, app.module, cli/, http/, health/, metrics/, account/, observability/,
- *             and database/'s embedded-server files (data-source-options, embedded, open-database, migrate-cli)
+ *             and database/'s embedded-server files (data-source-options, embedded, open-database, migrate-cli, roles)
  */
 const BASE = '^src/(common|settings|config)/|^src/database/(transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
 const STORES = '^src/(directory|events)/';
@@ -23,7 +23,7 @@ const AUTH = '^src/auth/';
 const FEATURES = '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks)/';
 const LIBRARY = '^src/core/|^src/index[.]ts$';
 const SERVER =
-  '^src/(main|bootstrap|app[.]module)[.]ts$|^src/(cli|http|health|metrics|account|observability)/|^src/database/(data-source-options|embedded|open-database|migrate-cli)[.]ts$';
+  '^src/(main|bootstrap|app[.]module)[.]ts$|^src/(cli|http|health|metrics|account|observability)/|^src/database/(data-source-options|embedded|open-database|migrate-cli|roles)[.]ts$';
 
 const up = (name, from, to, comment) => ({ name, severity: 'error', comment, from: { path: from }, to: { path: to } });
 /** A feature may import only the features listed for it (the one allowed direction between features). */

@@ -95,7 +95,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   // The database is opened before Nest starts: a permanent failure (wrong password, no such
   // database) is then one line from main, not a flush of Nest's buffered logs and a stack trace.
   // Retries of a database that is not up yet go to the log with their delay (JSON in production).
-  const dataSource = await (options.dataSource ?? (() => openDatabase(config, 'server', undefined, { onRetry: (message) => logging.logger.warn(message) })))();
+  const warn = (message: string) => logging.logger.warn(message);
+  const dataSource = await (options.dataSource ?? (() => openDatabase(config, 'server', undefined, { onRetry: warn }, warn)))();
   let app: NestFastifyApplication;
   try {
     app = await NestFactory.create<NestFastifyApplication>(

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { KeysetPosition } from '../common/pagination.js';
-import { returnedRows } from '../database/transactions.js';
 
 /** A row of audit_events as the service reads and writes it. */
 export interface AuditRow {
@@ -123,8 +122,7 @@ export function auditInsertValues(row: NewAuditRow): unknown[] {
 
 /**
  * The audit log's table. Append-only: there is no update method, and the only delete is the
- * retention job's bounded batch, the one place that sets the `audit.retention` flag the
- * database trigger checks.
+ * retention job's bounded batch, through a function that runs as the table's owner.
  */
 @Injectable()
 export class AuditRepository {
@@ -166,23 +164,12 @@ export class AuditRepository {
   }
 
   /**
-   * Retention: deletes at most `batch` events older than `before`, in a transaction of its own
-   * that raises the flag the append-only trigger lets through. Replicas pruning at once skip
-   * each other's rows rather than wait. Returns how many were deleted.
+   * Retention: deletes at most `batch` events older than `before` through the database's
+   * `audit_prune` function (migration 1764910001000), the only way the service's role can
+   * delete an event; it never deletes one younger than its floor. Returns how many were deleted.
    */
   async pruneBatch(before: Date, batch: number): Promise<number> {
-    return this.db.transaction(async (manager) => {
-      await manager.query(`SELECT set_config('audit.retention', 'on', true)`);
-      const deleted = returnedRows<{ id: string }>(
-        await manager.query(
-          `DELETE FROM audit_events a
-            USING (SELECT id FROM audit_events WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED) doomed
-            WHERE a.id = doomed.id
-           RETURNING a.id`,
-          [before, batch],
-        ),
-      );
-      return deleted.length;
-    });
+    const [row] = (await this.db.query(`SELECT audit_prune($1, $2) AS deleted`, [before, batch])) as Array<{ deleted: number }>;
+    return row.deleted;
   }
 }

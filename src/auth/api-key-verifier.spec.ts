@@ -2,9 +2,8 @@ import { createSecretKey } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
-import { noCache } from './verification-cache/no-cache.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
-import type { InvalidationListener, VerificationLease } from './verification-cache/verification-lease.js';
+import { VerificationLease, type InvalidationListener } from './verification-cache/verification-lease.js';
 import type { ApiKeyStore, KeyVerificationRow } from './api-key-store.js';
 import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
@@ -117,7 +116,8 @@ function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOr
     settings,
     lastUsed as unknown as LastUsedWriter,
     metrics,
-    held?.cache ?? noCache(),
+    // Without a cache: the real one over a lease with no database to lease on (never usable).
+    held?.cache ?? new VerificationCache(new VerificationLease(settings, {} as DataSource, metrics), settings, metrics),
   );
   return { verifier, lastUsed, metrics, notify: held?.notify };
 }

@@ -1,6 +1,10 @@
 import { NotFoundException } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { noCache } from './verification-cache/no-cache.js';
+import type { DataSource } from 'typeorm';
+import { Settings } from '../settings/settings.js';
+import { AuthMetrics } from './auth-metrics.js';
+import { VerificationCache } from './verification-cache/verification-cache.js';
+import { VerificationLease } from './verification-cache/verification-lease.js';
 import type { Role } from '../common/roles.js';
 import { memberKey, OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
 import type { Principal } from './principal.js';
@@ -52,6 +56,13 @@ class FakeDirectory extends OrgDirectory {
 
 function session(userId: string, requestedOrgId: string | null = null): Principal {
   return { kind: 'session', userId, email: `${userId}@example.com`, orgId: null, orgRole: null, orgMemberCount: 0, plan: null, scopes: [], requestedOrgId };
+}
+
+/** The real cache over a lease with no database to lease on: never usable, so every question reaches the directory. */
+function noCache(): VerificationCache {
+  const settings = new Settings({ session: { secret: 's'.repeat(32) } });
+  const metrics = new AuthMetrics();
+  return new VerificationCache(new VerificationLease(settings, {} as DataSource, metrics), settings, metrics);
 }
 
 describe('SessionOrgResolver', () => {

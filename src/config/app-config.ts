@@ -42,6 +42,13 @@ export class EnvironmentVariables {
   @Transform(emptyToUndefined) @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
 
+  /**
+   * The schema owner's connection, for migrations only (and the grants to DATABASE_URL's role
+   * that follow them). Unset: migrations run through DATABASE_URL, whose role then owns the schema.
+   */
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_MIGRATION_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_MIGRATION_URL?: string;
+
   @IsString() @MinLength(1)
   DATA_DIR = './.data';
 
@@ -266,7 +273,7 @@ export interface AppConfig {
 export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): EnvironmentVariables {
   const known = Object.keys(new EnvironmentVariables());
   const raw: Record<string, unknown> = {};
-  for (const name of [...known, 'DATABASE_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
+  for (const name of [...known, 'DATABASE_URL', 'DATABASE_MIGRATION_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
     'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'TRUST_PROXY', 'NODE_ENV',
     'WEBHOOK_ALLOW_CIDRS', 'WEBHOOK_ALLOWED_PORTS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE']) {
     if (source[name] !== undefined) raw[name] = source[name];
@@ -278,6 +285,7 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   if (errors.length === 0 && env.WEBHOOK_ALLOWED_PORTS && parsePortRanges(env.WEBHOOK_ALLOWED_PORTS).some(([from, to]) => from < 1 || to > 65535 || to < from)) {
     lines.push('  WEBHOOK_ALLOWED_PORTS: every port must be 1 to 65535, and a range low-high');
   }
+  if (env.DATABASE_MIGRATION_URL && !env.DATABASE_URL) lines.push('  DATABASE_MIGRATION_URL: needs DATABASE_URL (the embedded database sets its roles up itself)');
   if (lines.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }

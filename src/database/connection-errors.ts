@@ -82,19 +82,19 @@ export class DatabaseStartupError extends Error {
 }
 
 /** Malformed URLs are refused before any connection (pg would throw a bare TypeError deep inside). */
-export function assertDatabaseUrl(url: string): void {
+export function assertDatabaseUrl(url: string, variable = 'DATABASE_URL'): void {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new DatabaseStartupError('Cannot use DATABASE_URL: it is not a valid URL (not retried)', {
+    throw new DatabaseStartupError(`Cannot use ${variable}: it is not a valid URL (not retried)`, {
       kind: 'permanent',
       code: 'ERR_INVALID_URL',
       reason: PERMANENT.ERR_INVALID_URL,
     });
   }
   if (!/^postgres(ql)?:$/.test(parsed.protocol) || !parsed.hostname) {
-    throw new DatabaseStartupError('Cannot use DATABASE_URL: expected postgres://user:password@host:port/database (not retried)', {
+    throw new DatabaseStartupError(`Cannot use ${variable}: expected postgres://user:password@host:port/database (not retried)`, {
       kind: 'permanent',
       code: 'ERR_INVALID_URL',
       reason: PERMANENT.ERR_INVALID_URL,

@@ -16,12 +16,12 @@ const COMMON = {
 };
 
 /** Real PostgreSQL through `pg`: a pool with connect and statement timeouts, so an outage is a fast 503, not a hang. */
-export function postgresOptions(config: AppConfig, url: string): DataSourceOptions {
+export function postgresOptions(config: AppConfig, url: string, pool = { max: config.env.DB_POOL_MAX, min: config.env.DB_POOL_MIN }): DataSourceOptions {
   const env = config.env;
   return {
     ...COMMON,
     url,
-    poolSize: env.DB_POOL_MAX,
+    poolSize: pool.max,
     connectTimeoutMS: env.DB_CONNECT_TIMEOUT_MS,
     applicationName: 'keys-usage-identity',
     extra: {
@@ -30,7 +30,7 @@ export function postgresOptions(config: AppConfig, url: string): DataSourceOptio
       idle_in_transaction_session_timeout: 10_000,
       keepAlive: true,
       // pg-pool closes idle connections after 10 s, but never below `min`.
-      min: env.DB_POOL_MIN,
+      min: pool.min,
     },
   };
 }

@@ -1,14 +1,13 @@
 import 'reflect-metadata';
 import { buildAppConfig, loadEnvironment } from '../config/app-config.js';
-import { openDatabase } from './open-database.js';
+import { migrateDatabase, openDatabase } from './open-database.js';
 
-/** `npm run migrate`: applies pending migrations (under the advisory lock) and exits. */
+/** `npm run migrate`: applies pending migrations (under the advisory lock, as the owner: see migrateDatabase) and exits. */
 async function main(): Promise<void> {
   const config = buildAppConfig(loadEnvironment());
   const ds = await openDatabase(config, 'cli', false);
   try {
-    const { runMigrationsLocked } = await import('./migrate.js');
-    const done = await runMigrationsLocked(ds);
+    const done = await migrateDatabase(config, ds);
     process.stdout.write(`${JSON.stringify({ applied: done })}\n`);
   } finally {
     await ds.destroy();

@@ -5,13 +5,17 @@ import { assertDatabaseUrl, CLI_RETRY, connectWithRetry, describeDatabaseUrl, SE
 import { listenEmbedded, openEmbedded, shareEmbedded } from './embedded.js';
 import { registerInProcessNotifications } from './in-process-notifications.js';
 import { runMigrationsLocked } from './migrate.js';
+import { currentRole, grantServiceRole, serviceRoleWarning, useEmbeddedServiceRole } from './roles.js';
 
 export type DatabaseRole = 'server' | 'cli';
 
 /**
  * Opens the service's database and applies pending migrations (unless DB_MIGRATE=false).
- * - DATABASE_URL: PostgreSQL through a `pg` pool.
- * - Embedded, as the server: PGlite in this process, also shared on a Unix socket for the CLI.
+ * - DATABASE_URL: PostgreSQL through a `pg` pool; migrations as the owner through
+ *   DATABASE_MIGRATION_URL when set (see migrateDatabase). In production, a service role with the
+ *   owner's rights is warned about through `warn`.
+ * - Embedded, as the server: PGlite in this process, also shared on a Unix socket for the CLI;
+ *   migrated as the owner, then the session takes the service role (see roles.ts).
  * - Embedded, as the CLI: the running server's socket if there is one, else PGlite directly.
  * `dataSource.destroy()` closes everything that was opened.
  * PostgreSQL: a malformed URL, a wrong password, a missing database or a host that does not
@@ -23,6 +27,7 @@ export async function openDatabase(
   role: DatabaseRole,
   migrate = config.env.DB_MIGRATE,
   retry: Partial<RetryPolicy> = {},
+  warn: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
 ): Promise<DataSource> {
   const url = config.env.DATABASE_URL;
   if (url) {
@@ -33,7 +38,14 @@ export async function openDatabase(
       ...retry,
     };
     const ds = await connectWithRetry(describeDatabaseUrl(url), () => new DataSource(postgresOptions(config, url)).initialize(), policy);
-    if (migrate) await runMigrationsLocked(ds);
+    try {
+      if (migrate) await migrateDatabase(config, ds, policy);
+      const warning = config.production ? await serviceRoleWarning(ds) : null;
+      if (warning) warn(warning);
+    } catch (error) {
+      await ds.destroy().catch(() => undefined);
+      throw error;
+    }
     return ds;
   }
   if (role === 'cli') {
@@ -47,7 +59,8 @@ export async function openDatabase(
   const ds = new DataSource(await embeddedOptions(db));
   try {
     await ds.initialize();
-    if (migrate) await runMigrationsLocked(ds);
+    if (migrate) await migrateDatabase(config, ds);
+    else await useEmbeddedServiceRole(ds);
   } catch (error) {
     await db.close().catch(() => undefined);
     throw error;
@@ -62,4 +75,43 @@ export async function openDatabase(
     await db.close();
   };
   return ds;
+}
+
+/**
+ * Applies pending migrations as the schema's owner; returns their names.
+ * - PostgreSQL with DATABASE_MIGRATION_URL: through a connection of its own as that role, then
+ *   grants the role `service` runs as its privileges (roles.ts), again every time.
+ * - PostgreSQL without: through `service` itself (its role is then the owner).
+ * - Embedded: as the bootstrap superuser, after which the session takes the service role again.
+ */
+export async function migrateDatabase(config: AppConfig, service: DataSource, retry: Partial<RetryPolicy> = {}): Promise<string[]> {
+  if (config.embedded) {
+    // The session may be shared with a running server (the CLI through its socket): leave its role alone unless there is work.
+    if (!(await service.showMigrations())) {
+      await useEmbeddedServiceRole(service);
+      return [];
+    }
+    await service.query('RESET ROLE');
+    try {
+      return await runMigrationsLocked(service);
+    } finally {
+      await useEmbeddedServiceRole(service);
+    }
+  }
+  const ownerUrl = config.env.DATABASE_MIGRATION_URL;
+  if (!ownerUrl) return runMigrationsLocked(service);
+  assertDatabaseUrl(ownerUrl, 'DATABASE_MIGRATION_URL');
+  const policy: RetryPolicy = { ...CLI_RETRY, onRetry: (message) => process.stderr.write(`${message}\n`), ...retry };
+  const owner = await connectWithRetry(
+    describeDatabaseUrl(ownerUrl),
+    () => new DataSource(postgresOptions(config, ownerUrl, { max: 1, min: 0 })).initialize(),
+    policy,
+  );
+  try {
+    const applied = await runMigrationsLocked(owner);
+    await grantServiceRole(owner, await currentRole(service));
+    return applied;
+  } finally {
+    await owner.destroy();
+  }
 }

@@ -228,19 +228,33 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
     });
 
     it('the retention job prunes events past AUDIT_RETENTION_DAYS in bounded batches, and nothing newer', async () => {
+      // Ages are judged by the database's clock (the retention function never deletes an event
+      // younger than 30 days by it), so the events are written in the database's past.
       const w = await t.seed.world('owner');
-      const old: string[] = [];
-      for (let i = 0; i < 3; i++) old.push((await mintOk(t, w.session, { org_id: w.orgId })).id);
-      clock.advance(300 * DAY_MS);
-      const recent = await mintOk(t, w.session, { org_id: w.orgId });
-      clock.advance(101 * DAY_MS); // the first three are now 401 days old, the last 101
-      const audit = t.app.get(AuditService);
-      expect(await audit.prune(2, 1)).toBe(2); // one bounded batch
-      expect(await audit.prune(2, 100)).toBeGreaterThanOrEqual(1);
-      const rows = await t.seed.auditEvents(w.orgId);
-      expect(rows.map((r) => r.target_id)).toEqual([recent.id]);
-      // And the flag it raises does not outlive its transaction.
-      await expect(t.db.pool.query(`DELETE FROM audit_events WHERE org_id = $1`, [w.orgId])).rejects.toThrow(/append-only/);
+      const now = Date.now();
+      const resume = clock.now();
+      try {
+        const old: string[] = [];
+        clock.set(new Date(now - 401 * DAY_MS));
+        for (let i = 0; i < 3; i++) old.push((await mintOk(t, w.session, { org_id: w.orgId })).id);
+        clock.set(new Date(now - 101 * DAY_MS));
+        const older = await mintOk(t, w.session, { org_id: w.orgId });
+        clock.set(new Date(now - 10 * DAY_MS));
+        const recent = await mintOk(t, w.session, { org_id: w.orgId });
+        clock.set(new Date(now));
+        const audit = t.app.get(AuditService);
+        expect(await audit.prune(2, 1)).toBe(2); // one bounded batch
+        expect(await audit.prune(2, 100)).toBeGreaterThanOrEqual(1);
+        const rows = await t.seed.auditEvents(w.orgId);
+        expect(rows.map((r) => r.target_id)).toEqual([older.id, recent.id]);
+        // No setting opens the table to a plain DELETE (the 10-day-old event refuses it).
+        await expect(
+          t.db.pool.query(`SELECT set_config('audit.retention', 'on', false); DELETE FROM audit_events WHERE org_id = '${w.orgId}'`),
+        ).rejects.toThrow(/append-only/);
+        expect(await t.seed.auditEvents(w.orgId)).toHaveLength(2);
+      } finally {
+        clock.set(resume);
+      }
     });
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../support/http.js';
 import { runCli, startServer, type ServerProcess } from '../support/processes.js';
@@ -67,6 +68,34 @@ describe('a fresh clone with no environment, on the embedded database', () => {
     expect((await api.get('/me', minted.body.key)).status).toBe(200);
     expect((await api.get('/me', token)).status).toBe(200);
   }, 120_000);
+
+  it('serves as its own service role after migrating as the owner: no session on it can remove an audit event', async () => {
+    // The server's socket shares the server's one session: what a client sees here, the server is.
+    const client = new pg.Client({ host: dataDir, port: 5432, user: 'postgres', database: 'postgres' });
+    await client.connect();
+    try {
+      expect((await client.query(`SELECT current_user AS role`)).rows).toEqual([{ role: 'kui_service' }]);
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_events`);
+      expect(rows[0].n).toBeGreaterThan(0);
+      for (const sql of [
+        `DELETE FROM audit_events`,
+        `BEGIN; SELECT set_config('audit.retention', 'on', true); DELETE FROM audit_events; COMMIT`,
+        `UPDATE audit_events SET details = '{}'`,
+        `TRUNCATE audit_events`,
+        `ALTER TABLE audit_events DISABLE TRIGGER ALL`,
+      ]) {
+        await expect(client.query(sql), sql).rejects.toThrow(/permission denied|must be owner/);
+        await client.query('ROLLBACK').catch(() => undefined);
+      }
+      expect((await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_events`)).rows[0].n).toBe(rows[0].n);
+      // The job queue's schema was created by, and belongs to, the service role.
+      expect((await client.query(`SELECT nspowner::regrole::text AS owner FROM pg_namespace WHERE nspname = 'pgboss'`)).rows).toEqual([
+        { owner: 'kui_service' },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
 });
 
 /**

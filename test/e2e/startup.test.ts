@@ -23,6 +23,12 @@ describe('starting the service with bad configuration', () => {
     expect(res.stderr).toMatch(/Invalid configuration:\n\s+PORT:/);
   });
 
+  it('refuses DATABASE_MIGRATION_URL without DATABASE_URL: the embedded database sets its roles up itself', async () => {
+    const res = await start({ DATABASE_MIGRATION_URL: 'postgres://postgres@127.0.0.1:5432/test' });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/Invalid configuration:\n\s+DATABASE_MIGRATION_URL: needs DATABASE_URL/);
+  });
+
   it('generates nothing in production: without a session secret it refuses to start', async () => {
     const res = await start({ NODE_ENV: 'production', DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' });
     expect(res.code).toBe(1);

@@ -1,14 +1,17 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource } from 'typeorm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AuthMetrics } from '../../src/auth/auth-metrics.js';
 import { VerificationLease } from '../../src/auth/verification-cache/verification-lease.js';
+import { createApp } from '../../src/bootstrap.js';
+import { postgresOptions } from '../../src/database/data-source-options.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
 import { startServer, type ServerProcess } from '../support/processes.js';
 import { TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startTestApp, testConfig, type TestApp } from '../support/test-app.js';
 
 /**
  * Several instances on one PostgreSQL, each answering from its verification cache under a lease.
@@ -168,6 +171,15 @@ describe('three instances answering from their caches', () => {
     }
   });
 
+  it('drop a cached answer of the org a member moves out of, not only of the org it moves into', async () => {
+    const w = await mint(a);
+    const colleague = await a.seed.colleague(w.orgId, 'member');
+    for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).body.org_member_count).toBe(2);
+    await a.db.pool.query(`UPDATE memberships SET org_id = $1 WHERE user_id = $2`, [await a.seed.org(), colleague.userId]);
+    await a.seed.acknowledged();
+    for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).body.org_member_count).toBe(1);
+  });
+
   it('release their lease when they shut down, so no writer waits for a stopped instance', async () => {
     const d = await startTestApp({ db: a.db, env });
     const id = leaseOf(d).instanceId;
@@ -183,6 +195,100 @@ describe('three instances answering from their caches', () => {
     await warm([b], w.key);
     await a.db.pool.query(`INSERT INTO usage_counters (org_id, day, retrieves) VALUES ($1, (now() AT TIME ZONE 'utc')::date, 5)`, [w.orgId]);
     expect((await b.api.get('/usage', w.key)).body.mcp_queries.used).toBe(5);
+  });
+});
+
+describe('a TRUNCATE of a table cached answers are built from', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    a = await startTestApp({ env });
+    b = await startTestApp({ db: a.db, env });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('empties every instance’s cache before the writer is told it is done', async () => {
+    const w = await mint(a);
+    await warm([a, b], w.key);
+    await a.db.pool.query(`TRUNCATE api_keys CASCADE`);
+    await a.seed.acknowledged();
+    for (const t of [a, b]) expect((await t.api.get('/me', w.key)).status).toBe(401);
+  });
+});
+
+/**
+ * A proxy between instance B and the database that drops the notifications LISTEN delivers while
+ * still answering queries, as a pooler in transaction mode or a proxy that drops idle
+ * server-to-client traffic does: B's renewals keep reaching the database, its changes go unheard.
+ */
+describe('an instance whose notifications silently stop arriving', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy;
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    proxy = await TcpProxy.start(db.url, { filterNotifications: true });
+    a = await startTestApp({ db, env });
+    b = await startTestApp({ db: { ...db, url: proxy.urlFor(db.url) }, env });
+  });
+  afterEach(() => {
+    proxy.dropNotifications = false;
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await proxy?.close();
+    await db?.drop();
+  });
+
+  it('stops answering a key revoked meanwhile from its cache within a lease, and leases again once they arrive', async () => {
+    await until(() => leaseOf(b).usable());
+    const w = await mint(a);
+    await warm([b], w.key);
+    proxy.dropNotifications = true;
+    // Revoked behind the service's back: nobody waits for acknowledgements.
+    await db.pool.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1`, [w.keyId]);
+    const changed = performance.now();
+    await until(async () => (await b.api.get('/me', w.key)).status === 401);
+    expect(performance.now() - changed).toBeLessThan(Number(LEASE_MS));
+    // Its replacement connection is proven before it leases again, so no lease while unheard.
+    await sleep(Number(LEASE_MS));
+    expect(leaseOf(b).usable()).toBe(false);
+    proxy.dropNotifications = false;
+    await until(() => leaseOf(b).usable());
+  });
+
+  it('lets a revoke answer within a lease rather than hold it until it fails, refusing the key everywhere after its 204', async () => {
+    await until(() => leaseOf(b).usable());
+    const w = await mint(a);
+    await warm([a, b], w.key);
+    const running = load([a.api, b.api], w.key);
+    await sleep(50);
+    proxy.dropNotifications = true;
+    const started = performance.now();
+    const revoked = await a.api.delete(`/api-keys/${w.keyId}`, w.session);
+    const revokedAt = performance.now();
+    expect(revoked.status).toBe(204);
+    expect(revokedAt - started).toBeLessThan(2 * Number(LEASE_MS));
+    expectNoSuccessAfter(await running.stop(), revokedAt);
+  });
+
+  it('refuses to start where notifications never arrive, naming the pooler setting and the way out', async () => {
+    const deaf = await TcpProxy.start(db.url, { filterNotifications: true });
+    deaf.dropNotifications = true;
+    const url = deaf.urlFor(db.url);
+    const config = testConfig(url, env);
+    const app = await createApp(config, { logger: false, dataSource: () => new DataSource(postgresOptions(config, url)).initialize() });
+    try {
+      await expect(app.init()).rejects.toThrow(/pool_mode=transaction.*VERIFICATION_CACHE=false/);
+    } finally {
+      await app.close();
+      await deaf.close();
+    }
   });
 });
 

@@ -15,6 +15,37 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** Runs `sql` as the test server's superuser, in `database` (default: the admin URL's own). */
+export async function adminQuery(sql: string, database?: string): Promise<void> {
+  const url = new URL(inject('dbAdminUrl'));
+  if (database) url.pathname = `/${database}`;
+  const c = new pg.Client({ connectionString: url.toString() });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A login role of this run (roles are the whole server's; the run's teardown drops any left),
+ * for the service's side of the two database roles: `urlFor(db.url)` connects as it. `drop()`
+ * first drops what it owns and was granted in `database`, which must still exist.
+ */
+export async function createLoginRole(label: string): Promise<{ role: string; urlFor(url: string): string; drop(database: string): Promise<void> }> {
+  const role = `${inject('dbPrefix')}_${label}_${randomBytes(3).toString('hex')}`;
+  await adminQuery(`CREATE ROLE ${role} LOGIN`);
+  return {
+    role,
+    urlFor: (url) => Object.assign(new URL(url), { username: role }).toString(),
+    drop: async (database) => {
+      await adminQuery(`DROP OWNED BY ${role}`, database);
+      await adminQuery(`DROP ROLE IF EXISTS ${role}`);
+    },
+  };
+}
+
 export function databaseUrl(name: string): string {
   const u = new URL(inject('dbAdminUrl'));
   u.pathname = `/${name}`;

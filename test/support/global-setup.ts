@@ -96,6 +96,9 @@ export default async function setup(project: TestProject) {
       for (const { datname } of rows) {
         await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
       }
+      // Login roles a test made (createLoginRole) and left behind, once nothing of theirs remains.
+      const roles = await c.query<{ rolname: string }>(`SELECT rolname FROM pg_roles WHERE rolname LIKE $1`, [`${prefix}%`]);
+      for (const { rolname } of roles.rows) await c.query(`DROP ROLE IF EXISTS ${rolname}`);
       await c.end();
     } finally {
       await releaseServer();

@@ -8,7 +8,12 @@ interface Link {
   upstream: net.Socket | null;
   /** Bytes the client sent while no upstream existed yet (held during a black hole). */
   sawTerminate: boolean;
+  /** Server bytes not yet forming a whole message (only when filtering notifications). */
+  partial: Buffer;
 }
+
+/** PostgreSQL's NotificationResponse message type ('A'): what LISTEN delivers. */
+const NOTIFICATION = 0x41;
 
 /**
  * A TCP proxy in front of PostgreSQL that a test can break without touching the shared server:
@@ -16,10 +21,14 @@ interface Link {
  * - `blackhole()`: accept connections but forward no byte either way (a partition or a frozen
  *   server: only timeouts can notice); bytes stay in the kernel buffers, as TCP would keep them;
  * - `restore()`: back to normal; held connections are connected and flushed;
- * - `latencyMs`: delays every chunk in both directions (slow database).
+ * - `latencyMs`: delays every chunk in both directions (slow database);
+ * - `dropNotifications` (when started with `{ filterNotifications: true }`): forwards every
+ *   server message but the notifications LISTEN delivers, as a pooler in transaction mode or a
+ *   proxy that drops idle server-to-client traffic would: queries still answer, changes go unheard.
  */
 export class TcpProxy {
   latencyMs = 0;
+  dropNotifications = false;
   private server: net.Server;
   private readonly links = new Set<Link>();
   private mode: 'pass' | 'refuse' | 'blackhole' = 'pass';
@@ -28,13 +37,18 @@ export class TcpProxy {
   /** Called with each chunk the client sends upstream (e.g. to notice a query going out). */
   onClientData: ((chunk: Buffer) => void) | null = null;
 
-  private constructor(private readonly target: { host: string; port: number }, public port: number) {
+  private constructor(
+    private readonly target: { host: string; port: number },
+    public port: number,
+    private readonly filterNotifications: boolean,
+  ) {
     this.server = this.createServer();
   }
 
-  static async start(targetUrl: string): Promise<TcpProxy> {
+  /** `filterNotifications`: read the server's messages, so `dropNotifications` can take effect (no TLS). */
+  static async start(targetUrl: string, options: { filterNotifications?: boolean } = {}): Promise<TcpProxy> {
     const u = new URL(targetUrl);
-    const proxy = new TcpProxy({ host: u.hostname, port: Number(u.port || 5432) }, 0);
+    const proxy = new TcpProxy({ host: u.hostname, port: Number(u.port || 5432) }, 0, options.filterNotifications ?? false);
     await proxy.listen(0);
     return proxy;
   }
@@ -88,7 +102,7 @@ export class TcpProxy {
 
   private createServer(): net.Server {
     return net.createServer((client) => {
-      const link: Link = { client, upstream: null, sawTerminate: false };
+      const link: Link = { client, upstream: null, sawTerminate: false, partial: Buffer.alloc(0) };
       this.links.add(link);
       client.on('data', (chunk) => {
         this.onClientData?.(chunk);
@@ -107,7 +121,10 @@ export class TcpProxy {
   private connectUpstream(link: Link): void {
     const upstream = net.connect(this.target.port, this.target.host);
     link.upstream = upstream;
-    upstream.on('data', (chunk) => this.forward(chunk, () => link.client));
+    upstream.on('data', (chunk) => {
+      const out = this.filterNotifications ? this.withoutNotifications(link, chunk) : chunk;
+      if (out.length > 0) this.forward(out, () => link.client);
+    });
     upstream.on('error', () => this.drop(link));
     upstream.on('close', () => this.drop(link));
   }
@@ -119,6 +136,19 @@ export class TcpProxy {
     };
     if (this.latencyMs > 0) setTimeout(write, this.latencyMs);
     else write();
+  }
+
+  /** The whole server messages of `chunk` (with what was held back before it), notifications dropped if asked. */
+  private withoutNotifications(link: Link, chunk: Buffer): Buffer {
+    let buf = Buffer.concat([link.partial, chunk]);
+    const out: Buffer[] = [];
+    while (buf.length >= 5 && buf.length >= 1 + buf.readUInt32BE(1)) {
+      const size = 1 + buf.readUInt32BE(1);
+      if (!(this.dropNotifications && buf[0] === NOTIFICATION)) out.push(buf.subarray(0, size));
+      buf = buf.subarray(size);
+    }
+    link.partial = buf;
+    return Buffer.concat(out);
   }
 
   private drop(link: Link): void {

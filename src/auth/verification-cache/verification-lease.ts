@@ -3,20 +3,17 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { Settings } from '../../settings/settings.js';
 import { inProcessNotificationsOf, type InProcessNotifications } from '../../database/in-process-notifications.js';
 import { pgPoolOf } from '../../database/pg-pool.js';
 import { AuthMetrics } from '../auth-metrics.js';
-import { ACK_CHANNEL, INVALIDATION_CHANNEL, LEASE_SQL } from './verification-lease.sql.js';
+import { Announcements } from './announcements.js';
+import { NotificationsNotDeliveredError, openLeaseConnection } from './lease-connection.js';
+import { ACK_CHANNEL, INVALIDATION_CHANNEL, LEASE_SQL, parseInvalidation, type InvalidationTargets } from './verification-lease.sql.js';
 
-/** What one committed change may have made stale; null fields match nothing. */
-export interface InvalidationTargets {
-  keyId: string | null;
-  userId: string | null;
-  orgId: string | null;
-}
+export type { InvalidationTargets } from './verification-lease.sql.js';
 
 /** Called with what changed, or with null: "drop everything" (the lease lapsed). */
 export type InvalidationListener = (targets: InvalidationTargets | null) => void;
@@ -28,12 +25,15 @@ const RECONNECT_MS = 500;
 
 /**
  * This instance's right to answer verifications from memory. It holds while (1) a dedicated
- * LISTEN connection (a `pg.Client` of its own, never one of the pool) is alive and (2) the lease
- * row was renewed on that connection less than a lease length ago. The local deadline is
- * counted from when the renewal was *sent*, so it always ends before the row's `expires_at`
- * (database time): when a waiting writer sees the row expired, this instance has already
- * stopped using its cache. Losing either condition drops the whole cache; the lease is then
- * acquired afresh (its acknowledged sequence jumps to the current one) with an empty cache.
+ * LISTEN connection (see lease-connection.ts), proven at connect to receive notifications, is
+ * alive and (2) the lease row was renewed on that connection less than a lease length ago. The
+ * local deadline is counted from when the renewal was *sent*, so it always ends before the row's
+ * `expires_at` (database time): when a waiting writer sees the row expired, this instance has
+ * already stopped using its cache. Losing either condition drops the whole cache; the lease is
+ * then acquired afresh (its acknowledged sequence jumps to the current one) with an empty cache.
+ * A renewal succeeds only if every change committed before the previous renewal has been
+ * acknowledged (LEASE_SQL.renew): if notifications silently stop arriving, the cache is dropped
+ * within two renewal intervals (two thirds of a lease) and the connection replaced.
  *
  * Every notification received bumps the epoch: a database read that started before it is not
  * cached (it may predate the change), and the invalidation is applied before it is acknowledged.
@@ -59,17 +59,17 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly listeners: InvalidationListener[] = [];
   private ackSeq = 0;
+  /** The sequence the last renewal read: the next renewal requires it acknowledged. */
+  private requiredSeq = '0';
   private ackScheduled = false;
-  /** Acknowledgements announced by any instance since start (see `acknowledgementAfter`). */
-  private acksSeen = 0;
-  private readonly ackWaiters = new Set<() => void>();
+  private readonly acks = new Announcements();
   private readonly poolOptions: pg.PoolConfig | null;
   private readonly embedded: InProcessNotifications | undefined;
   private unlistenEmbedded: (() => Promise<void>) | null = null;
 
   constructor(
     settings: Settings,
-    @InjectDataSource() dataSource: DataSource,
+    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly metrics: AuthMetrics,
   ) {
     this.leaseMs = settings.verificationCache.leaseMs;
@@ -100,26 +100,15 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
 
   /** How many acknowledgements this instance has heard of; see `acknowledgementAfter`. */
   get acknowledgementsSeen(): number {
-    return this.acksSeen;
+    return this.acks.seen;
   }
 
   /**
-   * For a writer waiting on acknowledgements: resolves once an acknowledgement beyond `seen`
-   * (a value of `acknowledgementsSeen` read *before* the check that found some pending) has
-   * been announced, or after `ms`. Without a LISTEN connection nothing is announced here: it
-   * then simply waits `ms`.
+   * For a writer waiting on acknowledgements (see Announcements.after). Without a LISTEN
+   * connection nothing is announced here: it then simply waits `ms`.
    */
   acknowledgementAfter(seen: number, ms: number): Promise<void> {
-    if (this.acksSeen > seen) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.ackWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.ackWaiters.add(done);
-    });
+    return this.acks.after(seen, ms);
   }
 
   /** Whether acknowledgements reach this instance as they happen (a live LISTEN connection). */
@@ -154,13 +143,14 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
       return;
     }
     // The first lease is awaited so a fresh instance serves from its cache at once; failing to
-    // get it only means database reads until the reconnect loop succeeds.
-    await this.connect();
+    // get it only means database reads until the reconnect loop succeeds. Notifications that do
+    // not arrive at all (a pooler in transaction mode) stop the start with an error that says so.
+    await this.connect(true);
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    for (const w of [...this.ackWaiters]) w();
+    this.acks.wakeAll();
     if (this.unlistenEmbedded) {
       this.lapse();
       await this.unlistenEmbedded().catch(() => undefined);
@@ -180,32 +170,35 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     await Promise.race([client.end().catch(() => undefined), sleep(500)]);
   }
 
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    const client = new pg.Client({
-      ...this.poolOptions,
-      application_name: `kui-verification-lease ${this.instanceId}`,
-      // A renewal that cannot finish within a lease length is a lost connection. (The lease
-      // itself lapses by the clock whatever the connection does: this only frees a dead one.)
-      query_timeout: this.leaseMs,
-      keepAlive: true,
-    });
-    client.on('error', () => this.lost(client));
-    client.on('end', () => this.lost(client));
-    client.on('notification', (message) => (message.channel === ACK_CHANNEL ? this.announced() : this.received(message.payload)));
-    this.connecting = client;
+  private async connect(atStart = false): Promise<void> {
+    if (this.stopped || !this.poolOptions) return;
+    let client: pg.Client | null = null;
     try {
-      await client.connect();
-      await client.query(`LISTEN ${INVALIDATION_CHANNEL}; LISTEN ${ACK_CHANNEL}`);
+      client = await openLeaseConnection(
+        {
+          pool: this.poolOptions,
+          instanceId: this.instanceId,
+          leaseMs: this.leaseMs,
+          notify: (channel, payload) => this.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]),
+          onNotification: (message) => (message.channel === ACK_CHANNEL ? this.acks.announce() : this.received(message.payload)),
+          onLost: (c) => this.lost(c),
+        },
+        (c) => (this.connecting = client = c),
+      );
       if (this.stopped) throw new Error('shutting down');
       this.client = client;
       await this.renew();
       if (!this.timer) this.timer = setInterval(() => void this.renew(), Math.floor(this.leaseMs / 3)).unref();
     } catch (error) {
+      if (client) this.lost(client);
+      if (atStart && error instanceof NotificationsNotDeliveredError) {
+        this.stopped = true;
+        if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+        throw error;
+      }
       if (!this.stopped) this.logger.warn(`verification cache lease unavailable, using the database: ${(error as Error).message}`);
-      this.lost(client);
     } finally {
-      if (this.connecting === client) this.connecting = null;
+      if (client && this.connecting === client) this.connecting = null;
     }
   }
 
@@ -229,7 +222,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     this.validUntil = 0;
     this.epoch++;
     for (const l of this.listeners) l(null);
-    this.announced();
+    this.acks.announce();
   }
 
   private async renew(): Promise<void> {
@@ -240,13 +233,22 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
       const sent = performance.now();
       let renewed = false;
       if (this.usable()) {
-        const result = await client.query(LEASE_SQL.renew, [this.instanceId, this.leaseMs]);
-        renewed = result.rowCount === 1;
+        const { rows } = await client.query<{ seq: string; renewed: boolean; caught_up: boolean | null }>(LEASE_SQL.renew, [
+          this.instanceId, this.leaseMs, this.requiredSeq,
+        ]);
+        if (rows[0].caught_up === false) {
+          this.logger.warn('verification cache: changes are not reaching this instance (notifications lost); dropping the cache and reconnecting');
+          this.lost(client);
+          return;
+        }
+        renewed = rows[0].renewed;
+        if (renewed) this.requiredSeq = rows[0].seq;
       }
       if (!renewed) {
         // The lease ran out (a pause, a slow renewal): writers may have stopped waiting for us.
         this.lapse();
-        await client.query(LEASE_SQL.acquire, [this.instanceId, this.leaseMs]);
+        const { rows } = await client.query<{ seq: string }>(LEASE_SQL.acquire, [this.instanceId, this.leaseMs]);
+        this.requiredSeq = rows[0].seq;
       }
       if (this.client !== client) return;
       // Counted from the send, and a little short of it: always before the row's expires_at.
@@ -261,30 +263,17 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
 
   private received(payload: string | undefined): void {
     this.epoch++;
-    let seq = 0;
-    let targets: InvalidationTargets | null = null;
-    try {
-      const m = JSON.parse(payload ?? '') as { s: number; k: string | null; u: string | null; o: string | null };
-      seq = Number(m.s);
-      targets = { keyId: m.k ?? null, userId: m.u ?? null, orgId: m.o ?? null };
-    } catch {
-      targets = null; // unreadable: drop everything rather than guess
-    }
+    const { seq, targets } = parseInvalidation(payload);
     for (const l of this.listeners) l(targets);
     if (seq > this.ackSeq) this.ackSeq = seq;
     if (this.embedded) return; // applied before the writer's commit was answered: nobody waits
-    this.announced(); // a writer in this process waiting on this very change goes on at once
+    this.acks.announce(); // a writer in this process waiting on this very change goes on at once
     if (!this.ackScheduled) {
       this.ackScheduled = true;
       // Notifications that arrive together (one read of the connection, emitted in one go) are
       // acknowledged together, once all are applied: right after them, not a loop turn later.
       queueMicrotask(() => void this.acknowledge());
     }
-  }
-
-  private announced(): void {
-    this.acksSeen++;
-    for (const w of [...this.ackWaiters]) w();
   }
 
   private async acknowledge(): Promise<void> {
