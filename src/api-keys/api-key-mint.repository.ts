@@ -1,0 +1,128 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { auditInsertValues, auditRowsJson, type NewAuditRow } from '../audit/audit.repository.js';
+import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
+import { returnedRows } from '../database/transactions.js';
+import { outboxParams, type OutboxEvent } from '../events/event-types.js';
+import { ApiKeyEntity } from './api-key.entity.js';
+import { LOCK_COUNT_SQL, MINT_BATCH_SQL, mintSql, RECOUNT_SQL } from './api-key.sql.js';
+
+export interface NewApiKey {
+  id: string;
+  userId: string;
+  orgId: string;
+  name: string;
+  lookup: string;
+  last4: string;
+  keyHash: Buffer;
+  scopes: string[];
+  expiresAt: Date | null;
+  createdAt: Date;
+}
+
+/** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
+export interface MintWrite {
+  key: NewApiKey;
+  /** The audit event (AuditService.prepare), written only with the key; null: none. */
+  audit: NewAuditRow | null;
+  /** The outbox event, written only with the key; null when events are off. */
+  event: OutboxEvent | null;
+}
+
+type Outcome = 'minted' | 'full' | 'check';
+
+const mintedEntity = (k: NewApiKey): ApiKeyEntity =>
+  Object.assign(new ApiKeyEntity(), { ...k, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
+
+/**
+ * Minting under the active-key cap (MAX_ACTIVE_KEYS_PER_USER_ORG), with the mint's audit and
+ * outbox events in the same statement. Reaches the database one way: DataSource.query.
+ */
+@Injectable()
+export class ApiKeyMintRepository {
+  private readonly mints = endOfTurnLoader<{ write: MintWrite; cap: number }, Outcome | undefined>(
+    async (items) => {
+      const outcomes = await this.mintBatch([...items]);
+      return items.map((item) => outcomes.get(item.write.key.id));
+    },
+    2,
+  );
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Mints a key unless its owner already holds `cap` active keys in its org (null then), with its
+   * audit event and outbox event: all or nothing. Usually one statement, one round trip, no
+   * explicit transaction: the (user, org) row of `api_key_counts` is locked and checked
+   * (count < cap), the key inserted, the events inserted, and the trigger on api_keys bumps the
+   * count before the statement commits. Mints of the same pair on any instance queue on that row
+   * lock, and each sees the count the previous one committed, so the cap is never exceeded.
+   *
+   * The count includes expired keys (expiry changes no row), so it can only be too high. When it
+   * says "full" (or the pair has no row yet), `mintChecked` counts the active keys exactly.
+   */
+  async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
+    const outcome = await this.mints.load({ write, cap });
+    if (outcome === 'minted') return mintedEntity(write.key);
+    if (outcome === 'full') return null;
+    return this.mintChecked(write, cap);
+  }
+
+  /**
+   * The mints asked for during one event-loop turn (and while the previous batch ran), as one
+   * statement and one commit (MINT_BATCH_SQL): one user's concurrent mints, which queue on their
+   * count row anyway, take its lock once per batch instead of once each.
+   */
+  private async mintBatch(items: Array<{ write: MintWrite; cap: number }>): Promise<Map<string, Outcome>> {
+    const keys = items.map(({ write: { key: k }, cap }) => ({
+      cap,
+      key: {
+        id: k.id, user_id: k.userId, org_id: k.orgId, name: k.name, lookup: k.lookup, last4: k.last4, key_hash: `\\x${k.keyHash.toString('hex')}`,
+        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null,
+      },
+    }));
+    const audits = items.flatMap(({ write }) => (write.audit ? [write.audit] : []));
+    const events = items.flatMap(({ write }) =>
+      write.event ? [{ key_id: write.key.id, org_id: write.event.orgId, type: write.event.type, data: write.event.data, created_at: write.event.at.toISOString() }] : [],
+    );
+    // Expiry is judged at the batch's clock: the latest creation time in it (every item's "now").
+    const now = new Date(Math.max(...items.map(({ write }) => write.key.createdAt.getTime())));
+    const rows: Array<{ outcome: 'minted' | 'full'; id: string | null; user_id: string; org_id: string }> = await this.db.query(MINT_BATCH_SQL, [
+      JSON.stringify(keys),
+      auditRowsJson(audits),
+      JSON.stringify(events),
+      now,
+    ]);
+    const minted = new Set(rows.filter((r) => r.outcome === 'minted').map((r) => r.id));
+    const full = new Set(rows.filter((r) => r.outcome === 'full').map((r) => `${r.user_id}:${r.org_id}`));
+    return new Map(
+      items.map(({ write: { key } }) => [key.id, minted.has(key.id) ? 'minted' : full.has(`${key.userId}:${key.orgId}`) ? 'full' : 'check']),
+    );
+  }
+
+  /**
+   * The exact path, in a transaction: lock the pair's count row (creating it if missing), count
+   * the active keys (the partial index api_keys_active_owner_idx) and write the true number of
+   * unrevoked keys back, then mint only if below `cap`. Counting after the lock is taken sees
+   * every mint and revoke of the pair that committed before; later ones wait for this one.
+   */
+  private async mintChecked(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
+    const { userId, orgId, createdAt } = write.key;
+    return this.db.transaction(async (m) => {
+      await m.query(LOCK_COUNT_SQL, [userId, orgId]);
+      const [{ active }] = returnedRows<{ active: number }>(await m.query(RECOUNT_SQL, [userId, orgId, createdAt]));
+      if (active >= cap) return null;
+      await m.query(mintSql(write.audit !== null, write.event !== null), mintValues(write));
+      return mintedEntity(write.key);
+    });
+  }
+}
+
+function mintValues(write: MintWrite): unknown[] {
+  const k = write.key;
+  const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, null];
+  if (write.audit) values.push(...auditInsertValues(write.audit));
+  if (write.event) values.push(...outboxParams(write.event));
+  return values;
+}
