@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { auditInsertValues, auditRowsJson, type NewAuditRow } from '../audit/audit.repository.js';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
+import type { Scope } from '../common/roles.js';
 import { returnedRows } from '../database/transactions.js';
 import { outboxParams, type OutboxEvent } from '../events/event-types.js';
 import { ApiKeyEntity } from './api-key.entity.js';
@@ -16,7 +17,7 @@ export interface NewApiKey {
   lookup: string;
   last4: string;
   keyHash: Buffer;
-  scopes: string[];
+  scopes: Scope[];
   expiresAt: Date | null;
   createdAt: Date;
 }

@@ -1,20 +1,25 @@
 import { ConflictException, ForbiddenException, NotFoundException } from '@nestjs/common';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EntityManager } from 'typeorm';
 import { hashApiKey, parseApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
+import { TestClock } from '../../test/support/clock.js';
 import { testSession } from '../../test/support/principal.js';
 import type { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { ERRORS } from '../common/error-messages.js';
-import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
-import type { ApiKeyEntity } from './api-key.entity.js';
-import type { EntityManager } from 'typeorm';
 import type { AuditEntry, AuditService } from '../audit/audit.service.js';
 import type { Transactions } from '../database/transactions.js';
-import type { ApiKeyRepository, KeyListFilter, MintWrite, NewApiKey, RevokedKey, RevokeWrite } from './api-key.repository.js';
+import { ActivityEvents, type ActivityEvent } from '../events/activity-events.js';
+import type { EventOutbox } from '../events/event-outbox.js';
+import type { OutboxEvent } from '../events/event-types.js';
+import type { ApiKeyEntity } from './api-key.entity.js';
+import type { ApiKeyMintRepository, MintWrite, NewApiKey } from './api-key-mint.repository.js';
+import type { ApiKeyRepository, KeyListFilter, KeyRow, NewSecret, RevokedKey, RevokeWrite } from './api-key.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { KeyChanges } from './key-changes.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
 const ORG = '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
@@ -22,25 +27,26 @@ const OTHER_ORG = '9e8d7c6b-5a49-4382-a170-6f5e4d3c2b1a';
 const API_KEY_SECRET = 'unit-test-api-key-secret-0123456789abcdef';
 const DAY_MS = 86_400_000;
 
-class FixedClock extends Clock {
-  constructor(public at: Date) {
-    super();
-  }
-  now(): Date {
-    return new Date(this.at);
-  }
+/** What the unit of work wrote beside the keys: audit entries and outbox events, as the fakes saw them. */
+class Written {
+  readonly audit: AuditEntry[] = [];
+  readonly events: Array<Pick<OutboxEvent, 'type'> & Partial<OutboxEvent>> = [];
 }
 
-/** The repository's contract, in memory. `failInserts` makes the next inserts throw the given errors. */
-class FakeKeyRepository {
+const revokedKey = (row: ApiKeyEntity, alreadyRevoked: boolean): RevokedKey => ({
+  id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked,
+  lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: row.revokedAt,
+});
+
+/** The key tables in memory: the mint repository's and the management repository's contracts. `failInserts` makes the next writes throw. */
+class FakeKeys {
   readonly rows: ApiKeyEntity[] = [];
   readonly inserted: NewApiKey[] = [];
   failInserts: unknown[] = [];
   listCalls: Array<{ userId: string; orgId: string | null }> = [];
-  revokeCalls: Array<{ userId: string; keyId: string; at: Date }> = [];
+  revokeCalls: Array<{ scope: string; owner: string; keyId: string; at: Date }> = [];
 
-  /** The audit events written with the keys (the key and its event are one write). */
-  audit: FakeAudit | null = null;
+  constructor(private readonly written: Written) {}
 
   async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
     const { key } = write;
@@ -51,54 +57,94 @@ class FakeKeyRepository {
     this.inserted.push(key);
     const failure = this.failInserts.shift();
     if (failure) throw failure;
-    const row = { ...key, lastUsedAt: null, revokedAt: null } as ApiKeyEntity;
+    const row: ApiKeyEntity = { ...key, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null };
     this.rows.push(row);
-    if (write.audit) this.audit?.entries.push(write.audit as unknown as AuditEntry);
+    // One statement: the events are written with the key or not at all. The fake audit's prepare returns the entry itself.
+    if (write.audit) this.written.audit.push(write.audit as never);
+    if (write.event) this.written.events.push(write.event);
     return row;
   }
 
-  async listOwned(userId: string, filter: KeyListFilter): Promise<ApiKeyEntity[]> {
+  async listOwned(userId: string, filter: KeyListFilter): Promise<KeyRow[]> {
     const { orgId, after, take } = filter;
     this.listCalls.push({ userId, orgId });
     return this.rows
       .filter((r) => r.userId === userId && (!orgId || r.orgId === orgId))
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
       .filter((r) => !after || r.createdAt < after.createdAt || (r.createdAt.getTime() === after.createdAt.getTime() && r.id < after.id))
-      .slice(0, take);
+      .slice(0, take)
+      .map((r) => ({ ...r, state: r.revokedAt ? 'revoked' : 'active' }));
   }
 
-  async revokeOwned(userId: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
-    this.revokeCalls.push({ userId, keyId, at });
-    const row = this.rows.find((r) => r.id === keyId && r.userId === userId);
+  async revokeWriting(scope: 'user_id' | 'org_id', owner: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
+    this.revokeCalls.push({ scope, owner, keyId, at });
+    const row = this.rows.find((r) => r.id === keyId && (scope === 'user_id' ? r.userId : r.orgId) === owner);
     if (!row) return null;
     const alreadyRevoked = row.revokedAt !== null;
     row.revokedAt ??= at;
-    // As the statement does: the template's event, with the org, the key and its name, only when revoked now.
-    if (write.audit && !alreadyRevoked) {
-      const template = write.audit.template as unknown as Omit<AuditEntry, 'orgId'>;
-      this.audit?.entries.push({ ...template, orgId: row.orgId, target: { ...template.target, id: row.id }, details: { ...template.details, name: row.name } });
+    // As the statement does: the template's event with the org, the key and its name, and the event, only when revoked now.
+    if (!alreadyRevoked && write.audit) {
+      const template = write.audit.template as never as Omit<AuditEntry, 'orgId'>;
+      this.written.audit.push({ ...template, orgId: row.orgId, target: { ...template.target, id: row.id }, details: { ...template.details, name: row.name } });
     }
-    return {
-      id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked,
-      lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: row.revokedAt,
-    };
+    if (!alreadyRevoked && write.event) this.written.events.push({ type: 'api_key.revoked', data: { revoked_by: write.event.revokedBy } });
+    return revokedKey(row, alreadyRevoked);
+  }
+
+  async revoke(scope: 'id', owner: string, keyId: string, at: Date): Promise<RevokedKey | null> {
+    this.revokeCalls.push({ scope, owner, keyId, at });
+    const row = this.rows.find((r) => r.id === keyId);
+    if (!row) return null;
+    const alreadyRevoked = row.revokedAt !== null;
+    row.revokedAt ??= at;
+    return revokedKey(row, alreadyRevoked);
+  }
+
+  async rotateOwned(userId: string, keyId: string, secret: NewSecret, now: Date, graceEndsAt: Date | null): Promise<ApiKeyEntity | null> {
+    const row = this.rows.find((r) => r.id === keyId && r.userId === userId && !r.revokedAt && (!r.expiresAt || r.expiresAt > now));
+    if (!row) return null;
+    const failure = this.failInserts.shift();
+    if (failure) throw failure;
+    Object.assign(row, {
+      previousLookup: graceEndsAt ? row.lookup : null, previousKeyHash: graceEndsAt ? row.keyHash : null, previousExpiresAt: graceEndsAt, ...secret,
+    });
+    return { ...row };
+  }
+
+  async keyStanding(userId: string, keyId: string): Promise<{ revokedAt: Date | null; expiresAt: Date | null } | null> {
+    const row = this.rows.find((r) => r.id === keyId && r.userId === userId);
+    return row ? { revokedAt: row.revokedAt, expiresAt: row.expiresAt } : null;
   }
 }
 
-/** Runs the work with a stand-in manager; the audit fake records what it was given. */
-const fakeTransactions = { run: <T>(work: (m: EntityManager) => Promise<T>) => work({} as EntityManager) } as Transactions;
+/** Runs the work with a stand-in manager, as one transaction would. */
+const fakeTransactions = { run: <T>(work: (m: EntityManager) => Promise<T>) => work({} as EntityManager) };
 
 class FakeAudit {
-  readonly entries: AuditEntry[] = [];
+  constructor(private readonly written: Written) {}
   async record(_manager: EntityManager, entry: AuditEntry): Promise<void> {
-    this.entries.push(entry);
+    this.written.audit.push(entry);
   }
   /** Stands in for the row: the repository fake records it only when the key is written. */
   prepare(entry: AuditEntry): AuditEntry {
     return entry;
   }
   prepareTemplate(entry: Omit<AuditEntry, 'orgId' | 'target'>): Omit<AuditEntry, 'orgId'> {
-    return entry as Omit<AuditEntry, 'orgId'>;
+    const { withOwner: _, ...template } = entry as Omit<AuditEntry, 'orgId'> & { withOwner?: boolean };
+    return template;
+  }
+}
+
+/** The outbox port: `enabled` as the test sets it; what was written in a transaction and how often the relay was woken. */
+class FakeOutbox {
+  enabled = true;
+  woken = 0;
+  constructor(private readonly log: Written) {}
+  async write(_manager: EntityManager, event: OutboxEvent): Promise<void> {
+    if (this.enabled) this.log.events.push(event);
+  }
+  written(): void {
+    this.woken++;
   }
 }
 
@@ -130,26 +176,45 @@ class FakeDirectory extends OrgDirectory {
 const session = (userId = USER): Principal => testSession({ userId, email: 'u@example.com' });
 
 describe('ApiKeysService', () => {
-  let repo: FakeKeyRepository;
+  let repo: FakeKeys;
   let directory: FakeDirectory;
-  let clock: FixedClock;
+  let clock: TestClock;
   let settings: Settings;
   let sut: ApiKeysService;
-  let audit: FakeAudit;
+  let written: Written;
+  let outbox: FakeOutbox;
+  let signals: ActivityEvent[];
   const invalidation = { awaitAcknowledged: vi.fn(async () => undefined) };
+  /** The service over the real unit of work (KeyChanges), with fakes for the database, the audit log and the outbox. */
+  const service = (s: Settings) => {
+    const activity = new ActivityEvents();
+    activity.on((e) => signals.push(e));
+    const changes = new KeyChanges(
+      repo as never as ApiKeyMintRepository,
+      repo as never as ApiKeyRepository,
+      fakeTransactions as Transactions,
+      new FakeAudit(written) as never as AuditService,
+      outbox as never as EventOutbox,
+      invalidation as never as VerificationInvalidation,
+      activity,
+    );
+    return new ApiKeysService(repo as never as ApiKeyRepository, changes, directory, s);
+  };
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });
   const settingsWith = (extra: Partial<ConstructorParameters<typeof Settings>[0]>) =>
     new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock, ...extra });
 
   beforeEach(() => {
-    repo = new FakeKeyRepository();
+    written = new Written();
+    repo = new FakeKeys(written);
+    outbox = new FakeOutbox(written);
+    signals = [];
     directory = new FakeDirectory();
-    clock = new FixedClock(new Date('2030-01-02T03:04:05.678Z'));
+    clock = new TestClock('2030-01-02T03:04:05.678Z');
     settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
-    audit = new FakeAudit();
-    repo.audit = audit;
-    sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settings, fakeTransactions, audit as unknown as AuditService, invalidation as unknown as VerificationInvalidation);
+    invalidation.awaitAcknowledged.mockClear();
+    sut = service(settings);
   });
 
   describe('mint', () => {
@@ -286,9 +351,9 @@ describe('ApiKeysService', () => {
     it("returns the caller's keys newest first, without the key and without fields that do not apply", async () => {
       member('owner');
       const first = await sut.mint(session(), { org_id: ORG, name: 'first' });
-      clock.at = new Date(clock.at.getTime() + 1000);
+      clock.advance(1000);
       const second = await sut.mint(session(), { org_id: ORG, name: 'second', expires_in_days: 1 });
-      const { keys } = await sut.list(session(), null);
+      const { keys } = await sut.list(session(), { orgId: null });
       const { key: _k1, ...firstRecord } = first;
       const { key: _k2, ...secondRecord } = second;
       expect(keys).toEqual([secondRecord, firstRecord]);
@@ -297,18 +362,18 @@ describe('ApiKeysService', () => {
 
     it('passes an org filter on in lower case once the caller is found in that org', async () => {
       member('member');
-      await sut.list(session(), ORG.toUpperCase());
+      await sut.list(session(), { orgId: ORG.toUpperCase() });
       expect(repo.listCalls).toEqual([{ userId: USER, orgId: ORG }]);
     });
 
     it('answers 404 for a filter naming an org that is missing or not the caller’s, without listing', async () => {
       member('owner');
-      await expect(sut.list(session(), OTHER_ORG)).rejects.toThrow(new NotFoundException(ERRORS.orgNotFound));
+      await expect(sut.list(session(), { orgId: OTHER_ORG })).rejects.toThrow(new NotFoundException(ERRORS.orgNotFound));
       expect(repo.listCalls).toEqual([]);
     });
 
     it('asks the directory nothing when there is no filter', async () => {
-      await sut.list(session(), null);
+      await sut.list(session(), { orgId: null });
       expect(directory.calls).toBe(0);
     });
   });
@@ -316,7 +381,7 @@ describe('ApiKeysService', () => {
   describe('caps', () => {
     it('answers 409 saying to revoke one (and stores nothing) once the user holds the cap of active keys in the org', async () => {
       member('owner');
-      sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settingsWith({ maxActiveKeysPerUserOrg: 2 }), fakeTransactions, audit as unknown as AuditService, invalidation as unknown as VerificationInvalidation);
+      sut = service(settingsWith({ maxActiveKeysPerUserOrg: 2 }));
       await sut.mint(session(), { org_id: ORG });
       const second = await sut.mint(session(), { org_id: ORG });
       const refused = await sut.mint(session(), { org_id: ORG }).catch((e: unknown) => e);
@@ -331,7 +396,7 @@ describe('ApiKeysService', () => {
       member('owner');
       for (let i = 0; i < 5; i++) {
         await sut.mint(session(), { org_id: ORG, name: `k${i}` });
-        clock.at = new Date(clock.at.getTime() + 1000);
+        clock.advance(1000);
       }
       const first = await sut.list(session(), { orgId: null, limit: 2 });
       expect(first.keys.map((k) => k.name)).toEqual(['k4', 'k3']);
@@ -339,7 +404,7 @@ describe('ApiKeysService', () => {
       const third = await sut.list(session(), { orgId: null, limit: 2, cursor: second.next_cursor });
       expect([...second.keys, ...third.keys].map((k) => k.name)).toEqual(['k2', 'k1', 'k0']);
       expect(third.next_cursor).toBeUndefined();
-      expect(await sut.list(session(), null)).not.toHaveProperty('next_cursor');
+      expect(await sut.list(session(), { orgId: null })).not.toHaveProperty('next_cursor');
     });
   });
 
@@ -347,18 +412,18 @@ describe('ApiKeysService', () => {
     it("revokes the caller's key at the clock's time", async () => {
       member('owner');
       const { id } = await sut.mint(session(), { org_id: ORG });
-      clock.at = new Date('2030-02-01T00:00:00.000Z');
+      clock.set('2030-02-01T00:00:00.000Z');
       invalidation.awaitAcknowledged.mockClear();
       await sut.revoke(session(), id);
       // The 204 waits until every instance with a cache has applied the revocation.
       expect(invalidation.awaitAcknowledged).toHaveBeenCalledTimes(1);
-      expect(repo.revokeCalls).toEqual([{ userId: USER, keyId: id, at: new Date('2030-02-01T00:00:00.000Z') }]);
-      expect((await sut.list(session(), null)).keys[0].revoked_at).toBe('2030-02-01T00:00:00.000Z');
+      expect(repo.revokeCalls).toEqual([{ scope: 'user_id', owner: USER, keyId: id, at: new Date('2030-02-01T00:00:00.000Z') }]);
+      expect((await sut.list(session(), { orgId: null })).keys[0].revoked_at).toBe('2030-02-01T00:00:00.000Z');
     });
 
     it('answers 404 when the repository finds no such key of the caller', async () => {
       await expect(sut.revoke(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed')).rejects.toThrow(new NotFoundException(ERRORS.keyNotFound));
-      expect(audit.entries).toEqual([]);
+      expect(written.audit).toEqual([]);
     });
 
     it('records one audit event for the revoke that changed something, none for a repeat', async () => {
@@ -366,8 +431,8 @@ describe('ApiKeysService', () => {
       const { id } = await sut.mint(session(), { org_id: ORG, name: 'ci' });
       await sut.revoke(session(), id);
       await sut.revoke(session(), id);
-      expect(audit.entries.map((e) => e.action)).toEqual(['api_key.minted', 'api_key.revoked']);
-      expect(audit.entries[1]).toEqual({
+      expect(written.audit.map((e) => e.action)).toEqual(['api_key.minted', 'api_key.revoked']);
+      expect(written.audit[1]).toEqual({
         orgId: ORG,
         action: 'api_key.revoked',
         actor: { type: 'user', id: USER },
