@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { auditTemplateJson, type AuditTemplate } from '../audit/audit.repository.js';
 import type { KeysetPosition } from '../common/pagination.js';
 import { returnedRows } from '../database/transactions.js';
 import type { KeyEventFields } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
 import {
-  CLEAR_LAPSED_PREVIOUS_SQL, FIND_BY_LOOKUPS_SQL, FIND_OWNERSHIP_SQL, KEY_STANDING_SQL, keyPageSql, revokeSql, revokeWritingSql, ROTATE_SQL,
+  CLEAR_LAPSED_PREVIOUS_SQL, FIND_BY_LOOKUPS_SQL, FIND_OWNERSHIP_SQL, KEY_STANDING_SQL, keyPageSql, revokeSql, ROTATE_SQL,
   type RevokeScope,
 } from './api-key.sql.js';
 import type { KeyState } from './key-state.js';
@@ -54,20 +53,13 @@ export interface RevokedKey extends KeyEventFields {
   alreadyRevoked: boolean;
 }
 
-/** What a one-statement revoke writes with the key, only when it revokes it now. */
-export interface RevokeWrite {
-  /** The audit event's template (AuditService.prepareTemplate); the statement adds org, key id and details. Null: none. */
-  audit: { template: AuditTemplate; withOwner: boolean } | null;
-  /** `api_key.revoked` with the key's masked fields and `revoked_by`; null when events are off. */
-  event: { revokedBy: string } | null;
-}
-
-interface RevokedRow {
+/** The row a revoke statement returns (revokeSql): `was` is revoked_at before it. */
+export interface RevokedRow {
   id: string; org_id: string; user_id: string; name: string; was: Date | null;
   lookup: string; last4: string; scopes: string[]; created_at: Date; expires_at: Date | null; revoked_at: Date | null;
 }
 
-const revokedKey = (row: RevokedRow | undefined): RevokedKey | null =>
+export const revokedKey = (row: RevokedRow | undefined): RevokedKey | null =>
   row
     ? {
         id: row.id, orgId: row.org_id, userId: row.user_id, name: row.name, alreadyRevoked: row.was !== null,
@@ -76,9 +68,10 @@ const revokedKey = (row: RevokedRow | undefined): RevokedKey | null =>
     : null;
 
 /**
- * Key management: list, rotate, revoke, and the leak matching and previous-secret sweep. Reaches
- * the database one way: `.query` with the SQL text of api-key.sql.ts, on the unit of work's
- * EntityManager when the change is part of a transaction (KeyChanges), else on the DataSource's.
+ * Key management: list, rotate, revoke in a transaction, the leak matching and the previous-secret
+ * sweep (the one-statement mint and revoke are ApiKeyWriteRepository's). Reaches the database one
+ * way: `.query` with the SQL text of api-key.sql.ts, on the unit of work's EntityManager when the
+ * change is part of a transaction (KeyChanges), else on the DataSource's.
  */
 @Injectable()
 export class ApiKeyRepository {
@@ -115,20 +108,6 @@ export class ApiKeyRepository {
   async keyStanding(userId: string, keyId: string, manager: EntityManager = this.db.manager): Promise<{ revokedAt: Date | null; expiresAt: Date | null } | null> {
     const rows: Array<{ revokedAt: Date | null; expiresAt: Date | null }> = await manager.query(KEY_STANDING_SQL, [keyId, userId]);
     return rows[0] ?? null;
-  }
-
-  /**
-   * A revoke with its audit and outbox events as one statement and one commit (revokeWritingSql):
-   * one round trip, so a revoke under load waits for the database once, not five times
-   * (transaction, update, audit, outbox, commit). `scope` says whose key (`user_id`: the owner's,
-   * `org_id`: any of the org's); null when there is none such, the same for "missing" and "not yours".
-   */
-  async revokeWriting(scope: 'user_id' | 'org_id', owner: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
-    const values: unknown[] = [keyId, owner, at];
-    if (write.audit) values.push(auditTemplateJson(write.audit.template));
-    if (write.event) values.push(write.event.revokedBy);
-    const rows: RevokedRow[] = await this.db.query(revokeWritingSql(scope, write.audit, write.event !== null), values);
-    return revokedKey(rows[0]);
   }
 
   /** The bare revoke (revokeSql), in the caller's transaction: whoever owns the key when `scope` is `id` (a reported leak). */

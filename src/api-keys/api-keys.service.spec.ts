@@ -16,8 +16,8 @@ import { ActivityEvents, type ActivityEvent } from '../events/activity-events.js
 import type { EventOutbox } from '../events/event-outbox.js';
 import type { OutboxEvent } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
-import type { ApiKeyMintRepository, MintWrite, NewApiKey } from './api-key-mint.repository.js';
-import type { ApiKeyRepository, KeyListFilter, KeyRow, NewSecret, RevokedKey, RevokeWrite } from './api-key.repository.js';
+import type { ApiKeyWriteRepository, MintWrite, NewApiKey, RevokeWrite } from './api-key-write.repository.js';
+import type { ApiKeyRepository, KeyListFilter, KeyRow, NewSecret, RevokedKey } from './api-key.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { KeyChanges } from './key-changes.js';
 
@@ -38,7 +38,7 @@ const revokedKey = (row: ApiKeyEntity, alreadyRevoked: boolean): RevokedKey => (
   lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: row.revokedAt,
 });
 
-/** The key tables in memory: the mint repository's and the management repository's contracts. `failInserts` makes the next writes throw. */
+/** The key tables in memory: the write repository's and the management repository's contracts. `failInserts` makes the next writes throw. */
 class FakeKeys {
   readonly rows: ApiKeyEntity[] = [];
   readonly inserted: NewApiKey[] = [];
@@ -190,7 +190,7 @@ describe('ApiKeysService', () => {
     const activity = new ActivityEvents();
     activity.on((e) => signals.push(e));
     const changes = new KeyChanges(
-      repo as never as ApiKeyMintRepository,
+      repo as never as ApiKeyWriteRepository,
       repo as never as ApiKeyRepository,
       fakeTransactions as Transactions,
       new FakeAudit(written) as never as AuditService,

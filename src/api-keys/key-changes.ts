@@ -2,11 +2,12 @@
  * The unit of work of every key change. A change, its audit event and its outbox events commit
  * together, by one of two strategies chosen per operation:
  *
- * - one statement (mint, revoke by owner or org admin): the change and both events are one SQL
- *   statement and one round trip (api-key.sql.ts: mintSql / MINT_BATCH_SQL, revokeWritingSql),
- *   measured faster on the benchmarked mint and revoke routes than a transaction of four statements;
- * - one transaction (rotate, leaked revoke, and what comes next): `transact` runs the change
- *   through a repository on the transaction's manager, then AuditService.record and EventOutbox.write.
+ * - one statement (mint, revoke by owner or org admin; ApiKeyWriteRepository): the change and both
+ *   events are one SQL statement and one round trip (api-key.sql.ts: MINT_BATCH_SQL / mintSql,
+ *   revokeWritingSql), measured faster on the benchmarked mint and revoke routes than a
+ *   transaction of four statements;
+ * - one transaction (rotate, leaked revoke, and what comes next; ApiKeyRepository): `transact`
+ *   runs the change on the transaction's manager, then AuditService.record and EventOutbox.write.
  *
  * Either way the commit is followed by one tail (`committed`): wake the outbox relay, wait until
  * every serving instance has applied the change when it narrows what verifies, then emit the
@@ -23,7 +24,7 @@ import { ActivityEvents, type ActivityEvent } from '../events/activity-events.js
 import { EventOutbox } from '../events/event-outbox.js';
 import type { OutboxEvent } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
-import { ApiKeyMintRepository, type NewApiKey } from './api-key-mint.repository.js';
+import { ApiKeyWriteRepository, type NewApiKey } from './api-key-write.repository.js';
 import { ApiKeyRepository, type NewSecret, type RevokedKey } from './api-key.repository.js';
 
 /** An audit entry whose org and target id only the change's own statement knows (a revoke by key id). */
@@ -64,7 +65,7 @@ const MAX_DRAWS = 4;
 @Injectable()
 export class KeyChanges {
   constructor(
-    private readonly mints: ApiKeyMintRepository,
+    private readonly statements: ApiKeyWriteRepository,
     private readonly keys: ApiKeyRepository,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
@@ -73,20 +74,20 @@ export class KeyChanges {
     private readonly activity: ActivityEvents,
   ) {}
 
-  /** One statement (ApiKeyMintRepository.mintWithinCap); null when the owner is at the cap. A new key narrows nothing: no wait. */
+  /** One statement (ApiKeyWriteRepository.mintWithinCap); null when the owner is at the cap. A new key narrows nothing: no wait. */
   async mint(draw: () => Drawn<MintChange>): Promise<{ key: ApiKeyEntity; secret: string } | null> {
     const minted = await this.drawing(draw, async ({ change, audit, event }) => {
       const write = { key: change.key, audit: this.audit.prepare(audit), event: this.outbox.enabled ? event : null };
-      return this.mints.mintWithinCap(write, change.cap);
+      return this.statements.mintWithinCap(write, change.cap);
     });
     if (minted.written) await this.committed({ type: 'api_key.minted' }, 1, false);
     return minted.written ? { key: minted.written, secret: minted.secret } : null;
   }
 
-  /** One statement (ApiKeyRepository.revokeWriting); null for no such key in the scope. Already revoked: found, nothing written. */
+  /** One statement (ApiKeyWriteRepository.revokeWriting); null for no such key in the scope. Already revoked: found, nothing written. */
   async revoke({ change, audit, event }: RevokeChange): Promise<RevokedKey | null> {
     const template = this.audit.prepareTemplate(audit);
-    const revoked = await this.keys.revokeWriting(change.scope, change.owner, change.keyId, change.at, {
+    const revoked = await this.statements.revokeWriting(change.scope, change.owner, change.keyId, change.at, {
       audit: template ? { template, withOwner: audit.withOwner } : null,
       event: this.outbox.enabled ? event : null,
     });

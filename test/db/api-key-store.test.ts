@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyMintRepository, type MintWrite, type NewApiKey } from '../../src/api-keys/api-key-mint.repository.js';
-import { ApiKeyRepository, type RevokeWrite } from '../../src/api-keys/api-key.repository.js';
+import { ApiKeyWriteRepository, type MintWrite, type NewApiKey, type RevokeWrite } from '../../src/api-keys/api-key-write.repository.js';
+import { ApiKeyRepository } from '../../src/api-keys/api-key.repository.js';
 import { ApiKeyVerificationStore } from '../../src/api-keys/api-key-verification.store.js';
 import type { AuditTemplate, NewAuditRow } from '../../src/audit/audit.repository.js';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
@@ -23,7 +23,7 @@ describe('the key store', () => {
   let seed: Seeder;
   let ds: DataSource;
   let keys: ApiKeyRepository;
-  let mints: ApiKeyMintRepository;
+  let mints: ApiKeyWriteRepository; // the one-statement writes: mint under the cap, revoke with events
   let verification: ApiKeyVerificationStore;
   const clock = new TestClock(NOW);
 
@@ -31,7 +31,7 @@ describe('the key store', () => {
     ({ db, seed } = await createSeededDatabase());
     ds = await new DataSource({ type: 'postgres', url: db.url, poolSize: 4 }).initialize();
     keys = new ApiKeyRepository(ds);
-    mints = new ApiKeyMintRepository(ds);
+    mints = new ApiKeyWriteRepository(ds);
     verification = new ApiKeyVerificationStore(ds, clock);
   });
   afterAll(async () => {
@@ -188,10 +188,10 @@ describe('the key store', () => {
       const o = await owner();
       const k = await mint(o, { name: 'ci svc_live_notakey' });
       const write: RevokeWrite = { audit: { template: template(o.userId, 'api_key.revoked'), withOwner: false }, event: { revokedBy: o.userId } };
-      expect(await keys.revokeWriting('user_id', (await seed.user()).id, k.id, NOW, write)).toBeNull();
-      const first = await keys.revokeWriting('user_id', o.userId, k.id, NOW, write);
+      expect(await mints.revokeWriting('user_id', (await seed.user()).id, k.id, NOW, write)).toBeNull();
+      const first = await mints.revokeWriting('user_id', o.userId, k.id, NOW, write);
       expect(first).toMatchObject({ id: k.id, orgId: o.orgId, alreadyRevoked: false, revokedAt: NOW, lookup: k.lookup });
-      const again = await keys.revokeWriting('user_id', o.userId, k.id, at(HOUR), write);
+      const again = await mints.revokeWriting('user_id', o.userId, k.id, at(HOUR), write);
       expect(again).toMatchObject({ alreadyRevoked: true, revokedAt: NOW });
       const audits = await seed.auditEvents(o.orgId);
       expect(audits.map((a) => [a.action, a.target_id, Object.keys(a.details)])).toEqual([['api_key.revoked', k.id, ['name']]]);
@@ -204,8 +204,8 @@ describe('the key store', () => {
       await seed.member(o.orgId, admin.id, 'admin');
       const k = await mint(o);
       const write: RevokeWrite = { audit: { template: template(admin.id, 'api_key.revoked_by_admin'), withOwner: true }, event: null };
-      expect(await keys.revokeWriting('org_id', await seed.org(), k.id, NOW, write)).toBeNull();
-      expect(await keys.revokeWriting('org_id', o.orgId, k.id, NOW, write)).toMatchObject({ alreadyRevoked: false });
+      expect(await mints.revokeWriting('org_id', await seed.org(), k.id, NOW, write)).toBeNull();
+      expect(await mints.revokeWriting('org_id', o.orgId, k.id, NOW, write)).toMatchObject({ alreadyRevoked: false });
       const [event] = await seed.auditEvents(o.orgId);
       expect(event).toMatchObject({ action: 'api_key.revoked_by_admin', actor_id: admin.id, details: { name: 'k', owner_id: o.userId } });
       expect(await events(k.id)).toEqual([]);

