@@ -1,152 +1,22 @@
 import { ConflictException, ForbiddenException, NotFoundException } from '@nestjs/common';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { EntityManager } from 'typeorm';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey, parseApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
 import { TestClock } from '../../test/support/clock.js';
+import { keyChangesOverFakes, type FakeKeys, type Written } from '../../test/support/key-store-fakes.js';
 import { testSession } from '../../test/support/principal.js';
-import type { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { ERRORS } from '../common/error-messages.js';
 import type { Role } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
-import type { AuditEntry, AuditService } from '../audit/audit.service.js';
-import type { Transactions } from '../database/transactions.js';
-import { ActivityEvents, type ActivityEvent } from '../events/activity-events.js';
-import type { EventOutbox } from '../events/event-outbox.js';
-import type { OutboxEvent } from '../events/event-types.js';
-import type { ApiKeyEntity } from './api-key.entity.js';
-import type { ApiKeyWriteRepository, MintWrite, NewApiKey, RevokeWrite } from './api-key-write.repository.js';
-import type { ApiKeyRepository, KeyListFilter, KeyRow, NewSecret, RevokedKey } from './api-key.repository.js';
+import type { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
-import { KeyChanges } from './key-changes.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
 const ORG = '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 const OTHER_ORG = '9e8d7c6b-5a49-4382-a170-6f5e4d3c2b1a';
 const API_KEY_SECRET = 'unit-test-api-key-secret-0123456789abcdef';
 const DAY_MS = 86_400_000;
-
-/** What the unit of work wrote beside the keys: audit entries and outbox events, as the fakes saw them. */
-class Written {
-  readonly audit: AuditEntry[] = [];
-  readonly events: Array<Pick<OutboxEvent, 'type'> & Partial<OutboxEvent>> = [];
-}
-
-const revokedKey = (row: ApiKeyEntity, alreadyRevoked: boolean): RevokedKey => ({
-  id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked,
-  lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: row.revokedAt,
-});
-
-/** The key tables in memory: the write repository's and the management repository's contracts. `failInserts` makes the next writes throw. */
-class FakeKeys {
-  readonly rows: ApiKeyEntity[] = [];
-  readonly inserted: NewApiKey[] = [];
-  failInserts: unknown[] = [];
-  listCalls: Array<{ userId: string; orgId: string | null }> = [];
-  revokeCalls: Array<{ scope: string; owner: string; keyId: string; at: Date }> = [];
-
-  constructor(private readonly written: Written) {}
-
-  async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
-    const { key } = write;
-    const active = this.rows.filter(
-      (r) => r.userId === key.userId && r.orgId === key.orgId && !r.revokedAt && (!r.expiresAt || r.expiresAt > key.createdAt),
-    );
-    if (active.length >= cap) return null;
-    this.inserted.push(key);
-    const failure = this.failInserts.shift();
-    if (failure) throw failure;
-    const row: ApiKeyEntity = { ...key, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null };
-    this.rows.push(row);
-    // One statement: the events are written with the key or not at all. The fake audit's prepare returns the entry itself.
-    if (write.audit) this.written.audit.push(write.audit as never);
-    if (write.event) this.written.events.push(write.event);
-    return row;
-  }
-
-  async listOwned(userId: string, filter: KeyListFilter): Promise<KeyRow[]> {
-    const { orgId, after, take } = filter;
-    this.listCalls.push({ userId, orgId });
-    return this.rows
-      .filter((r) => r.userId === userId && (!orgId || r.orgId === orgId))
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
-      .filter((r) => !after || r.createdAt < after.createdAt || (r.createdAt.getTime() === after.createdAt.getTime() && r.id < after.id))
-      .slice(0, take)
-      .map((r) => ({ ...r, state: r.revokedAt ? 'revoked' : 'active' }));
-  }
-
-  async revokeWriting(scope: 'user_id' | 'org_id', owner: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
-    this.revokeCalls.push({ scope, owner, keyId, at });
-    const row = this.rows.find((r) => r.id === keyId && (scope === 'user_id' ? r.userId : r.orgId) === owner);
-    if (!row) return null;
-    const alreadyRevoked = row.revokedAt !== null;
-    row.revokedAt ??= at;
-    // As the statement does: the template's event with the org, the key and its name, and the event, only when revoked now.
-    if (!alreadyRevoked && write.audit) {
-      const template = write.audit.template as never as Omit<AuditEntry, 'orgId'>;
-      this.written.audit.push({ ...template, orgId: row.orgId, target: { ...template.target, id: row.id }, details: { ...template.details, name: row.name } });
-    }
-    if (!alreadyRevoked && write.event) this.written.events.push({ type: 'api_key.revoked', data: { revoked_by: write.event.revokedBy } });
-    return revokedKey(row, alreadyRevoked);
-  }
-
-  async revoke(scope: 'id', owner: string, keyId: string, at: Date): Promise<RevokedKey | null> {
-    this.revokeCalls.push({ scope, owner, keyId, at });
-    const row = this.rows.find((r) => r.id === keyId);
-    if (!row) return null;
-    const alreadyRevoked = row.revokedAt !== null;
-    row.revokedAt ??= at;
-    return revokedKey(row, alreadyRevoked);
-  }
-
-  async rotateOwned(userId: string, keyId: string, secret: NewSecret, now: Date, graceEndsAt: Date | null): Promise<ApiKeyEntity | null> {
-    const row = this.rows.find((r) => r.id === keyId && r.userId === userId && !r.revokedAt && (!r.expiresAt || r.expiresAt > now));
-    if (!row) return null;
-    const failure = this.failInserts.shift();
-    if (failure) throw failure;
-    Object.assign(row, {
-      previousLookup: graceEndsAt ? row.lookup : null, previousKeyHash: graceEndsAt ? row.keyHash : null, previousExpiresAt: graceEndsAt, ...secret,
-    });
-    return { ...row };
-  }
-
-  async keyStanding(userId: string, keyId: string): Promise<{ revokedAt: Date | null; expiresAt: Date | null } | null> {
-    const row = this.rows.find((r) => r.id === keyId && r.userId === userId);
-    return row ? { revokedAt: row.revokedAt, expiresAt: row.expiresAt } : null;
-  }
-}
-
-/** Runs the work with a stand-in manager, as one transaction would. */
-const fakeTransactions = { run: <T>(work: (m: EntityManager) => Promise<T>) => work({} as EntityManager) };
-
-class FakeAudit {
-  constructor(private readonly written: Written) {}
-  async record(_manager: EntityManager, entry: AuditEntry): Promise<void> {
-    this.written.audit.push(entry);
-  }
-  /** Stands in for the row: the repository fake records it only when the key is written. */
-  prepare(entry: AuditEntry): AuditEntry {
-    return entry;
-  }
-  prepareTemplate(entry: Omit<AuditEntry, 'orgId' | 'target'>): Omit<AuditEntry, 'orgId'> {
-    const { withOwner: _, ...template } = entry as Omit<AuditEntry, 'orgId'> & { withOwner?: boolean };
-    return template;
-  }
-}
-
-/** The outbox port: `enabled` as the test sets it; what was written in a transaction and how often the relay was woken. */
-class FakeOutbox {
-  enabled = true;
-  woken = 0;
-  constructor(private readonly log: Written) {}
-  async write(_manager: EntityManager, event: OutboxEvent): Promise<void> {
-    if (this.enabled) this.log.events.push(event);
-  }
-  written(): void {
-    this.woken++;
-  }
-}
 
 /** A directory that knows one user's standing per org. */
 class FakeDirectory extends OrgDirectory {
@@ -182,23 +52,12 @@ describe('ApiKeysService', () => {
   let settings: Settings;
   let sut: ApiKeysService;
   let written: Written;
-  let outbox: FakeOutbox;
-  let signals: ActivityEvent[];
-  const invalidation = { awaitAcknowledged: vi.fn(async () => undefined) };
+  let invalidation: ReturnType<typeof keyChangesOverFakes>['invalidation'];
   /** The service over the real unit of work (KeyChanges), with fakes for the database, the audit log and the outbox. */
   const service = (s: Settings) => {
-    const activity = new ActivityEvents();
-    activity.on((e) => signals.push(e));
-    const changes = new KeyChanges(
-      repo as never as ApiKeyWriteRepository,
-      repo as never as ApiKeyRepository,
-      fakeTransactions as Transactions,
-      new FakeAudit(written) as never as AuditService,
-      outbox as never as EventOutbox,
-      invalidation as never as VerificationInvalidation,
-      activity,
-    );
-    return new ApiKeysService(repo as never as ApiKeyRepository, changes, directory, s);
+    const fixture = keyChangesOverFakes();
+    ({ keys: repo, written, invalidation } = fixture);
+    return new ApiKeysService(repo as never as ApiKeyRepository, fixture.changes, directory, s);
   };
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });
@@ -206,14 +65,9 @@ describe('ApiKeysService', () => {
     new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock, ...extra });
 
   beforeEach(() => {
-    written = new Written();
-    repo = new FakeKeys(written);
-    outbox = new FakeOutbox(written);
-    signals = [];
     directory = new FakeDirectory();
     clock = new TestClock('2030-01-02T03:04:05.678Z');
     settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
-    invalidation.awaitAcknowledged.mockClear();
     sut = service(settings);
   });
 
