@@ -6,7 +6,7 @@ import type { KeysetPosition } from '../common/pagination.js';
 import { scrubCredentialsSql } from '../common/request-context.js';
 import { auditInsertManySql, auditInsertPerRowSql, auditInsertSql } from '../audit/audit.repository.js';
 import { keyEventPerRowSql, outboxInsertSql } from '../events/event-types.js';
-import { keyStateSql, type KeyState } from './key-state.js';
+import { activeKeySql, keyStateSql, type KeyState } from './key-state.js';
 
 /** An api_keys row aliased `k`, as ApiKeyEntity. */
 export const ENTITY_COLUMNS = `k.id, k.user_id AS "userId", k.org_id AS "orgId", k.name, k.lookup, k.last4, k.key_hash AS "keyHash", k.scopes,
@@ -40,8 +40,8 @@ export const LOCK_COUNT_SQL = `INSERT INTO api_key_counts AS c (user_id, org_id,
 
 /** Under that lock: the true number of unrevoked keys written back, and the active ones counted (at $3). */
 export const RECOUNT_SQL = `UPDATE api_key_counts c SET unrevoked = e.unrevoked
-    FROM (SELECT count(*)::int AS unrevoked, count(*) FILTER (WHERE expires_at IS NULL OR expires_at > $3)::int AS active
-            FROM api_keys WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL) e
+    FROM (SELECT count(*)::int AS unrevoked, count(*) FILTER (WHERE ${activeKeySql('x', '$3')})::int AS active
+            FROM api_keys x WHERE x.user_id = $1 AND x.org_id = $2 AND x.revoked_at IS NULL) e
    WHERE c.user_id = $1 AND c.org_id = $2
    RETURNING e.active`;
 
@@ -95,8 +95,7 @@ export const MINT_BATCH_SQL = `
     FROM pairs p
    WHERE EXISTS (SELECT 1 FROM input i WHERE i.user_id = p.user_id AND i.org_id = p.org_id AND i.id NOT IN (SELECT id FROM k))
      AND (SELECT count(*) FROM (SELECT 1 FROM api_keys x
-                                 WHERE x.user_id = p.user_id AND x.org_id = p.org_id AND x.revoked_at IS NULL
-                                   AND (x.expires_at IS NULL OR x.expires_at > $4::timestamptz)
+                                 WHERE x.user_id = p.user_id AND x.org_id = p.org_id AND ${activeKeySql('x', '$4')}
                                  LIMIT p.cap) z)
          + (SELECT count(*) FROM k WHERE k.user_id = p.user_id AND k.org_id = p.org_id) >= p.cap`;
 
@@ -164,7 +163,7 @@ export const ROTATE_SQL = `UPDATE api_keys k
         previous_key_hash = CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE k.key_hash END,
         previous_expires_at = $7::timestamptz,
         lookup = $3, last4 = $4, key_hash = $5
-  WHERE k.id = $1 AND k.user_id = $2 AND ${keyStateSql('k', '$6')} = 'active'
+  WHERE k.id = $1 AND k.user_id = $2 AND ${activeKeySql('k', '$6')}
   RETURNING ${ENTITY_COLUMNS}`;
 
 export const KEY_STANDING_SQL = `SELECT revoked_at AS "revokedAt", expires_at AS "expiresAt" FROM api_keys WHERE id = $1 AND user_id = $2`;
