@@ -17,7 +17,7 @@
  *   server    main, bootstrap, app.module, cli/, http/, health/, metrics/, account/, observability/,
  *             and database/'s embedded-server files (data-source-options, embedded, open-database, migrate-cli, roles)
  */
-const BASE = '^src/(common|settings|config)/|^src/database/(transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
+const BASE = '^src/(common|settings|config)/|^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
 const STORES = '^src/(directory|events)/';
 const AUTH = '^src/auth/';
 const FEATURES = '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks)/';
@@ -38,7 +38,7 @@ module.exports = {
     up('base-up', BASE, `${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`, 'common/settings/config/database import nothing above them'),
     up('common-up', '^src/common/', '^src/(settings|config|database)/', 'common/ is the bottom: it imports no other folder'),
     up('settings-up', '^src/settings/', '^src/(config|database)/', 'settings/ imports only common/'),
-    up('database-low-up', '^src/database/(transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/', '^src/(settings|config)/', "database/'s library parts read no settings or env"),
+    up('database-low-up', '^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/', '^src/(settings|config)/', "database/'s library parts read no settings or env"),
     up('stores-apart', '^src/directory/', '^src/events/', 'directory/ and events/ are independent stores'),
     up('stores-apart-2', '^src/events/', '^src/directory/', 'directory/ and events/ are independent stores'),
     up('stores-up', STORES, `${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`, 'directory/ and events/ import only the base layer'),

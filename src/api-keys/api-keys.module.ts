@@ -1,16 +1,18 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { ApiKeyStoreModule } from './api-key-store.module.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { OrgApiKeysController } from './org-api-keys.controller.js';
 import { MintRateGuard } from './mint-rate.guard.js';
+import { KeyChanges } from './key-changes.js';
 
 @Module({
-  imports: [AuthModule, AuditModule, ApiKeyStoreModule],
-  providers: [ApiKeysService, ApiKeysEnabledGuard, MintRateGuard],
+  imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule],
+  providers: [KeyChanges, ApiKeysService, ApiKeysEnabledGuard, MintRateGuard],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {

@@ -1,19 +1,15 @@
 import { ConflictException, ForbiddenException, NotFoundException } from '@nestjs/common';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey, parseApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
+import { TestClock } from '../../test/support/clock.js';
+import { keyChangesOverFakes, type FakeKeys, type Written } from '../../test/support/key-store-fakes.js';
 import { testSession } from '../../test/support/principal.js';
-import type { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { ERRORS } from '../common/error-messages.js';
-import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
-import type { ApiKeyEntity } from './api-key.entity.js';
-import type { EntityManager } from 'typeorm';
-import type { AuditEntry, AuditService } from '../audit/audit.service.js';
-import type { Transactions } from '../database/transactions.js';
-import type { ApiKeyRepository, KeyListFilter, MintWrite, NewApiKey, RevokedKey, RevokeWrite } from './api-key.repository.js';
+import type { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
@@ -21,86 +17,6 @@ const ORG = '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 const OTHER_ORG = '9e8d7c6b-5a49-4382-a170-6f5e4d3c2b1a';
 const API_KEY_SECRET = 'unit-test-api-key-secret-0123456789abcdef';
 const DAY_MS = 86_400_000;
-
-class FixedClock extends Clock {
-  constructor(public at: Date) {
-    super();
-  }
-  now(): Date {
-    return new Date(this.at);
-  }
-}
-
-/** The repository's contract, in memory. `failInserts` makes the next inserts throw the given errors. */
-class FakeKeyRepository {
-  readonly rows: ApiKeyEntity[] = [];
-  readonly inserted: NewApiKey[] = [];
-  failInserts: unknown[] = [];
-  listCalls: Array<{ userId: string; orgId: string | null }> = [];
-  revokeCalls: Array<{ userId: string; keyId: string; at: Date }> = [];
-
-  /** The audit events written with the keys (the key and its event are one write). */
-  audit: FakeAudit | null = null;
-
-  async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
-    const { key } = write;
-    const active = this.rows.filter(
-      (r) => r.userId === key.userId && r.orgId === key.orgId && !r.revokedAt && (!r.expiresAt || r.expiresAt > key.createdAt),
-    );
-    if (active.length >= cap) return null;
-    this.inserted.push(key);
-    const failure = this.failInserts.shift();
-    if (failure) throw failure;
-    const row = { ...key, lastUsedAt: null, revokedAt: null } as ApiKeyEntity;
-    this.rows.push(row);
-    if (write.audit) this.audit?.entries.push(write.audit as unknown as AuditEntry);
-    return row;
-  }
-
-  async listOwned(userId: string, filter: KeyListFilter): Promise<ApiKeyEntity[]> {
-    const { orgId, after, take } = filter;
-    this.listCalls.push({ userId, orgId });
-    return this.rows
-      .filter((r) => r.userId === userId && (!orgId || r.orgId === orgId))
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
-      .filter((r) => !after || r.createdAt < after.createdAt || (r.createdAt.getTime() === after.createdAt.getTime() && r.id < after.id))
-      .slice(0, take);
-  }
-
-  async revokeOwned(userId: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
-    this.revokeCalls.push({ userId, keyId, at });
-    const row = this.rows.find((r) => r.id === keyId && r.userId === userId);
-    if (!row) return null;
-    const alreadyRevoked = row.revokedAt !== null;
-    row.revokedAt ??= at;
-    // As the statement does: the template's event, with the org, the key and its name, only when revoked now.
-    if (write.audit && !alreadyRevoked) {
-      const template = write.audit.template as unknown as Omit<AuditEntry, 'orgId'>;
-      this.audit?.entries.push({ ...template, orgId: row.orgId, target: { ...template.target, id: row.id }, details: { ...template.details, name: row.name } });
-    }
-    return {
-      id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked,
-      lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: row.revokedAt,
-    };
-  }
-}
-
-/** Runs the work with a stand-in manager; the audit fake records what it was given. */
-const fakeTransactions = { run: <T>(work: (m: EntityManager) => Promise<T>) => work({} as EntityManager) } as Transactions;
-
-class FakeAudit {
-  readonly entries: AuditEntry[] = [];
-  async record(_manager: EntityManager, entry: AuditEntry): Promise<void> {
-    this.entries.push(entry);
-  }
-  /** Stands in for the row: the repository fake records it only when the key is written. */
-  prepare(entry: AuditEntry): AuditEntry {
-    return entry;
-  }
-  prepareTemplate(entry: Omit<AuditEntry, 'orgId' | 'target'>): Omit<AuditEntry, 'orgId'> {
-    return entry as Omit<AuditEntry, 'orgId'>;
-  }
-}
 
 /** A directory that knows one user's standing per org. */
 class FakeDirectory extends OrgDirectory {
@@ -130,26 +46,29 @@ class FakeDirectory extends OrgDirectory {
 const session = (userId = USER): Principal => testSession({ userId, email: 'u@example.com' });
 
 describe('ApiKeysService', () => {
-  let repo: FakeKeyRepository;
+  let repo: FakeKeys;
   let directory: FakeDirectory;
-  let clock: FixedClock;
+  let clock: TestClock;
   let settings: Settings;
   let sut: ApiKeysService;
-  let audit: FakeAudit;
-  const invalidation = { awaitAcknowledged: vi.fn(async () => undefined) };
+  let written: Written;
+  let invalidation: ReturnType<typeof keyChangesOverFakes>['invalidation'];
+  /** The service over the real unit of work (KeyChanges), with fakes for the database, the audit log and the outbox. */
+  const service = (s: Settings) => {
+    const fixture = keyChangesOverFakes();
+    ({ keys: repo, written, invalidation } = fixture);
+    return new ApiKeysService(repo as never as ApiKeyRepository, fixture.changes, directory, s);
+  };
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });
   const settingsWith = (extra: Partial<ConstructorParameters<typeof Settings>[0]>) =>
     new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock, ...extra });
 
   beforeEach(() => {
-    repo = new FakeKeyRepository();
     directory = new FakeDirectory();
-    clock = new FixedClock(new Date('2030-01-02T03:04:05.678Z'));
+    clock = new TestClock('2030-01-02T03:04:05.678Z');
     settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
-    audit = new FakeAudit();
-    repo.audit = audit;
-    sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settings, fakeTransactions, audit as unknown as AuditService, invalidation as unknown as VerificationInvalidation);
+    sut = service(settings);
   });
 
   describe('mint', () => {
@@ -286,9 +205,9 @@ describe('ApiKeysService', () => {
     it("returns the caller's keys newest first, without the key and without fields that do not apply", async () => {
       member('owner');
       const first = await sut.mint(session(), { org_id: ORG, name: 'first' });
-      clock.at = new Date(clock.at.getTime() + 1000);
+      clock.advance(1000);
       const second = await sut.mint(session(), { org_id: ORG, name: 'second', expires_in_days: 1 });
-      const { keys } = await sut.list(session(), null);
+      const { keys } = await sut.list(session(), { orgId: null });
       const { key: _k1, ...firstRecord } = first;
       const { key: _k2, ...secondRecord } = second;
       expect(keys).toEqual([secondRecord, firstRecord]);
@@ -297,18 +216,18 @@ describe('ApiKeysService', () => {
 
     it('passes an org filter on in lower case once the caller is found in that org', async () => {
       member('member');
-      await sut.list(session(), ORG.toUpperCase());
+      await sut.list(session(), { orgId: ORG.toUpperCase() });
       expect(repo.listCalls).toEqual([{ userId: USER, orgId: ORG }]);
     });
 
     it('answers 404 for a filter naming an org that is missing or not the caller’s, without listing', async () => {
       member('owner');
-      await expect(sut.list(session(), OTHER_ORG)).rejects.toThrow(new NotFoundException(ERRORS.orgNotFound));
+      await expect(sut.list(session(), { orgId: OTHER_ORG })).rejects.toThrow(new NotFoundException(ERRORS.orgNotFound));
       expect(repo.listCalls).toEqual([]);
     });
 
     it('asks the directory nothing when there is no filter', async () => {
-      await sut.list(session(), null);
+      await sut.list(session(), { orgId: null });
       expect(directory.calls).toBe(0);
     });
   });
@@ -316,7 +235,7 @@ describe('ApiKeysService', () => {
   describe('caps', () => {
     it('answers 409 saying to revoke one (and stores nothing) once the user holds the cap of active keys in the org', async () => {
       member('owner');
-      sut = new ApiKeysService(repo as unknown as ApiKeyRepository, directory, settingsWith({ maxActiveKeysPerUserOrg: 2 }), fakeTransactions, audit as unknown as AuditService, invalidation as unknown as VerificationInvalidation);
+      sut = service(settingsWith({ maxActiveKeysPerUserOrg: 2 }));
       await sut.mint(session(), { org_id: ORG });
       const second = await sut.mint(session(), { org_id: ORG });
       const refused = await sut.mint(session(), { org_id: ORG }).catch((e: unknown) => e);
@@ -331,7 +250,7 @@ describe('ApiKeysService', () => {
       member('owner');
       for (let i = 0; i < 5; i++) {
         await sut.mint(session(), { org_id: ORG, name: `k${i}` });
-        clock.at = new Date(clock.at.getTime() + 1000);
+        clock.advance(1000);
       }
       const first = await sut.list(session(), { orgId: null, limit: 2 });
       expect(first.keys.map((k) => k.name)).toEqual(['k4', 'k3']);
@@ -339,7 +258,7 @@ describe('ApiKeysService', () => {
       const third = await sut.list(session(), { orgId: null, limit: 2, cursor: second.next_cursor });
       expect([...second.keys, ...third.keys].map((k) => k.name)).toEqual(['k2', 'k1', 'k0']);
       expect(third.next_cursor).toBeUndefined();
-      expect(await sut.list(session(), null)).not.toHaveProperty('next_cursor');
+      expect(await sut.list(session(), { orgId: null })).not.toHaveProperty('next_cursor');
     });
   });
 
@@ -347,18 +266,18 @@ describe('ApiKeysService', () => {
     it("revokes the caller's key at the clock's time", async () => {
       member('owner');
       const { id } = await sut.mint(session(), { org_id: ORG });
-      clock.at = new Date('2030-02-01T00:00:00.000Z');
+      clock.set('2030-02-01T00:00:00.000Z');
       invalidation.awaitAcknowledged.mockClear();
       await sut.revoke(session(), id);
       // The 204 waits until every instance with a cache has applied the revocation.
       expect(invalidation.awaitAcknowledged).toHaveBeenCalledTimes(1);
-      expect(repo.revokeCalls).toEqual([{ userId: USER, keyId: id, at: new Date('2030-02-01T00:00:00.000Z') }]);
-      expect((await sut.list(session(), null)).keys[0].revoked_at).toBe('2030-02-01T00:00:00.000Z');
+      expect(repo.revokeCalls).toEqual([{ scope: 'user_id', owner: USER, keyId: id, at: new Date('2030-02-01T00:00:00.000Z') }]);
+      expect((await sut.list(session(), { orgId: null })).keys[0].revoked_at).toBe('2030-02-01T00:00:00.000Z');
     });
 
     it('answers 404 when the repository finds no such key of the caller', async () => {
       await expect(sut.revoke(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed')).rejects.toThrow(new NotFoundException(ERRORS.keyNotFound));
-      expect(audit.entries).toEqual([]);
+      expect(written.audit).toEqual([]);
     });
 
     it('records one audit event for the revoke that changed something, none for a repeat', async () => {
@@ -366,8 +285,8 @@ describe('ApiKeysService', () => {
       const { id } = await sut.mint(session(), { org_id: ORG, name: 'ci' });
       await sut.revoke(session(), id);
       await sut.revoke(session(), id);
-      expect(audit.entries.map((e) => e.action)).toEqual(['api_key.minted', 'api_key.revoked']);
-      expect(audit.entries[1]).toEqual({
+      expect(written.audit.map((e) => e.action)).toEqual(['api_key.minted', 'api_key.revoked']);
+      expect(written.audit[1]).toEqual({
         orgId: ORG,
         action: 'api_key.revoked',
         actor: { type: 'user', id: USER },

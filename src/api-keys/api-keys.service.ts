@@ -1,23 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictException, ForbiddenException, Injectable, NotFoundException, Optional } from '@nestjs/common';
+import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf } from '../common/pagination.js';
-import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
-import { ActivityEvents } from '../events/activity-events.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { actorOf, AuditService } from '../audit/audit.service.js';
-import { Transactions } from '../database/transactions.js';
-import { EventOutbox } from '../events/event-outbox.js';
+import { actorOf } from '../audit/audit.service.js';
 import { keyEventData } from '../events/event-types.js';
-import { ApiKeyRepository, type KeyState } from './api-key.repository.js';
+import { ApiKeyRepository } from './api-key.repository.js';
 import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey, type OrgApiKeyRecord } from './api-key.record.js';
 import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
 import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
+import { KeyChanges } from './key-changes.js';
+import type { KeyState } from './key-state.js';
 import { ERRORS } from '../common/error-messages.js';
 
 const DAY_MS = 86_400_000;
@@ -29,17 +27,18 @@ export interface KeyListQuery {
   cursor?: string;
 }
 
+/**
+ * The key feature: who may do what to which key, and what each change records. Every change
+ * goes through KeyChanges (the unit of work: the change, its audit event and its outbox event
+ * commit together, then one tail); reads go to ApiKeyRepository.
+ */
 @Injectable()
 export class ApiKeysService {
   constructor(
     private readonly keys: ApiKeyRepository,
+    private readonly changes: KeyChanges,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
-    private readonly transactions: Transactions,
-    private readonly audit: AuditService,
-    private readonly invalidation: VerificationInvalidation,
-    @Optional() private readonly activity?: ActivityEvents,
-    @Optional() private readonly outbox?: EventOutbox,
   ) {}
 
   async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
@@ -59,11 +58,11 @@ export class ApiKeysService {
       throw new ConflictException(ERRORS.noWorkspace);
     }
 
-    const secret = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
+    const hmacKey = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
     const now = this.settings.clock.now();
     const days = dto.expires_in_days ?? 0;
     const cap = this.settings.maxActiveKeysPerUserOrg;
-    for (let attempt = 0; ; attempt++) {
+    const minted = await this.changes.mint(() => {
       const generated = generateApiKey();
       const key = {
         id: randomUUID(),
@@ -72,33 +71,26 @@ export class ApiKeysService {
         name: dto.name ?? '',
         lookup: generated.lookup,
         last4: generated.last4,
-        keyHash: hashApiKey(secret, generated.key),
+        keyHash: hashApiKey(hmacKey, generated.key),
         scopes,
         createdAt: now,
         expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
       };
-      // The key, its audit event and its outbox event are one write (ApiKeyRepository.mintWithinCap):
-      // all three commit together or none does.
-      const audit = this.audit.prepare({
-        orgId,
-        action: 'api_key.minted',
-        ...actorOf(principal),
-        target: { type: 'api_key', id: key.id },
-        details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null },
-      });
-      const event = this.outbox ? { orgId, type: 'api_key.created' as const, data: keyEventData({ ...key, revokedAt: null }), at: now } : null;
-      try {
-        const saved = await this.keys.mintWithinCap({ key, audit, event }, cap);
-        if (!saved) throw new ConflictException(ERRORS.tooManyActiveKeys(cap));
-        this.outbox?.written();
-        this.activity?.emit({ type: 'api_key.minted' });
-        return { key: generated.key, ...toApiKeyRecord(saved) };
-      } catch (error) {
-        // A lookup collision (71 random bits) is all but impossible; draw again rather than fail.
-        if ((error as { code?: string }).code === '23505' && attempt < 3) continue;
-        throw error;
-      }
-    }
+      return {
+        secret: generated.key,
+        change: { key, cap },
+        audit: {
+          orgId,
+          action: 'api_key.minted',
+          ...actorOf(principal),
+          target: { type: 'api_key', id: key.id },
+          details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null },
+        },
+        event: { orgId, type: 'api_key.created', data: keyEventData({ ...key, revokedAt: null }), at: now },
+      };
+    });
+    if (!minted) throw new ConflictException(ERRORS.tooManyActiveKeys(cap));
+    return { key: minted.secret, ...toApiKeyRecord(minted.key) };
   }
 
   /**
@@ -107,52 +99,37 @@ export class ApiKeysService {
    * the older one at once. 404 as for revoke; 409 for a revoked or expired key.
    */
   async rotate(principal: Principal, keyId: string, dto: RotateApiKeyDto): Promise<MintedApiKey> {
-    const secret = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
+    const hmacKey = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
     const grace = dto.grace_period_seconds ?? DEFAULT_GRACE_PERIOD_SECONDS;
     const now = this.settings.clock.now();
     const graceEndsAt = grace > 0 ? new Date(now.getTime() + grace * 1000) : null;
-    for (let attempt = 0; ; attempt++) {
+    const previousExpiresAt = graceEndsAt?.toISOString() ?? null;
+    const rotated = await this.changes.rotate(() => {
       const generated = generateApiKey();
-      try {
-        const record = await this.transactions.run(async (manager) => {
-          const next = { lookup: generated.lookup, last4: generated.last4, keyHash: hashApiKey(secret, generated.key) };
-          const rotated = await this.keys.rotateOwned(principal.userId, keyId, next, now, graceEndsAt, manager);
-          if (!rotated) {
-            const standing = await this.keys.keyStanding(principal.userId, keyId, manager);
-            if (!standing) throw new NotFoundException(ERRORS.keyNotFound);
-            throw new ConflictException(standing.revokedAt ? ERRORS.keyRevokedCannotRotate : ERRORS.keyExpiredCannotRotate);
-          }
-          await this.audit.record(manager, {
-            orgId: rotated.orgId,
-            action: 'api_key.rotated',
-            ...actorOf(principal),
-            target: { type: 'api_key', id: rotated.id },
-            details: {
-              name: rotated.name,
-              lookup: rotated.lookup,
-              previous_lookup: rotated.previousLookup,
-              grace_period_seconds: grace,
-              previous_secret_expires_at: graceEndsAt?.toISOString() ?? null,
-            },
-          });
-          await this.outbox?.write(manager, {
-            orgId: rotated.orgId,
-            type: 'api_key.rotated',
-            data: { ...keyEventData(rotated), previous_lookup: rotated.previousLookup, previous_secret_expires_at: graceEndsAt?.toISOString() ?? null },
-            at: now,
-          });
-          return toApiKeyRecord(rotated, now);
-        });
-        this.outbox?.written();
-        // The grace period a rotation ends (a second rotation) ends on every instance first.
-        await this.invalidation.awaitAcknowledged();
-        this.activity?.emit({ type: 'api_key.rotated' });
-        return { key: generated.key, ...record };
-      } catch (error) {
-        if ((error as { code?: string }).code === '23505' && attempt < 3) continue;
-        throw error;
-      }
+      return {
+        secret: generated.key,
+        change: { userId: principal.userId, keyId, secret: { lookup: generated.lookup, last4: generated.last4, keyHash: hashApiKey(hmacKey, generated.key) }, now, graceEndsAt },
+        audit: (k) => ({
+          orgId: k.orgId,
+          action: 'api_key.rotated',
+          ...actorOf(principal),
+          target: { type: 'api_key', id: k.id },
+          details: { name: k.name, lookup: k.lookup, previous_lookup: k.previousLookup, grace_period_seconds: grace, previous_secret_expires_at: previousExpiresAt },
+        }),
+        event: (k) => ({
+          orgId: k.orgId,
+          type: 'api_key.rotated',
+          data: { ...keyEventData(k), previous_lookup: k.previousLookup, previous_secret_expires_at: previousExpiresAt },
+          at: now,
+        }),
+      };
+    });
+    if (!rotated) {
+      const standing = await this.keys.keyStanding(principal.userId, keyId);
+      if (!standing) throw new NotFoundException(ERRORS.keyNotFound);
+      throw new ConflictException(standing.revokedAt ? ERRORS.keyRevokedCannotRotate : ERRORS.keyExpiredCannotRotate);
     }
+    return { key: rotated.secret, ...toApiKeyRecord(rotated.key, now) };
   }
 
   /** `GET /orgs/{org_id}/api-keys`: every key bound to the org, for its owners and admins. */
@@ -165,12 +142,7 @@ export class ApiKeysService {
     const { items, nextCursor } = pageOf(rows, limit);
     const body: { keys: OrgApiKeyRecord[]; next_cursor?: string } = {
       keys: items.map((k) => {
-        const record: OrgApiKeyRecord = {
-          ...toApiKeyRecord(k, now),
-          user_id: k.userId,
-          owner_status: k.ownerIsMember ? 'member' : 'removed',
-          state: k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active',
-        };
+        const record: OrgApiKeyRecord = { ...toApiKeyRecord(k, now), user_id: k.userId, owner_status: k.ownerIsMember ? 'member' : 'removed', state: k.state };
         if (k.ownerEmail) record.owner_email = k.ownerEmail;
         return record;
       }),
@@ -185,22 +157,16 @@ export class ApiKeysService {
    */
   async revokeInOrg(principal: Principal, orgId: string, keyId: string): Promise<void> {
     await requireOrgAdmin(this.directory, principal, orgId);
-    // One statement: the key, its audit event ({name, owner_id}) and its event, only if revoked now.
-    const template = this.audit.prepareTemplate({ action: 'api_key.revoked_by_admin', ...actorOf(principal), target: { type: 'api_key' }, details: {} });
-    const revoked = await this.keys.revokeInOrg(orgId, keyId, this.settings.clock.now(), {
-      audit: template ? { template, withOwner: true } : null,
-      event: this.outbox ? { revokedBy: principal.userId } : null,
+    const revoked = await this.changes.revoke({
+      change: { scope: 'org_id', owner: orgId, keyId, at: this.settings.clock.now() },
+      audit: { action: 'api_key.revoked_by_admin', ...actorOf(principal), target: { type: 'api_key' }, details: {}, withOwner: true },
+      event: { revokedBy: principal.userId },
     });
     if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
-    this.outbox?.written();
-    await this.invalidation.awaitAcknowledged();
-    this.activity?.emit({ type: 'api_key.revoked' });
   }
 
   /** One page of the caller's keys, newest first; `next_cursor` only when more exist. */
-  async list(principal: Principal, filter: KeyListQuery | string | null = null): Promise<{ keys: ApiKeyRecord[]; next_cursor?: string }> {
-    // A bare org id (or null) is the pre-pagination signature hosts may still call.
-    const query: KeyListQuery = typeof filter === 'object' && filter !== null ? filter : { orgId: filter };
+  async list(principal: Principal, query: KeyListQuery): Promise<{ keys: ApiKeyRecord[]; next_cursor?: string }> {
     const org = query.orgId ? query.orgId.toLowerCase() : null;
     const after = query.cursor !== undefined ? decodeCursor(query.cursor) : null;
     // decisions.md: a filter naming an org that is missing or not the caller's is a 404, as for mint.
@@ -209,13 +175,7 @@ export class ApiKeysService {
     }
     const now = this.settings.clock.now();
     const limit = Math.min(query.limit ?? MAX_PAGE_LIMIT, MAX_PAGE_LIMIT);
-    const rows = await this.keys.listOwned(principal.userId, {
-      orgId: org,
-      state: query.state ?? null,
-      after,
-      take: limit + 1,
-      now,
-    });
+    const rows = await this.keys.listOwned(principal.userId, { orgId: org, state: query.state ?? null, after, take: limit + 1, now });
     const page = pageOf(rows, limit);
     const body: { keys: ApiKeyRecord[]; next_cursor?: string } = { keys: page.items.map((k) => toApiKeyRecord(k, now)) };
     if (page.nextCursor) body.next_cursor = page.nextCursor;
@@ -223,51 +183,48 @@ export class ApiKeysService {
   }
 
   async revoke(principal: Principal, keyId: string): Promise<void> {
-    // One statement: the key, its audit event ({name}) and its event, only if revoked now.
-    const template = this.audit.prepareTemplate({ action: 'api_key.revoked', ...actorOf(principal), target: { type: 'api_key' }, details: {} });
-    const revoked = await this.keys.revokeOwned(principal.userId, keyId, this.settings.clock.now(), {
-      audit: template ? { template, withOwner: false } : null,
-      event: this.outbox ? { revokedBy: principal.userId } : null,
+    const revoked = await this.changes.revoke({
+      change: { scope: 'user_id', owner: principal.userId, keyId, at: this.settings.clock.now() },
+      audit: { action: 'api_key.revoked', ...actorOf(principal), target: { type: 'api_key' }, details: {}, withOwner: false },
+      event: { revokedBy: principal.userId },
     });
     if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
-    this.outbox?.written();
-    // The 204 means "refused everywhere": every instance answering from its cache has applied it.
-    await this.invalidation.awaitAcknowledged();
-    this.activity?.emit({ type: 'api_key.revoked' });
   }
 
   /**
-   * Revokes keys reported as leaked, whoever owns them, by the same statement as DELETE
-   * /api-keys/{id}. Each key that was active until now is audited (actor: the system, with the
-   * source) and emits `api_key.revoked` and `api_key.leaked`, in its revoke's transaction.
-   * Returns the ids of the keys found.
+   * Revokes keys reported as leaked, whoever owns them. Each key that was active until now is
+   * audited (actor: the system, with the source) and emits `api_key.revoked` and `api_key.leaked`,
+   * in its revoke's transaction. Returns the ids of the keys found.
    */
   async revokeLeaked(keyIds: string[], source: string): Promise<string[]> {
-    const found: string[] = [];
-    for (const keyId of keyIds) {
-      const key = await this.transactions.run(async (manager) => {
-        const at = this.settings.clock.now();
-        const k = await this.keys.revokeAny(keyId, at, manager);
-        if (k && !k.alreadyRevoked) {
-          await this.audit.record(manager, {
-            orgId: k.orgId,
-            action: 'api_key.revoked_as_leaked',
-            actor: { type: 'system', id: null, source },
-            target: { type: 'api_key', id: k.id },
-            details: { name: k.name, lookup: k.lookup, source },
-          });
+    const at = this.settings.clock.now();
+    const found = await this.changes.revokeLeaked(
+      keyIds.map((keyId) => ({
+        change: { keyId, at },
+        audit: (k) => ({
+          orgId: k.orgId,
+          action: 'api_key.revoked_as_leaked',
+          actor: { type: 'system', id: null, source },
+          target: { type: 'api_key', id: k.id },
+          details: { name: k.name, lookup: k.lookup, source },
+        }),
+        events: (k) => {
           const data = { ...keyEventData(k), source };
-          await this.outbox?.write(manager, { orgId: k.orgId, type: 'api_key.revoked', data, at });
-          await this.outbox?.write(manager, { orgId: k.orgId, type: 'api_key.leaked', data, at });
-          this.activity?.emit({ type: 'api_key.revoked' });
-        }
-        return k;
-      });
-      if (key) found.push(key.id);
-    }
-    this.outbox?.written();
-    // Leaked keys stop everywhere before the answer: every instance's cache has applied the revokes.
-    if (found.length > 0) await this.invalidation.awaitAcknowledged();
-    return found;
+          return [
+            { orgId: k.orgId, type: 'api_key.revoked', data, at },
+            { orgId: k.orgId, type: 'api_key.leaked', data, at },
+          ];
+        },
+      })),
+    );
+    return found.map((k) => k.id);
+  }
+
+  /**
+   * Forgets every rotated-out secret whose grace period has ended (they no longer verify nor match
+   * a leak report either way); for a periodic job. Returns how many keys it cleared.
+   */
+  clearLapsedPreviousSecrets(now: Date = this.settings.clock.now()): Promise<number> {
+    return this.keys.clearLapsedPreviousSecrets(now);
   }
 }

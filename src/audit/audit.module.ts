@@ -1,7 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
-import { Transactions } from '../database/transactions.js';
 import { AuditRetentionJob } from './audit-retention.job.js';
 import { AuditController } from './audit.controller.js';
 import { AuditRepository } from './audit.repository.js';
@@ -9,13 +8,14 @@ import { AuditService } from './audit.service.js';
 import { RequestOriginInterceptor } from './request-origin.interceptor.js';
 
 /**
- * The audit log: owns `audit_events`. Exports AuditService (record, read, export, prune),
- * Transactions (one transaction around a change and its event) and RequestOriginInterceptor.
+ * The audit log: owns `audit_events`. Exports AuditService (record, read, export, prune) and
+ * RequestOriginInterceptor. The transaction a change records its event in is the database
+ * module's (Transactions).
  */
 @Module({
   imports: [AuthModule, PeriodicJobsModule],
-  providers: [AuditRepository, AuditService, AuditRetentionJob, Transactions, RequestOriginInterceptor],
-  exports: [AuditService, Transactions, RequestOriginInterceptor],
+  providers: [AuditRepository, AuditService, AuditRetentionJob, RequestOriginInterceptor],
+  exports: [AuditService, RequestOriginInterceptor],
 })
 export class AuditModule {
   static withHttp(): DynamicModule {

@@ -6,7 +6,7 @@ export interface KeyVerificationRow {
   id: string;
   lookup: string;
   keyHash: Buffer;
-  /** Rotation: the replaced secret, which verifies until `previousExpiresAt`. */
+  /** Rotation: the replaced secret, which verifies until `previousExpiresAt`; all three null once that has passed (the store returns no lapsed secret). */
   previousLookup: string | null;
   previousKeyHash: Buffer | null;
   previousExpiresAt: Date | null;
@@ -26,7 +26,8 @@ export interface KeyVerificationRow {
 }
 
 /**
- * What auth needs from the api_keys table: the verification read and the last-used write-behind.
+ * What auth needs from the api_keys table: the verification read (a key by its lookup, or by its
+ * previous lookup only during the rotation's grace) and the last-used write-behind.
  * A port: auth (below the features) declares it, api-keys' ApiKeyRepository implements it, and
  * the root module (core/) binds the one to the other, so auth never imports the api-keys feature.
  */

@@ -1,4 +1,4 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { EventOutbox } from '../events/event-outbox.js';
 import type { EntityManager } from 'typeorm';
 import { AuditService, OPERATOR, type AuditEntry, type AuditEventRecord } from '../audit/audit.service.js';
@@ -28,7 +28,7 @@ export class DirectoryAdminService {
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
     private readonly invalidation: VerificationInvalidation,
-    @Optional() private readonly outbox?: EventOutbox,
+    private readonly outbox: EventOutbox,
   ) {}
 
   private record(manager: EntityManager, entry: Omit<AuditEntry, 'actor' | 'credential'>): Promise<void> {
@@ -83,7 +83,7 @@ export class DirectoryAdminService {
       if (!removed) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
       await this.record(m, { orgId, action: 'member.removed', target: { type: 'user', id: userId }, details: { role: removed.role } });
       const at = this.settings.clock.now();
-      await this.outbox?.write(m, { orgId, type: 'member.removed', data: { org_id: orgId, user_id: userId, role: removed.role, removed_at: at.toISOString() }, at });
+      await this.outbox.write(m, { orgId, type: 'member.removed', data: { org_id: orgId, user_id: userId, role: removed.role, removed_at: at.toISOString() }, at });
       return { ...removed, removed: true };
     });
     await this.invalidation.awaitAcknowledged();

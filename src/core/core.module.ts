@@ -3,12 +3,14 @@ import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { discardUnsafeReleases, pgPoolOf } from '../database/pg-pool.js';
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
-import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import { ApiKeyVerificationStore } from '../api-keys/api-key-verification.store.js';
 import { ApiKeyStore } from '../auth/api-key-store.js';
 import { Clock } from '../common/clock.js';
 import { ENTITIES } from './schema.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { ActivityEvents } from '../events/activity-events.js';
+import { EventOutbox } from '../events/event-outbox.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { KEYS_USAGE_IDENTITY_OPTIONS } from './keys-usage-identity.module-definition.js';
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 import { Settings } from '../settings/settings.js';
@@ -25,10 +27,12 @@ class PoolHygiene implements OnModuleInit {
 }
 
 /**
- * What every module below the root needs: the settings, the clock, the activity events, the org
- * directory, and auth's ApiKeyStore port bound to api-keys' repository (the one place auth meets
- * the key feature, so neither imports the other). Global only so the feature modules see these
- * tokens; it registers no feature's repository of its own and nothing that acts on a host's routes.
+ * What every module below the root needs: the settings, the clock, the in-process activity
+ * signal, the event outbox (off until EventOutboxModule turns it on), Transactions (DatabaseModule),
+ * the org directory, and auth's ApiKeyStore port bound to api-keys' verification store (the one
+ * place auth meets the key feature, so neither imports the other). The only global module, so
+ * the feature modules see these tokens; it registers no feature's repository of its own and
+ * nothing that acts on a host's routes.
  */
 @Global()
 @Module({})
@@ -36,7 +40,7 @@ export class CoreModule {
   static register(optionsProviders: Provider[], imports: DynamicModule['imports'], directory: Type<OrgDirectory>): DynamicModule {
     return {
       module: CoreModule,
-      imports: [...(imports ?? []), TypeOrmModule.forFeature(ENTITIES), ApiKeyStoreModule],
+      imports: [...(imports ?? []), TypeOrmModule.forFeature(ENTITIES), DatabaseModule, ApiKeyStoreModule],
       providers: [
         ...optionsProviders,
         {
@@ -46,12 +50,13 @@ export class CoreModule {
         },
         { provide: Clock, inject: [Settings], useFactory: (s: Settings) => s.clock },
         ActivityEvents,
+        EventOutbox,
         PoolHygiene,
-        { provide: ApiKeyStore, useExisting: ApiKeyRepository },
+        { provide: ApiKeyStore, useExisting: ApiKeyVerificationStore },
         directory,
         { provide: OrgDirectory, useExisting: directory },
       ],
-      exports: [Settings, Clock, ActivityEvents, ApiKeyStore, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
+      exports: [Settings, Clock, ActivityEvents, EventOutbox, DatabaseModule, ApiKeyStore, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
     };
   }
 }

@@ -3,8 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /**
- * One transaction around a change and its audit event: services call `run` and hand the
- * manager to the repositories and to AuditService.record, so both commit or neither does.
+ * One transaction around a change and what is written with it (its audit event, its outbox
+ * events): the caller hands the manager to the repositories, AuditService.record and
+ * EventOutbox.write, so all commit or none does. Key changes go through KeyChanges, which uses it.
  */
 @Injectable()
 export class Transactions {

@@ -8,13 +8,17 @@ export type ActivityEvent =
   | { type: 'usage.charged'; meter: Meter; count: number }
   | { type: 'usage.refused'; meter: Meter; count: number }
   | { type: 'usage.refunded'; meter: Meter; count: number }
-  | { type: 'usage.refunds_pending'; pending: number };
+  | { type: 'usage.refunds_pending'; pending: number }
+  /** Events were committed to the outbox: a relay in this process moves them now, not at its next poll. */
+  | { type: 'outbox.written' };
 
 type Listener = (event: ActivityEvent) => void;
 
 /**
- * What the services did (mints, revokes, charges, refusals), for whoever wants to count it.
- * Like AuthMetrics it stays free of any metrics library: the standalone app subscribes and
+ * The one in-process signal of this module: what the services did (mints, revokes, charges,
+ * refusals, events written to the outbox), for whoever wants to act on it at once in this
+ * process (the metrics, the outbox relay). Durable events, for other processes and webhooks, are
+ * the outbox's (EventOutbox). Free of any metrics library: the standalone app subscribes and
  * exports Prometheus counters; a host may subscribe with its own. Carries no ids or secrets.
  */
 @Injectable()

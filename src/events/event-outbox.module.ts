@@ -1,11 +1,15 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { EventOutbox } from './event-outbox.js';
 
 /**
- * Turns events on for whatever changes data in this process: the key, usage and directory
- * services write their events to the outbox only when EventOutbox can be injected. The server
- * (EventsModule) and the operator CLI import it; the relay runs in the server.
+ * Turns events on in this process: importing it enables the EventOutbox that CoreModule provides,
+ * so the key, usage and directory services write their events to the outbox from then on. The
+ * server's events module and the operator CLI import it; the relay runs in the server. Nothing
+ * here is global; the outbox itself is the core's.
  */
-@Global()
-@Module({ providers: [EventOutbox], exports: [EventOutbox] })
-export class EventOutboxModule {}
+@Module({})
+export class EventOutboxModule {
+  constructor(outbox: EventOutbox) {
+    outbox.enable();
+  }
+}

@@ -1,30 +1,50 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { ActivityEvents } from './activity-events.js';
 import { INSERT_OUTBOX_SQL, outboxParams, type OutboxEvent } from './event-types.js';
 
 /**
- * Present when events are on (the standalone server registers EventsModule). Services that
- * change something write its event to the outbox table in the same transaction only when this
- * is injected, then call `written()`, which wakes the relay at once instead of at its next poll.
+ * The transactional outbox: a change's events are written in the change's own transaction (or
+ * statement) and a relay turns them into deliveries. Always injectable (CoreModule provides it);
+ * `enabled` says whether this process writes events at all: off until EventOutboxModule is
+ * imported (the server's events module, the operator CLI), so a host without events never fills
+ * a table nobody drains. Writers check `enabled` when they build a statement; `write` and
+ * `emitOnce` do nothing while it is off.
  */
 @Injectable()
 export class EventOutbox {
-  private wake: (() => void) | null = null;
+  private on = false;
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly activity: ActivityEvents,
+  ) {}
 
-  /** The transactional outbox: one more statement in the change's transaction (`manager`). */
+  get enabled(): boolean {
+    return this.on;
+  }
+
+  /** Called once by EventOutboxModule: from now on this process writes events. */
+  enable(): void {
+    this.on = true;
+  }
+
+  /** One more statement in the change's transaction (`manager`). */
   async write(manager: EntityManager, event: OutboxEvent): Promise<void> {
-    await manager.query(INSERT_OUTBOX_SQL, outboxParams(event));
+    if (this.on) await manager.query(INSERT_OUTBOX_SQL, outboxParams(event));
   }
 
+  /** A relay in this process is woken whenever events were committed (the in-process signal, ActivityEvents). */
   onWritten(wake: () => void): void {
-    this.wake = wake;
+    this.activity.on((event) => {
+      if (event.type === 'outbox.written') wake();
+    });
   }
 
+  /** After the commit of something that wrote events. */
   written(): void {
-    this.wake?.();
+    if (this.on) this.activity.emit({ type: 'outbox.written' });
   }
 
   /**
@@ -32,6 +52,7 @@ export class EventOutbox {
    * once per (kind, subject, mark) whichever instance gets there first. True when written now.
    */
   async emitOnce(kind: string, subject: string, mark: string, event: OutboxEvent): Promise<boolean> {
+    if (!this.on) return false;
     const written = await this.db.transaction(async (m) => {
       const marked: unknown[] = await m.query(
         `INSERT INTO event_marks (kind, subject, mark) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING kind`,

@@ -82,7 +82,7 @@ export class LeakedKeysService implements OnModuleDestroy {
     if (!secret) return { genuine: candidates.map(() => false), keyIds: [] };
     const lookups = candidates.map((c) => (typeof c === 'string' ? parseApiKey(c) : null));
     const wanted = [...new Set(lookups.filter((l): l is string => l !== null))];
-    const rows = wanted.length > 0 ? await this.keys.findByLookups(wanted) : [];
+    const rows = wanted.length > 0 ? await this.keys.findByLookups(wanted, this.settings.clock.now()) : [];
     const byLookup = new Map(rows.map((r) => [r.lookup, r]));
     const genuine = candidates.map((c, i) => {
       const lookup = lookups[i];

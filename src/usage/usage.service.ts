@@ -121,7 +121,7 @@ export class UsageService {
     }
     this.activity?.emit({ type: 'usage.charged', meter, count });
     // Checked here, synchronously: a charge that crosses no threshold (nearly all) costs no await.
-    if (this.outbox && limit !== null) {
+    if (this.outbox?.enabled && limit !== null) {
       const used = limitKeyOf(meter) === 'wallet' ? counters.asks + counters.retrieves : counters[meter];
       if (THRESHOLDS.some((t) => crosses(used - count, used, t, limit))) {
         await this.noticeThresholds(orgId, meter, used, count, limit, day, now, resetsAt);

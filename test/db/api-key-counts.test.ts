@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ApiKeyRepository, type MintWrite } from '../../src/api-keys/api-key.repository.js';
+import { ApiKeyWriteRepository, type MintWrite } from '../../src/api-keys/api-key-write.repository.js';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
 import { runMigrationsLocked } from '../../src/database/migrate.js';
 import { MIGRATIONS } from '../../src/core/schema.js';
@@ -59,7 +59,7 @@ describe('the active-key counter', () => {
     app.api.post('/api-keys', w.session, { org_id: w.orgId, ...body });
 
   it('lets concurrent mints on two instances (two pools) take exactly the free places, from no row and from a counted row', async () => {
-    const repos = [t, replica].map((a) => a.app.get(ApiKeyRepository, { strict: false }));
+    const repos = [t, replica].map((a) => a.app.get(ApiKeyWriteRepository, { strict: false }));
     const fresh = await t.seed.world('member');
     // No counter row yet: every mint takes the exact path at once, on both instances.
     const first = await Promise.all(Array.from({ length: 30 }, (_, i) => repos[i % 2].mintWithinCap(write(fresh.userId, fresh.orgId), CAP)));
@@ -79,7 +79,7 @@ describe('the active-key counter', () => {
   });
 
   it("writes one instance's concurrent mints in a few statements, not one each, and sends a full pair's refusals to no second look", async () => {
-    const repo = t.app.get(ApiKeyRepository, { strict: false });
+    const repo = t.app.get(ApiKeyWriteRepository, { strict: false });
     const w = await t.seed.world('member');
     expect(await repo.mintWithinCap(write(w.userId, w.orgId), 100)).not.toBeNull();
     const batches = vi.spyOn(repo as unknown as { mintBatch: (items: unknown[]) => Promise<unknown> }, 'mintBatch');
@@ -199,7 +199,7 @@ describe('the active-key counter', () => {
 
   it('writes neither the key, its events nor a count when any part of the mint fails', async () => {
     const w = await t.seed.world('member');
-    const repo = t.app.get(ApiKeyRepository, { strict: false });
+    const repo = t.app.get(ApiKeyWriteRepository, { strict: false });
     expect(await repo.mintWithinCap(write(w.userId, w.orgId), CAP)).not.toBeNull();
     const before = await tally(w.userId, w.orgId);
     const events = async () =>

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ApiKeyRepository } from '../../src/api-keys/api-key.repository.js';
+import { ApiKeyVerificationStore } from '../../src/api-keys/api-key-verification.store.js';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
 import { ApiKeyVerifier } from '../../src/auth/api-key-verifier.js';
 import { TestClock } from '../support/clock.js';
@@ -44,7 +44,7 @@ describe('API key verification on PostgreSQL', () => {
     ]);
     const tokens = Array.from({ length: 60 }, (_, i) => [...expected.keys()][(i * 7) % expected.size]);
     const verifier = t.app.get(ApiKeyVerifier, { strict: false });
-    const statement = vi.spyOn(t.app.get(ApiKeyRepository, { strict: false }), 'findForVerification');
+    const statement = vi.spyOn(t.app.get(ApiKeyVerificationStore, { strict: false }), 'findForVerification');
 
     const results = await Promise.all(tokens.map((token) => verifier.verify(token)));
 

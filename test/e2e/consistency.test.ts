@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ApiKeyRepository } from '../../src/api-keys/api-key.repository.js';
+import { ApiKeyVerificationStore } from '../../src/api-keys/api-key-verification.store.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -103,7 +103,7 @@ describe('a database failure during key verification', () => {
     const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'outage' });
     expect(minted.status).toBe(201);
     const key: string = minted.body.key;
-    const repository = t.app.get(ApiKeyRepository, { strict: false });
+    const repository = t.app.get(ApiKeyVerificationStore, { strict: false });
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     const spy = vi.spyOn(repository, 'findForVerification').mockRejectedValueOnce(refused);
 

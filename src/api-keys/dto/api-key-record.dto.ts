@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { SCOPES, type Scope } from '../../common/roles.js';
-import { KEY_STATES } from './list-org-api-keys.query.js';
+import { KEY_STATES, type KeyState } from '../key-state.js';
 
 /** OpenAPI description of the key record (contract 2.1); `implements` keeps it in step with the real type. */
 @ApiSchema({ name: 'ApiKey', description: 'An API key record, as listed: never the key itself. Fields that do not apply yet are omitted, not null.' })
@@ -69,7 +69,7 @@ export class OrgApiKeyDto extends ApiKeyRecordDto {
   owner_status: 'member' | 'removed';
 
   @ApiProperty({ enum: KEY_STATES })
-  state: (typeof KEY_STATES)[number];
+  state: KeyState;
 }
 
 @ApiSchema({ name: 'OrgApiKeyList' })

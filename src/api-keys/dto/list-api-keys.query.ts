@@ -2,9 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, ValidateIf } from 'class-validator';
 import { PageQuery } from '../../common/pagination.js';
 import { IsUuidString } from '../../common/validation.js';
-import type { KeyState } from '../api-key.repository.js';
-
-export const KEY_STATES: readonly KeyState[] = ['active', 'revoked', 'expired'];
+import { KEY_STATES, type KeyState } from '../key-state.js';
 
 /** `GET /api-keys?org_id=&state=&limit=&cursor=`. */
 export class ListApiKeysQuery extends PageQuery {

@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { ApiKeyStore, KeyVerificationRow } from '../auth/api-key-store.js';
+import { Clock } from '../common/clock.js';
+import type { Plan, Role } from '../common/roles.js';
+import { pgPool } from '../database/pg-pool.js';
+import { TOUCH_LAST_USED_SQL, VERIFY_KEYS_ONLY_SQL, VERIFY_WITH_DIRECTORY_SQL } from './api-key.sql.js';
+
+interface RawVerificationRow {
+  id: string;
+  lookup: string;
+  key_hash: Buffer;
+  previous_lookup: string | null;
+  previous_key_hash: Buffer | null;
+  previous_expires_at: Date | null;
+  user_id: string;
+  org_id: string;
+  scopes: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  email: string | null;
+  role: Role | null;
+  plan: Plan | null;
+  member_count: number | null;
+  asks: number | null;
+  retrieves: number | null;
+  imports: number | null;
+  captures: number | null;
+}
+
+const toVerificationRow = (r: RawVerificationRow): KeyVerificationRow => ({
+  id: r.id,
+  lookup: r.lookup,
+  keyHash: r.key_hash,
+  previousLookup: r.previous_lookup,
+  previousKeyHash: r.previous_key_hash,
+  previousExpiresAt: r.previous_expires_at,
+  userId: r.user_id,
+  orgId: r.org_id,
+  scopes: r.scopes,
+  expiresAt: r.expires_at,
+  revokedAt: r.revoked_at,
+  lastUsedAt: r.last_used_at,
+  email: r.email,
+  role: r.role,
+  plan: r.plan,
+  memberCount: Number(r.member_count ?? 0),
+  usage: { asks: r.asks ?? 0, retrieves: r.retrieves ?? 0, imports: r.imports ?? 0, captures: r.captures ?? 0 },
+});
+
+/**
+ * Auth's ApiKeyStore port over api_keys: the verification read and the last-used write-behind.
+ * The hot path of every request with a key, so it alone runs named (prepared) statements on the
+ * driver's pool instead of DataSource.query: parsed and planned once per connection, measured
+ * several times faster than TypeORM's entity path per request (see bench/).
+ */
+@Injectable()
+export class ApiKeyVerificationStore implements ApiKeyStore {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly clock: Clock,
+  ) {}
+
+  /** A rotated-out secret is returned (and matched by its lookup) only while its grace runs. */
+  async findForVerification(lookups: string[], withDirectory: boolean, day: string): Promise<KeyVerificationRow[]> {
+    const result = await pgPool(this.db).query<RawVerificationRow>({
+      name: withDirectory ? 'kui_verify_keys_dir' : 'kui_verify_keys',
+      text: withDirectory ? VERIFY_WITH_DIRECTORY_SQL : VERIFY_KEYS_ONLY_SQL,
+      values: [lookups, day, this.clock.now()],
+    });
+    return result.rows.map(toVerificationRow);
+  }
+
+  async touchLastUsed(ids: string[], at: Date[]): Promise<void> {
+    await pgPool(this.db).query({ name: 'kui_touch_last_used', text: TOUCH_LAST_USED_SQL, values: [ids, at] });
+  }
+}

@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
+import { TestClock } from '../support/clock.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+/**
+ * A rotated-out secret counts only during its grace period: after it, it neither verifies nor
+ * revokes the live key when reported as leaked (POST /credentials/revoke), and it is cleared.
+ */
+describe('a previous secret after its grace period', () => {
+  const clock = new TestClock('2031-09-01T08:00:00.000Z');
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ clock });
+  });
+  afterAll(async () => t?.close());
+
+  it('neither verifies nor revokes the key, and is cleared by the sweep', async () => {
+    const w = await t.seed.world('owner');
+    const old = (await t.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
+    const rotated = await t.api.post(`/api-keys/${old.id}/rotate`, w.session, { grace_period_seconds: 60 });
+    expect(rotated.status).toBe(201);
+    expect((await t.api.get('/me', old.key)).status).toBe(200);
+
+    clock.advance(61_000);
+    expect((await t.api.get('/me', old.key)).status).toBe(401);
+    // Reported as leaked after the grace: the old secret is no secret of the key any more.
+    expect((await t.api.post('/credentials/revoke', undefined, { credentials: [old.key] })).status).toBe(202);
+    expect((await t.api.get('/me', rotated.body.key)).status).toBe(200);
+    const [row] = (await t.db.pool.query(`SELECT revoked_at, previous_lookup FROM api_keys WHERE id = $1`, [old.id])).rows;
+    expect(row).toEqual({ revoked_at: null, previous_lookup: old.lookup });
+    expect((await t.seed.auditEvents(w.orgId)).map((e) => e.action)).not.toContain('api_key.revoked_as_leaked');
+
+    expect(await t.app.get(ApiKeysService, { strict: false }).clearLapsedPreviousSecrets()).toBeGreaterThanOrEqual(1);
+    const [cleared] = (await t.db.pool.query(`SELECT previous_lookup, previous_key_hash, previous_expires_at FROM api_keys WHERE id = $1`, [old.id])).rows;
+    expect(cleared).toEqual({ previous_lookup: null, previous_key_hash: null, previous_expires_at: null });
+    expect((await t.api.get('/me', rotated.body.key)).status).toBe(200);
+  });
+
+  it('still revokes the key when reported during the grace', async () => {
+    const w = await t.seed.world('owner');
+    const old = (await t.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
+    const rotated = (await t.api.post(`/api-keys/${old.id}/rotate`, w.session, { grace_period_seconds: 60 })).body;
+    clock.advance(59_000);
+    expect((await t.api.post('/credentials/revoke', undefined, { credentials: [old.key] })).status).toBe(202);
+    expect((await t.api.get('/me', rotated.key)).status).toBe(401);
+  });
+});
