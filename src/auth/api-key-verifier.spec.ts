@@ -2,11 +2,9 @@ import { createSecretKey } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
-import { noCache } from './verification-cache/no-cache.js';
-import { VerificationCache } from './verification-cache/verification-cache.js';
-import type { InvalidationListener, VerificationLease } from './verification-cache/verification-lease.js';
+import { cacheOff, heldCache } from '../../test/support/verification-cache.js';
+import { TestClock } from '../../test/support/clock.js';
 import type { ApiKeyStore, KeyVerificationRow } from './api-key-store.js';
-import { Clock } from '../common/clock.js';
 import type { Role } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
@@ -25,12 +23,6 @@ vi.mock('./api-key-format.js', async (importOriginal) => {
 const SECRET = 'unit-api-key-secret-0123456789abcdef-0123456789';
 const NOW = new Date('2030-01-15T12:00:00Z');
 const ORG = '11111111-1111-4111-8111-111111111111';
-
-class FixedClock extends Clock {
-  now(): Date {
-    return new Date(NOW);
-  }
-}
 
 const connectionRefused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
@@ -91,23 +83,8 @@ class FakeKeyRows {
   };
 }
 
-/** A verification cache under a lease that always holds, with notifications delivered by hand. */
-function heldCache(settings: Settings, metrics: AuthMetrics) {
-  let listener: InvalidationListener = () => undefined;
-  let epoch = 0;
-  const lease = {
-    enabled: true,
-    usable: () => true,
-    stamp: () => epoch,
-    holds: (stamp: number | null) => stamp === epoch,
-    onInvalidate: (l: InvalidationListener) => (listener = l),
-  };
-  const cache = new VerificationCache(lease as unknown as VerificationLease, settings, metrics);
-  return { cache, notify: (keyId: string) => (epoch++, listener({ keyId, userId: null, orgId: null })) };
-}
-
 function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource), cached = false) {
-  const settings = new Settings({ apiKeySecret: SECRET, session: { secret: 's'.repeat(32) }, clock: new FixedClock() });
+  const settings = new Settings({ apiKeySecret: SECRET, session: { secret: 's'.repeat(32) }, clock: new TestClock(NOW) });
   const lastUsed = { touch: vi.fn() };
   const metrics = new AuthMetrics();
   const held = cached ? heldCache(settings, metrics) : null;
@@ -117,9 +94,9 @@ function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOr
     settings,
     lastUsed as unknown as LastUsedWriter,
     metrics,
-    held?.cache ?? noCache(),
+    held?.cache ?? cacheOff(),
   );
-  return { verifier, lastUsed, metrics, notify: held?.notify };
+  return { verifier, lastUsed, metrics, notify: (keyId: string) => held?.notify({ keyId, userId: null, orgId: null }) };
 }
 
 /** A well-formed key around `body` (prefix, lookup, `_`, secret): the format's CRC32 checksum, in base62. */
@@ -362,6 +339,30 @@ describe('ApiKeyVerifier', () => {
       expect(metrics.counts.unknown).toBe(1);
       expect(metrics.counts.malformed).toBe(2);
       expect(hashApiKey).toHaveBeenCalledTimes(1);
+    });
+
+    it('caches a row only once a key matched it, so a wrong secret under a real lookup id costs a read, as a missing id does', async () => {
+      const keys = new FakeKeyRows();
+      const key = generateApiKey();
+      keys.add(key);
+      const { verifier } = verifierOver(keys, undefined, true);
+      const wrongSecret = withChecksum(key.key.slice(0, 22) + generateApiKey().key.slice(22, 54));
+      const missing = generateApiKey().key;
+      const reads = async (token: string) => {
+        const before = keys.calls.length;
+        vi.mocked(hashApiKey).mockClear();
+        expect(await verifier.verify(token)).toBeNull();
+        expect(vi.mocked(hashApiKey)).toHaveBeenCalledTimes(1);
+        return keys.calls.length - before;
+      };
+      // Before the key has verified, and after (its row then cached): one read each time, either way.
+      for (let round = 0; round < 2; round++) {
+        expect([await reads(wrongSecret), await reads(wrongSecret), await reads(missing), await reads(missing)], `round ${round}`).toEqual([1, 1, 1, 1]);
+        expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
+      }
+      const verifiedReads = keys.calls.length;
+      expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
+      expect(keys.calls).toHaveLength(verifiedReads);
     });
 
     it('refuses a cached, already verified key once it is revoked', async () => {
