@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
+import { productionSessionProblems } from './session-requirements.js';
 
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
@@ -244,6 +245,7 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   const errors = validateSync(env, { skipMissingProperties: false });
   const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
   if (errors.length === 0 && env.DB_POOL_MIN > env.DB_POOL_MAX) lines.push(`  DB_POOL_MIN: must not exceed DB_POOL_MAX (${env.DB_POOL_MAX})`);
+  if (errors.length === 0) lines.push(...productionSessionProblems(env));
   if (lines.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
