@@ -1,8 +1,8 @@
 import { createSecretKey } from 'node:crypto';
-import { crc32 } from 'node:zlib';
 import type { DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
 import { cacheOff, heldCache } from '../../test/support/verification-cache.js';
+import { withChecksum, wrongSecretFor } from '../../test/support/forged-keys.js';
 import { TestClock } from '../../test/support/clock.js';
 import type { ApiKeyStore, KeyVerificationRow } from './api-key-store.js';
 import type { Role } from '../common/roles.js';
@@ -97,18 +97,6 @@ function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOr
     held?.cache ?? cacheOff(),
   );
   return { verifier, lastUsed, metrics, notify: (keyId: string) => held?.notify({ keyId, userId: null, orgId: null }) };
-}
-
-/** A well-formed key around `body` (prefix, lookup, `_`, secret): the format's CRC32 checksum, in base62. */
-function withChecksum(body: string): string {
-  const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-  let n = crc32(body);
-  let out = '';
-  for (let i = 0; i < 6; i++) {
-    out = ALPHABET[n % 62] + out;
-    n = Math.floor(n / 62);
-  }
-  return body + out;
 }
 
 /** A key whose last character is changed: the checksum no longer holds. */
@@ -346,7 +334,7 @@ describe('ApiKeyVerifier', () => {
       const key = generateApiKey();
       keys.add(key);
       const { verifier } = verifierOver(keys, undefined, true);
-      const wrongSecret = withChecksum(key.key.slice(0, 22) + generateApiKey().key.slice(22, 54));
+      const wrongSecret = wrongSecretFor(key.key);
       const missing = generateApiKey().key;
       const reads = async (token: string) => {
         const before = keys.calls.length;
