@@ -1,108 +1,14 @@
 import { createSecretKey } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
-import { cacheOff, heldCache } from '../../test/support/verification-cache.js';
-import { withChecksum, wrongSecretFor } from '../../test/support/forged-keys.js';
-import { TestClock } from '../../test/support/clock.js';
-import type { ApiKeyStore, KeyVerificationRow } from './api-key-store.js';
-import type { Role } from '../common/roles.js';
-import { Settings } from '../settings/settings.js';
+import { connectionRefused, deferred, FakeKeyRows, misChecksummed, ORG, SECRET, verifierOver } from '../../test/support/key-verification.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
-import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
-import { generateApiKey, hashApiKey, hashesEqual, type GeneratedKey } from './api-key-format.js';
-import { ApiKeyVerifier } from './api-key-verifier.js';
-import { AuthMetrics } from './auth-metrics.js';
-import type { LastUsedWriter } from './last-used-writer.js';
+import { generateApiKey, hashApiKey, hashesEqual } from './api-key-format.js';
 
 // The real functions, observed: a missing key must cost the same keyed hash and comparison as a wrong one.
 vi.mock('./api-key-format.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('./api-key-format.js')>();
   return { ...real, hashApiKey: vi.fn(real.hashApiKey), hashesEqual: vi.fn(real.hashesEqual) };
 });
-
-const SECRET = 'unit-api-key-secret-0123456789abcdef-0123456789';
-const NOW = new Date('2030-01-15T12:00:00Z');
-const ORG = '11111111-1111-4111-8111-111111111111';
-
-const connectionRefused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-
-function deferred<T>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** The key table as the verification statement sees it; each call records the lookups it was asked for. */
-class FakeKeyRows {
-  readonly rows = new Map<string, KeyVerificationRow>();
-  readonly calls: Array<{ lookups: string[]; withDirectory: boolean }> = [];
-  /** When set, the next call waits for (or fails with) this instead of answering at once. */
-  gate: Promise<void> | null = null;
-
-  add(key: GeneratedKey, over: Partial<KeyVerificationRow> & { role?: Role | null } = {}): KeyVerificationRow {
-    const userId = `00000000-0000-4000-8000-${String(this.rows.size + 1).padStart(12, '0')}`;
-    const row: KeyVerificationRow = {
-      id: `aaaaaaaa-0000-4000-8000-${String(this.rows.size + 1).padStart(12, '0')}`,
-      lookup: key.lookup,
-      keyHash: hashApiKey(createSecretKey(Buffer.from(SECRET)), key.key),
-      previousLookup: null,
-      previousKeyHash: null,
-      previousExpiresAt: null,
-      userId,
-      orgId: ORG,
-      scopes: ['decisions:read', 'decisions:write'],
-      expiresAt: null,
-      revokedAt: null,
-      lastUsedAt: null,
-      email: `${userId}@example.com`,
-      role: 'owner',
-      plan: 'free',
-      memberCount: 3,
-      usage: { asks: 0, retrieves: 0, imports: 0, captures: 0 },
-      ...over,
-    } as KeyVerificationRow;
-    this.rows.set(key.lookup, row);
-    if (row.previousLookup) this.rows.set(row.previousLookup, row);
-    return row;
-  }
-
-  readonly repository = {
-    findForVerification: async (lookups: string[], withDirectory: boolean): Promise<KeyVerificationRow[]> => {
-      this.calls.push({ lookups: [...lookups], withDirectory });
-      // The statement's snapshot is taken when it starts: later changes do not reach its answer.
-      const answer = lookups.flatMap((l) => (this.rows.has(l) ? [{ ...this.rows.get(l)! }] : []));
-      const gate = this.gate;
-      this.gate = null;
-      if (gate) await gate;
-      return answer;
-    },
-  };
-}
-
-function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource), cached = false) {
-  const settings = new Settings({ apiKeySecret: SECRET, session: { secret: 's'.repeat(32) }, clock: new TestClock(NOW) });
-  const lastUsed = { touch: vi.fn() };
-  const metrics = new AuthMetrics();
-  const held = cached ? heldCache(settings, metrics) : null;
-  const verifier = new ApiKeyVerifier(
-    keys.repository as unknown as ApiKeyStore,
-    directory,
-    settings,
-    lastUsed as unknown as LastUsedWriter,
-    metrics,
-    held?.cache ?? cacheOff(),
-  );
-  return { verifier, lastUsed, metrics, notify: (keyId: string) => held?.notify({ keyId, userId: null, orgId: null }) };
-}
-
-/** A key whose last character is changed: the checksum no longer holds. */
-function misChecksummed(key: string): string {
-  return key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
-}
 
 describe('ApiKeyVerifier', () => {
   it('accepts both secrets of a rotated key during its grace period, and the old one not from its end', async () => {
@@ -295,75 +201,5 @@ describe('ApiKeyVerifier', () => {
     expect(keys.calls).toEqual([{ lookups: expect.any(Array), withDirectory: false }]);
     expect(asked).toHaveLength(1);
     expect(asked[0]).toHaveLength(2);
-  });
-
-  describe('from the verification cache', () => {
-    it('answers a key it has verified without re-hashing it, and still refuses every other token under that lookup id', async () => {
-      const keys = new FakeKeyRows();
-      const key = generateApiKey();
-      keys.add(key);
-      const { verifier, metrics } = verifierOver(keys, undefined, true);
-      expect((await verifier.verify(key.key))?.keyId).toBeDefined();
-      vi.mocked(hashApiKey).mockClear();
-      for (let i = 0; i < 3; i++) expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
-      expect(hashApiKey).not.toHaveBeenCalled();
-      expect(keys.calls).toHaveLength(1);
-      expect(metrics.cacheCounts.key.hit).toBe(3);
-
-      // Another secret under the same lookup id: the full path, the keyed hash, refused.
-      const other = generateApiKey();
-      const forged = withChecksum(key.key.slice(0, 22) + other.key.slice(22, 54));
-      expect(await verifier.verify(forged)).toBeNull();
-      // A look-alike that differs only in a character outside ASCII (same low byte as the real one).
-      const i = key.key.length - 10;
-      const lookalike = key.key.slice(0, i) + String.fromCharCode(key.key.charCodeAt(i) + 0x100) + key.key.slice(i + 1);
-      expect(await verifier.verify(lookalike)).toBeNull();
-      // As long as a key in characters, and exactly as long in UTF-8 up to where a three-byte
-      // character no longer fits: the bytes compared are not the key's.
-      const truncated = key.key.slice(0, key.key.length - 2) + 'é€';
-      expect(truncated).toHaveLength(key.key.length);
-      expect(await verifier.verify(truncated)).toBeNull();
-      expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
-      expect(metrics.counts.unknown).toBe(1);
-      expect(metrics.counts.malformed).toBe(2);
-      expect(hashApiKey).toHaveBeenCalledTimes(1);
-    });
-
-    it('caches a row only once a key matched it, so a wrong secret under a real lookup id costs a read, as a missing id does', async () => {
-      const keys = new FakeKeyRows();
-      const key = generateApiKey();
-      keys.add(key);
-      const { verifier } = verifierOver(keys, undefined, true);
-      const wrongSecret = wrongSecretFor(key.key);
-      const missing = generateApiKey().key;
-      const reads = async (token: string) => {
-        const before = keys.calls.length;
-        vi.mocked(hashApiKey).mockClear();
-        expect(await verifier.verify(token)).toBeNull();
-        expect(vi.mocked(hashApiKey)).toHaveBeenCalledTimes(1);
-        return keys.calls.length - before;
-      };
-      // Before the key has verified, and after (its row then cached): one read each time, either way.
-      for (let round = 0; round < 2; round++) {
-        expect([await reads(wrongSecret), await reads(wrongSecret), await reads(missing), await reads(missing)], `round ${round}`).toEqual([1, 1, 1, 1]);
-        expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
-      }
-      const verifiedReads = keys.calls.length;
-      expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
-      expect(keys.calls).toHaveLength(verifiedReads);
-    });
-
-    it('refuses a cached, already verified key once it is revoked', async () => {
-      const keys = new FakeKeyRows();
-      const key = generateApiKey();
-      const row = keys.add(key);
-      const { verifier, notify } = verifierOver(keys, undefined, true);
-      expect(await verifier.verify(key.key)).not.toBeNull();
-      expect(await verifier.verify(key.key)).not.toBeNull();
-      keys.rows.set(key.lookup, { ...row, revokedAt: new Date(NOW.getTime() - 1000) });
-      notify!(row.id);
-      expect(await verifier.verify(key.key)).toBeNull();
-      expect(await verifier.verify(key.key)).toBeNull();
-    });
   });
 });

@@ -42,8 +42,6 @@ export class JwksKeySet {
   private lastUnknownKidFetch = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
-  /** Fetches started, for metrics and tests. */
-  fetches = 0;
 
   constructor(jwksUri: string, private readonly clock: Clock) {
     this.client = new JwksClient({ jwksUri, cache: false, rateLimit: false, timeout: FETCH_TIMEOUT_MS });
@@ -88,7 +86,6 @@ export class JwksKeySet {
   /** One fetch at a time; true when it brought a good set (which then replaces the held one). */
   private refresh(): Promise<boolean> {
     if (this.inFlight) return this.inFlight;
-    this.fetches++;
     const attempt = this.client.getSigningKeys().then(
       (signing) => this.replaceWith(signing.flatMap((k) => (k.kid ? [[k.kid, k.getPublicKey()] as const] : []))),
       (error: unknown) => this.failed(error),
