@@ -97,7 +97,6 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
         void Promise.resolve(key).then((k) => (k ? done(null, keyMaterial(k)) : done(new Error('no key for this token'))));
       },
     });
-    // Never registered on the process-wide passport object (see UNREGISTERED).
     this.keys = keys;
     this.verifyOptions = verifyOptions;
     const cache = settings.verificationCache;
