@@ -1,11 +1,11 @@
 import { createSecretKey } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { vi } from 'vitest';
-import type { ApiKeyStore, KeyVerificationRow } from '../../src/auth/api-key-store.js';
+import { ApiKeyStore, type KeyVerificationRow } from '../../src/auth/api-key-store.js';
 import { hashApiKey, type GeneratedKey } from '../../src/auth/api-key-format.js';
 import { ApiKeyVerifier } from '../../src/auth/api-key-verifier.js';
 import { AuthMetrics } from '../../src/auth/auth-metrics.js';
-import type { LastUsedWriter } from '../../src/auth/last-used-writer.js';
+import { LastUsedWriter } from '../../src/auth/last-used-writer.js';
 import type { Role } from '../../src/common/roles.js';
 import type { OrgDirectory } from '../../src/directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../../src/directory/typeorm-org-directory.js';
@@ -65,29 +65,40 @@ export class FakeKeyRows {
     return row;
   }
 
-  readonly repository = {
-    findForVerification: async (lookups: string[], withDirectory: boolean): Promise<KeyVerificationRow[]> => {
-      this.calls.push({ lookups: [...lookups], withDirectory });
-      // The statement's snapshot is taken when it starts: later changes do not reach its answer.
-      const answer = lookups.flatMap((l) => (this.rows.has(l) ? [{ ...this.rows.get(l)! }] : []));
-      const gate = this.gate;
-      this.gate = null;
-      if (gate) await gate;
-      return answer;
-    },
-  };
+  /** The key store over these rows: the verification statement, and a last-used write that does nothing. */
+  readonly repository: ApiKeyStore = new InMemoryKeyStore(this);
+}
+
+class InMemoryKeyStore extends ApiKeyStore {
+  constructor(private readonly table: FakeKeyRows) {
+    super();
+  }
+
+  async findForVerification(lookups: string[], withDirectory: boolean): Promise<KeyVerificationRow[]> {
+    const table = this.table;
+    table.calls.push({ lookups: [...lookups], withDirectory });
+    // The statement's snapshot is taken when it starts: later changes do not reach its answer.
+    const answer = lookups.flatMap((l) => (table.rows.has(l) ? [{ ...table.rows.get(l)! }] : []));
+    const gate = table.gate;
+    table.gate = null;
+    if (gate) await gate;
+    return answer;
+  }
+
+  async touchLastUsed(): Promise<void> {}
 }
 
 export function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource), cached = false) {
   const settings = new Settings({ apiKeySecret: SECRET, session: { secret: 's'.repeat(32) }, clock: new TestClock(NOW) });
-  const lastUsed = { touch: vi.fn() };
+  const lastUsed = new LastUsedWriter(keys.repository);
+  vi.spyOn(lastUsed, 'touch').mockImplementation(() => undefined);
   const metrics = new AuthMetrics();
   const held = cached ? heldCache(settings, metrics) : null;
   const verifier = new ApiKeyVerifier(
-    keys.repository as unknown as ApiKeyStore,
+    keys.repository,
     directory,
     settings,
-    lastUsed as unknown as LastUsedWriter,
+    lastUsed,
     metrics,
     held?.cache ?? cacheOff(),
   );
