@@ -24,7 +24,8 @@ const FETCH_TIMEOUT_MS = 5_000;
  * says cannot shut sessions out:
  * - the last good key set is kept until a fetch returns a good one (a failed or empty fetch
  *   changes nothing), so a published key keeps verifying whatever the endpoint does;
- * - the set is fetched on a schedule (every 10 minutes, 30 s after a failure), not per token;
+ * - the set is fetched on a schedule (from the first session token on, every 10 minutes; 30 s
+ *   after a failure), not per token;
  * - a token naming a `kid` we do not hold may cause one fetch (a rotation picked up on first
  *   sight), at most once a minute for the whole service and only for a client within its
  *   allowance (5 such tokens a minute, rate-limiter-flexible in memory); a `kid` a fresh set did
@@ -41,26 +42,31 @@ export class JwksKeySet {
   /** Service-clock time of the last fetch a token caused. */
   private lastUnknownKidFetch = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;
+  private started = false;
   private stopped = false;
 
   constructor(jwksUri: string, private readonly clock: Clock) {
     this.client = new JwksClient({ jwksUri, cache: false, rateLimit: false, timeout: FETCH_TIMEOUT_MS });
   }
 
-  /** Fetches the set now and then on schedule; the first fetch is not waited for (a token waits for it instead). */
-  start(): void {
-    this.stopped = false;
-    void this.refresh().then((ok) => this.schedule(ok));
-  }
-
+  /** Ends the schedule (a fetch under way finishes, but nothing follows it). */
   stop(): void {
+    this.started = true; // never starts after a stop
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 
-  /** The key for `kid`: at once when held; else, perhaps after one fetch, the key or null. */
+  /**
+   * The key for `kid`: at once when held; else, perhaps after one fetch, the key or null. The
+   * first call starts the schedule with a fetch it waits for (a process that verifies no session,
+   * such as the CLI, never fetches).
+   */
   key(kid: string, client: string | undefined): KeyObject | Promise<KeyObject | null> {
+    if (!this.started) {
+      this.started = true;
+      this.schedule(this.refresh());
+    }
     return this.keys.get(kid) ?? this.unknown(kid, client ?? 'unknown');
   }
 
@@ -114,9 +120,12 @@ export class JwksKeySet {
     return false;
   }
 
-  private schedule(lastOk: boolean): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => void this.refresh().then((ok) => this.schedule(ok)), lastOk ? JWKS_REFRESH_MS : JWKS_RETRY_MS);
-    this.timer.unref();
+  /** The next scheduled fetch, once `fetch` has settled: sooner after a failure. */
+  private schedule(fetch: Promise<boolean>): void {
+    void fetch.then((ok) => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => this.schedule(this.refresh()), ok ? JWKS_REFRESH_MS : JWKS_RETRY_MS);
+      this.timer.unref();
+    });
   }
 }

@@ -15,10 +15,6 @@ export class SessionKeys {
     this.jwks = settings.jwksUri ? new JwksKeySet(settings.jwksUri, settings.clock) : null;
   }
 
-  start(): void {
-    this.jwks?.start();
-  }
-
   stop(): void {
     this.jwks?.stop();
   }

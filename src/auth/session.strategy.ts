@@ -1,4 +1,4 @@
-import { BadRequestException, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { BadRequestException, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import jwt from 'jsonwebtoken';
 import { LRUCache } from 'lru-cache';
@@ -64,7 +64,7 @@ export interface SessionRequest {
  * options below) reaches the same keys and the same `validate`.
  */
 @Injectable()
-export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) implements OnApplicationBootstrap, OnModuleDestroy {
+export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) implements OnModuleDestroy {
   /**
    * Tokens whose signature, algorithm, issuer and audience have verified, with their claims, for
    * at most a minute and never past `exp`: a request presenting the same token skips decoding,
@@ -106,10 +106,6 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
   /** Called by the @nestjs/passport mixin: see UNREGISTERED. */
   getPassportInstance() {
     return UNREGISTERED;
-  }
-
-  onApplicationBootstrap(): void {
-    this.keys.start();
   }
 
   onModuleDestroy(): void {
