@@ -92,10 +92,11 @@ export class JwksKeySet {
   /** One fetch at a time; true when it brought a good set (which then replaces the held one). */
   private refresh(): Promise<boolean> {
     if (this.inFlight) return this.inFlight;
-    const attempt = this.client.getSigningKeys().then(
-      (signing) => this.replaceWith(signing.flatMap((k) => (k.kid ? [[k.kid, k.getPublicKey()] as const] : []))),
-      (error: unknown) => this.failed(error),
-    );
+    // Never rejects: whatever goes wrong, the held set stays and the answer is false.
+    const attempt = this.client
+      .getSigningKeys()
+      .then((signing) => this.replaceWith(signing.flatMap((k) => (k.kid ? [[k.kid, k.getPublicKey()] as const] : []))))
+      .catch((error: unknown) => this.failed(error));
     this.inFlight = attempt;
     void attempt.finally(() => (this.inFlight = null));
     return attempt;
@@ -116,7 +117,7 @@ export class JwksKeySet {
   }
 
   private failed(error: unknown): false {
-    this.logger.warn(`JWKS fetch failed; keeping the ${this.keys.size} key(s) held: ${(error as Error).message}`);
+    this.logger.warn(`JWKS fetch failed; keeping the ${this.keys.size} key(s) held: ${error instanceof Error ? error.message : String(error)}`);
     return false;
   }
 
