@@ -1,5 +1,5 @@
 import { BadRequestException, ForbiddenException } from '@nestjs/common';
-import type { Reflector } from '@nestjs/core';
+import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Scope } from '../common/roles.js';
@@ -18,14 +18,14 @@ function contextFor(user: Principal | undefined): ExecutionContextHost {
 const principal = testPrincipal;
 
 describe('ScopesGuard', () => {
-  let reflector: { getAllAndOverride: ReturnType<typeof vi.fn> };
+  let reflector: Reflector;
   let guard: ScopesGuard;
 
-  const requires = (scopes: Scope[] | undefined) => reflector.getAllAndOverride.mockReturnValue(scopes);
+  const requires = (scopes: Scope[] | undefined) => vi.spyOn(reflector, 'getAllAndOverride').mockReturnValue(scopes);
 
   beforeEach(() => {
-    reflector = { getAllAndOverride: vi.fn() };
-    guard = new ScopesGuard(reflector as unknown as Reflector);
+    reflector = new Reflector();
+    guard = new ScopesGuard(reflector);
   });
 
   it('reads the required scopes from the handler, then the class', () => {

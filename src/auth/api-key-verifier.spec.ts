@@ -1,143 +1,14 @@
 import { createSecretKey } from 'node:crypto';
-import { crc32 } from 'node:zlib';
-import type { DataSource } from 'typeorm';
 import { describe, expect, it, vi } from 'vitest';
-import { VerificationCache } from './verification-cache/verification-cache.js';
-import { VerificationLease, type InvalidationListener } from './verification-cache/verification-lease.js';
-import type { ApiKeyStore, KeyVerificationRow } from './api-key-store.js';
-import { Clock } from '../common/clock.js';
-import type { Role } from '../common/roles.js';
-import { Settings } from '../settings/settings.js';
+import { connectionRefused, deferred, FakeKeyRows, misChecksummed, ORG, SECRET, verifierOver } from '../../test/support/key-verification.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
-import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
-import { generateApiKey, hashApiKey, hashesEqual, type GeneratedKey } from './api-key-format.js';
-import { ApiKeyVerifier } from './api-key-verifier.js';
-import { AuthMetrics } from './auth-metrics.js';
-import type { LastUsedWriter } from './last-used-writer.js';
+import { generateApiKey, hashApiKey, hashesEqual } from './api-key-format.js';
 
 // The real functions, observed: a missing key must cost the same keyed hash and comparison as a wrong one.
 vi.mock('./api-key-format.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('./api-key-format.js')>();
   return { ...real, hashApiKey: vi.fn(real.hashApiKey), hashesEqual: vi.fn(real.hashesEqual) };
 });
-
-const SECRET = 'unit-api-key-secret-0123456789abcdef-0123456789';
-const NOW = new Date('2030-01-15T12:00:00Z');
-const ORG = '11111111-1111-4111-8111-111111111111';
-
-class FixedClock extends Clock {
-  now(): Date {
-    return new Date(NOW);
-  }
-}
-
-const connectionRefused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-
-function deferred<T>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** The key table as the verification statement sees it; each call records the lookups it was asked for. */
-class FakeKeyRows {
-  readonly rows = new Map<string, KeyVerificationRow>();
-  readonly calls: Array<{ lookups: string[]; withDirectory: boolean }> = [];
-  /** When set, the next call waits for (or fails with) this instead of answering at once. */
-  gate: Promise<void> | null = null;
-
-  add(key: GeneratedKey, over: Partial<KeyVerificationRow> & { role?: Role | null } = {}): KeyVerificationRow {
-    const userId = `00000000-0000-4000-8000-${String(this.rows.size + 1).padStart(12, '0')}`;
-    const row: KeyVerificationRow = {
-      id: `aaaaaaaa-0000-4000-8000-${String(this.rows.size + 1).padStart(12, '0')}`,
-      lookup: key.lookup,
-      keyHash: hashApiKey(createSecretKey(Buffer.from(SECRET)), key.key),
-      previousLookup: null,
-      previousKeyHash: null,
-      previousExpiresAt: null,
-      userId,
-      orgId: ORG,
-      scopes: ['decisions:read', 'decisions:write'],
-      expiresAt: null,
-      revokedAt: null,
-      lastUsedAt: null,
-      email: `${userId}@example.com`,
-      role: 'owner',
-      plan: 'free',
-      memberCount: 3,
-      usage: { asks: 0, retrieves: 0, imports: 0, captures: 0 },
-      ...over,
-    } as KeyVerificationRow;
-    this.rows.set(key.lookup, row);
-    if (row.previousLookup) this.rows.set(row.previousLookup, row);
-    return row;
-  }
-
-  readonly repository = {
-    findForVerification: async (lookups: string[], withDirectory: boolean): Promise<KeyVerificationRow[]> => {
-      this.calls.push({ lookups: [...lookups], withDirectory });
-      // The statement's snapshot is taken when it starts: later changes do not reach its answer.
-      const answer = lookups.flatMap((l) => (this.rows.has(l) ? [{ ...this.rows.get(l)! }] : []));
-      const gate = this.gate;
-      this.gate = null;
-      if (gate) await gate;
-      return answer;
-    },
-  };
-}
-
-/** A verification cache under a lease that always holds, with notifications delivered by hand. */
-function heldCache(settings: Settings, metrics: AuthMetrics) {
-  let listener: InvalidationListener = () => undefined;
-  let epoch = 0;
-  const lease = {
-    enabled: true,
-    usable: () => true,
-    stamp: () => epoch,
-    holds: (stamp: number | null) => stamp === epoch,
-    onInvalidate: (l: InvalidationListener) => (listener = l),
-  };
-  const cache = new VerificationCache(lease as unknown as VerificationLease, settings, metrics);
-  return { cache, notify: (keyId: string) => (epoch++, listener({ keyId, userId: null, orgId: null })) };
-}
-
-function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource), cached = false) {
-  const settings = new Settings({ apiKeySecret: SECRET, session: { secret: 's'.repeat(32) }, clock: new FixedClock() });
-  const lastUsed = { touch: vi.fn() };
-  const metrics = new AuthMetrics();
-  const held = cached ? heldCache(settings, metrics) : null;
-  const verifier = new ApiKeyVerifier(
-    keys.repository as unknown as ApiKeyStore,
-    directory,
-    settings,
-    lastUsed as unknown as LastUsedWriter,
-    metrics,
-    // Without a cache: the real one over a lease with no database to lease on (never usable).
-    held?.cache ?? new VerificationCache(new VerificationLease(settings, {} as DataSource, metrics), settings, metrics),
-  );
-  return { verifier, lastUsed, metrics, notify: held?.notify };
-}
-
-/** A well-formed key around `body` (prefix, lookup, `_`, secret): the format's CRC32 checksum, in base62. */
-function withChecksum(body: string): string {
-  const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-  let n = crc32(body);
-  let out = '';
-  for (let i = 0; i < 6; i++) {
-    out = ALPHABET[n % 62] + out;
-    n = Math.floor(n / 62);
-  }
-  return body + out;
-}
-
-/** A key whose last character is changed: the checksum no longer holds. */
-function misChecksummed(key: string): string {
-  return key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
-}
 
 describe('ApiKeyVerifier', () => {
   it('accepts both secrets of a rotated key during its grace period, and the old one not from its end', async () => {
@@ -330,51 +201,5 @@ describe('ApiKeyVerifier', () => {
     expect(keys.calls).toEqual([{ lookups: expect.any(Array), withDirectory: false }]);
     expect(asked).toHaveLength(1);
     expect(asked[0]).toHaveLength(2);
-  });
-
-  describe('from the verification cache', () => {
-    it('answers a key it has verified without re-hashing it, and still refuses every other token under that lookup id', async () => {
-      const keys = new FakeKeyRows();
-      const key = generateApiKey();
-      keys.add(key);
-      const { verifier, metrics } = verifierOver(keys, undefined, true);
-      expect((await verifier.verify(key.key))?.keyId).toBeDefined();
-      vi.mocked(hashApiKey).mockClear();
-      for (let i = 0; i < 3; i++) expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
-      expect(hashApiKey).not.toHaveBeenCalled();
-      expect(keys.calls).toHaveLength(1);
-      expect(metrics.cacheCounts.key.hit).toBe(3);
-
-      // Another secret under the same lookup id: the full path, the keyed hash, refused.
-      const other = generateApiKey();
-      const forged = withChecksum(key.key.slice(0, 22) + other.key.slice(22, 54));
-      expect(await verifier.verify(forged)).toBeNull();
-      // A look-alike that differs only in a character outside ASCII (same low byte as the real one).
-      const i = key.key.length - 10;
-      const lookalike = key.key.slice(0, i) + String.fromCharCode(key.key.charCodeAt(i) + 0x100) + key.key.slice(i + 1);
-      expect(await verifier.verify(lookalike)).toBeNull();
-      // As long as a key in characters, and exactly as long in UTF-8 up to where a three-byte
-      // character no longer fits: the bytes compared are not the key's.
-      const truncated = key.key.slice(0, key.key.length - 2) + 'é€';
-      expect(truncated).toHaveLength(key.key.length);
-      expect(await verifier.verify(truncated)).toBeNull();
-      expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
-      expect(metrics.counts.unknown).toBe(1);
-      expect(metrics.counts.malformed).toBe(2);
-      expect(hashApiKey).toHaveBeenCalledTimes(1);
-    });
-
-    it('refuses a cached, already verified key once it is revoked', async () => {
-      const keys = new FakeKeyRows();
-      const key = generateApiKey();
-      const row = keys.add(key);
-      const { verifier, notify } = verifierOver(keys, undefined, true);
-      expect(await verifier.verify(key.key)).not.toBeNull();
-      expect(await verifier.verify(key.key)).not.toBeNull();
-      keys.rows.set(key.lookup, { ...row, revokedAt: new Date(NOW.getTime() - 1000) });
-      notify!(row.id);
-      expect(await verifier.verify(key.key)).toBeNull();
-      expect(await verifier.verify(key.key)).toBeNull();
-    });
   });
 });

@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual, type KeyObject } from 'node:crypto';
-import DataLoader from 'dataloader';
 import { ApiKeyStore, type KeyVerificationRow } from './api-key-store.js';
 import { effectiveScopes } from '../common/roles.js';
 import { utcDay } from '../common/clock.js';
+import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import { attachUsageSnapshot } from './usage-snapshot.js';
 import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
-import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { hashApiKey, hashesEqual, KEY_LENGTH, KEY_PREFIX, parseApiKey } from './api-key-format.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import { AuthMetrics } from './auth-metrics.js';
@@ -34,16 +33,17 @@ const PRESENTED_KEY = PRESENTED.subarray(0, KEY_LENGTH);
  * Verifies API keys: from the verification cache while this instance holds its lease (a change
  * anywhere is applied here before the writer's request answers), else against the database.
  * Database verifications that arrive in the same event-loop turn share one `WHERE lookup =
- * ANY($1)` statement (a DataLoader scheduled on setImmediate, so every request parsed in the
- * turn is in); it keeps no cache, so a request that arrives while a batch is in flight goes into
- * the next one and no answer predates its request.
+ * ANY($1)` statement (`endOfTurnLoader`); it keeps no cache, so a request that arrives while a
+ * batch is in flight goes into the next one and no answer predates its request.
+ *
+ * A wrong secret costs what a missing lookup id costs: the keyed hash, one comparison and a
+ * database read. A row is cached only once a presented key has matched it, and a cached row
+ * that the presented key does not match is read again (as a miss would be), so neither the
+ * answer's time nor the cache tells whether a lookup id exists.
  */
 @Injectable()
 export class ApiKeyVerifier {
-  private readonly rows = new DataLoader<string, VerifiedRow | undefined>((lookups) => this.loadRows(lookups), {
-    cache: false,
-    batchScheduleFn: (run) => setImmediate(run),
-  });
+  private readonly rows = endOfTurnLoader<string, VerifiedRow | undefined>((lookups) => this.loadRows(lookups));
   private readonly ownDirectory: boolean;
   /** Only with the built-in directory: a host's directory changes where no trigger sees them. */
   private readonly cached: boolean;
@@ -57,7 +57,7 @@ export class ApiKeyVerifier {
     private readonly cache: VerificationCache,
   ) {
     // With the built-in directory, owner and membership come in the same statement as the key.
-    this.ownDirectory = directory instanceof TypeOrmOrgDirectory;
+    this.ownDirectory = directory.ownTables;
     this.cached = this.ownDirectory && cache.enabled;
   }
 
@@ -86,23 +86,17 @@ export class ApiKeyVerifier {
     const lookup = parseApiKey(token);
     if (!lookup) return this.refuse('malformed');
     if (!secret) return this.refuse('not_configured');
-    let row: CachedKeyRow | VerifiedRow | undefined = consulted ? hit : this.cached ? this.cache.key(lookup) : undefined;
-    let entry: CachedKeyRow | undefined = row;
-    if (!row) {
-      const stamp = this.cached ? this.cache.stamp() : null;
-      const loaded = await this.rows.load(lookup);
-      if (loaded && this.cached) entry = this.cache.putKey(lookup, loaded, stamp, this.settings.clock.now().getTime());
-      row = loaded;
-    }
-    // The keyed hash is computed and compared once whether or not the lookup id exists (against a
-    // dummy hash when it does not), so the response time does not tell which lookup ids exist.
-    const current = row?.lookup === lookup;
-    const expected = !row ? NO_SUCH_KEY_HASH : current ? row.keyHash : (row.previousKeyHash ?? NO_SUCH_KEY_HASH);
-    const matches = hashesEqual(expected, hashApiKey(secret, token));
-    if (!row || !matches) return this.refuse('unknown');
-    // Only the current secret takes the fast path: a replaced one is checked against its grace period each time.
-    if (entry && current) entry.verified = Buffer.from(token, 'utf8');
-    return this.accept(row, current);
+    const presented = hashApiKey(secret, token);
+    const cached = consulted ? hit : this.cached ? this.cache.key(lookup) : undefined;
+    if (cached && hashesEqual(expectedHash(cached, lookup), presented)) return this.accept(cached, remember(cached, lookup, token));
+    // A miss, or a cached row this key does not match: the database, whose row is cached only
+    // once this key has matched it. The hash is compared whether or not the lookup id exists
+    // (against a dummy hash when it does not), so the time does not tell which ids exist.
+    const stamp = this.cached ? this.cache.stamp() : null;
+    const row = await this.rows.load(lookup);
+    if (!hashesEqual(row ? expectedHash(row, lookup) : NO_SUCH_KEY_HASH, presented) || !row) return this.refuse('unknown');
+    const entry = this.cached ? this.cache.putKey(lookup, row, stamp, this.settings.clock.now().getTime()) : undefined;
+    return this.accept(row, entry ? remember(entry, lookup, token) : row.lookup === lookup);
   }
 
   private accept(row: CachedKeyRow | VerifiedRow, current: boolean): Principal | null {
@@ -160,4 +154,19 @@ export class ApiKeyVerifier {
       return c ? { ...r, email: c.email, role: c.role, plan: c.plan, memberCount: c.memberCount } : r;
     });
   }
+}
+
+/** The hash a key presented under `lookup` must match: the row's current one, or the one a rotation replaced. */
+function expectedHash(row: CachedKeyRow, lookup: string): Buffer {
+  return row.lookup === lookup ? row.keyHash : (row.previousKeyHash ?? NO_SUCH_KEY_HASH);
+}
+
+/**
+ * For a row the key matched: whether `lookup` is its current one, and if so the key's bytes are
+ * kept for the fast path (a replaced secret is checked against its grace period each time).
+ */
+function remember(entry: CachedKeyRow, lookup: string, token: string): boolean {
+  const current = entry.lookup === lookup;
+  if (current) entry.verified = Buffer.from(token, 'utf8');
+  return current;
 }

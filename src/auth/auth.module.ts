@@ -6,7 +6,6 @@ import { AuthFailureThrottle } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { CredentialGuard } from './credential.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
-import { PassportRegistry } from './passport-registry.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
@@ -20,7 +19,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
  * `@Authenticated()`, `@SessionOnly()` and `@RequireScopes()`. Registers no global guard.
  */
 @Module({
-  providers: [PassportRegistry, ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
-  exports: [...GUARDS, PassportRegistry, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation],
+  providers: [ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
+  exports: [...GUARDS, ApiKeyStrategy, SessionStrategy, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation],
 })
 export class AuthModule {}

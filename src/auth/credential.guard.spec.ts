@@ -1,94 +1,101 @@
-import { UnauthorizedException } from '@nestjs/common';
-import type { Reflector } from '@nestjs/core';
+import { ServiceUnavailableException, UnauthorizedException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
-import { Strategy } from 'passport';
 import { describe, expect, it, vi } from 'vitest';
-import type { AuthFailureThrottle } from './auth-failure-throttle.js';
-import type { AuthMetrics } from './auth-metrics.js';
-import { API_KEY_STRATEGY, SESSION_STRATEGY } from './auth.constants.js';
-import { CredentialGuard } from './credential.guard.js';
-import { PassportRegistry, type StrategyAttempt } from './passport-registry.js';
-import type { Principal } from './principal.js';
 import { testPrincipal } from '../../test/support/principal.js';
-import type { SessionOrgResolver } from './session-org.resolver.js';
+import { Settings } from '../settings/settings.js';
+import { ApiKeyVerifier } from './api-key-verifier.js';
+import { ApiKeyStrategy } from './api-key.strategy.js';
+import { AuthFailureThrottle } from './auth-failure-throttle.js';
+import { AuthMetrics } from './auth-metrics.js';
+import { SessionOnly } from './auth.decorators.js';
+import { CredentialGuard } from './credential.guard.js';
+import type { Principal } from './principal.js';
+import { SessionOrgResolver } from './session-org.resolver.js';
+import { SessionStrategy } from './session.strategy.js';
 
 const KEY = `svc_live_${'a'.repeat(43)}`;
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
 
-/**
- * A strategy that answers every attempt with `answer` (at once, or a turn later) and counts its
- * attempts (in an object: passport runs each attempt on `Object.create(strategy)`).
- */
-class FakeStrategy extends Strategy {
-  private readonly count = { attempts: 0 };
-  get attempts(): number {
-    return this.count.attempts;
-  }
-  constructor(private readonly answer: Principal | null, private readonly later = false) {
-    super();
-  }
-  override authenticate(): void {
-    const attempt = this as unknown as StrategyAttempt;
-    this.count.attempts++;
-    const report = () => (this.answer ? attempt.success(this.answer) : attempt.fail());
-    if (this.later) setImmediate(report);
-    else report();
-  }
-}
+type Answer = Principal | null | Promise<Principal | null>;
 
 const principal = (kind: Principal['kind']): Principal => testPrincipal({ kind, scopes: [] });
+const later = (p: Principal | null): Promise<Principal | null> => new Promise((ok) => setImmediate(() => ok(p)));
 
-
-function guardWith(apiKey: FakeStrategy, session: FakeStrategy) {
-  const registry = new PassportRegistry();
-  registry.register(API_KEY_STRATEGY, apiKey);
-  registry.register(SESSION_STRATEGY, session);
-  const reflector = { getAllAndOverride: vi.fn().mockReturnValue('session') };
-  return new CredentialGuard(
-    reflector as unknown as Reflector,
-    { active: false } as unknown as AuthFailureThrottle,
-    { resolve: vi.fn() } as unknown as SessionOrgResolver,
-    {} as AuthMetrics,
-    registry,
+/** The guard over the real strategies, their verification answering `apiKey` and `session`. */
+function guardWith(apiKey: () => Answer, session: () => Answer) {
+  const settings = new Settings({ session: { secret: 's'.repeat(32) }, authFailureLimit: 0 });
+  // The strategies' own verifiers are not reached: their verification methods answer for them.
+  const apiKeys = new ApiKeyStrategy(Object.create(ApiKeyVerifier.prototype));
+  const sessions = new SessionStrategy(settings);
+  const keyCalls = vi.spyOn(apiKeys, 'validate').mockImplementation(apiKey);
+  const sessionCalls = vi.spyOn(sessions, 'verify').mockImplementation(session);
+  const guard = new CredentialGuard(
+    new Reflector(),
+    new AuthFailureThrottle(settings),
+    Object.create(SessionOrgResolver.prototype),
+    new AuthMetrics(),
+    apiKeys,
+    sessions,
   );
+  return { guard, keyCalls, sessionCalls };
 }
 
-class RouteController {}
-function routeHandler() {}
-const contextFor = (authorization?: string) =>
-  new ExecutionContextHost([{ headers: authorization ? { authorization } : {} }, { header: vi.fn() }], RouteController, routeHandler);
+class RouteController {
+  // A session-only route: the guard resolves no org for it.
+  @SessionOnly()
+  handler() {}
+}
+const contextFor = (authorization?: string) => {
+  const response = { header: vi.fn() };
+  const ctx = new ExecutionContextHost([{ headers: authorization ? { authorization } : {} }, response], RouteController, RouteController.prototype.handler);
+  return { ctx, response };
+};
 
 describe('CredentialGuard', () => {
-  it("offers a token only to the strategy its shape names, and both strategies a request with none", async () => {
-    const apiKey = new FakeStrategy(principal('api_key'));
-    const session = new FakeStrategy(principal('session'));
-    const guard = guardWith(apiKey, session);
+  it('asks only the strategy the token shape names, and neither for a request with no token', async () => {
+    const { guard, keyCalls, sessionCalls } = guardWith(() => principal('api_key'), () => principal('session'));
+    await guard.canActivate(contextFor(`Bearer ${KEY}`).ctx);
+    expect([keyCalls.mock.calls.length, sessionCalls.mock.calls.length]).toEqual([1, 0]);
+    await guard.canActivate(contextFor(`Bearer ${JWT}`).ctx);
+    expect([keyCalls.mock.calls.length, sessionCalls.mock.calls.length]).toEqual([1, 1]);
 
-    await guard.canActivate(contextFor(`Bearer ${KEY}`));
-    expect([apiKey.attempts, session.attempts]).toEqual([1, 0]);
-    await guard.canActivate(contextFor(`Bearer ${JWT}`));
-    expect([apiKey.attempts, session.attempts]).toEqual([1, 1]);
-
-    const refusing = guardWith(new FakeStrategy(null), new FakeStrategy(null));
-    await expect(Promise.resolve().then(() => refusing.canActivate(contextFor()))).rejects.toBeInstanceOf(UnauthorizedException);
+    const none = contextFor();
+    expect(() => guard.canActivate(none.ctx)).toThrow(UnauthorizedException);
+    expect(none.response.header).toHaveBeenCalledWith('WWW-Authenticate', 'Bearer');
+    expect([keyCalls.mock.calls.length, sessionCalls.mock.calls.length]).toEqual([1, 1]);
   });
 
   it('answers in the same turn when the strategy does, and with a promise when it answers later', async () => {
-    const now = contextFor(`Bearer ${KEY}`);
-    expect(guardWith(new FakeStrategy(principal('api_key')), new FakeStrategy(null)).canActivate(now)).toBe(true);
+    const now = contextFor(`Bearer ${KEY}`).ctx;
+    expect(guardWith(() => principal('api_key'), () => null).guard.canActivate(now)).toBe(true);
     expect(now.switchToHttp().getRequest<{ user?: Principal }>().user?.kind).toBe('api_key');
 
-    const later = guardWith(new FakeStrategy(principal('api_key'), true), new FakeStrategy(null)).canActivate(contextFor(`Bearer ${KEY}`));
-    expect(later).toBeInstanceOf(Promise);
-    expect(await later).toBe(true);
+    const pending = guardWith(() => later(principal('api_key')), () => null).guard.canActivate(contextFor(`Bearer ${KEY}`).ctx);
+    expect(pending).toBeInstanceOf(Promise);
+    expect(await pending).toBe(true);
+  });
+
+  it('answers 401 with an invalid_token challenge when the strategy refuses the credential, at once or later', async () => {
+    const { guard } = guardWith(() => null, () => later(null));
+    for (const token of [KEY, JWT]) {
+      const { ctx, response } = contextFor(`Bearer ${token}`);
+      await expect(Promise.resolve().then(() => guard.canActivate(ctx))).rejects.toBeInstanceOf(UnauthorizedException);
+      expect(response.header).toHaveBeenCalledWith('WWW-Authenticate', expect.stringContaining('error="invalid_token"'));
+    }
+  });
+
+  it('answers 503, not 500, when the database cannot verify the credential', async () => {
+    const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const { guard } = guardWith(() => Promise.reject(down), () => null);
+    await expect(guard.canActivate(contextFor(`Bearer ${KEY}`).ctx)).rejects.toBeInstanceOf(ServiceUnavailableException);
   });
 
   it('authenticates a request once, however many times the guard is listed on its route', async () => {
-    const apiKey = new FakeStrategy(principal('api_key'));
-    const guard = guardWith(apiKey, new FakeStrategy(null));
-    const ctx = contextFor(`Bearer ${KEY}`);
+    const { guard, keyCalls } = guardWith(() => principal('api_key'), () => null);
+    const { ctx } = contextFor(`Bearer ${KEY}`);
     await guard.canActivate(ctx);
     await guard.canActivate(ctx);
-    expect(apiKey.attempts).toBe(1);
+    expect(keyCalls).toHaveBeenCalledTimes(1);
   });
 });

@@ -1,10 +1,6 @@
 import { NotFoundException } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import type { DataSource } from 'typeorm';
-import { Settings } from '../settings/settings.js';
-import { AuthMetrics } from './auth-metrics.js';
-import { VerificationCache } from './verification-cache/verification-cache.js';
-import { VerificationLease } from './verification-cache/verification-lease.js';
+import { cacheOff, heldCache } from '../../test/support/verification-cache.js';
 import type { Role } from '../common/roles.js';
 import { memberKey, OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
 import type { Principal } from './principal.js';
@@ -18,6 +14,8 @@ const ORG_B = 'aaaaaaaa-0000-4000-8000-000000000002';
 
 /** Memberships in memory; records every call the resolver makes. */
 class FakeDirectory extends OrgDirectory {
+  /** As the built-in directory: its answers may be cached. */
+  override readonly ownTables = true;
   readonly members = new Map<string, MemberContext>();
   readonly userOrgsCalls: string[] = [];
   readonly memberContextsCalls: Array<Array<{ userId: string; orgId: string }>> = [];
@@ -58,13 +56,6 @@ function session(userId: string, requestedOrgId: string | null = null): Principa
   return { kind: 'session', userId, email: `${userId}@example.com`, orgId: null, orgRole: null, orgMemberCount: 0, plan: null, scopes: [], requestedOrgId };
 }
 
-/** The real cache over a lease with no database to lease on: never usable, so every question reaches the directory. */
-function noCache(): VerificationCache {
-  const settings = new Settings({ session: { secret: 's'.repeat(32) } });
-  const metrics = new AuthMetrics();
-  return new VerificationCache(new VerificationLease(settings, {} as DataSource, metrics), settings, metrics);
-}
-
 describe('SessionOrgResolver', () => {
   it('resolves many concurrent sessions each to its own org with one call per distinct question', async () => {
     const directory = new FakeDirectory();
@@ -72,7 +63,7 @@ describe('SessionOrgResolver', () => {
     directory.join(U2, ORG_A, 'viewer');
     directory.join(U2, ORG_B, 'member');
     directory.join(U3, ORG_B, 'admin');
-    const resolver = new SessionOrgResolver(directory, noCache());
+    const resolver = new SessionOrgResolver(directory, cacheOff());
 
     const onlyOrg = [session(U1), session(U1), session(U1)];
     const severalOrgs = session(U2);
@@ -97,7 +88,7 @@ describe('SessionOrgResolver', () => {
   it('asks again on the next request, so a lowered role or a removal shows at once', async () => {
     const directory = new FakeDirectory();
     directory.join(U1, ORG_A, 'owner');
-    const resolver = new SessionOrgResolver(directory, noCache());
+    const resolver = new SessionOrgResolver(directory, cacheOff());
 
     const before = session(U1, ORG_A);
     await resolver.resolve(before);
@@ -122,7 +113,7 @@ describe('SessionOrgResolver', () => {
     directory.join(U3, ORG_B, 'member');
     directory.failUserOrgsFor = U2;
     directory.failMemberContexts = true;
-    const resolver = new SessionOrgResolver(directory, noCache());
+    const resolver = new SessionOrgResolver(directory, cacheOff());
 
     const ok = session(U1);
     const [r1, r2, r3] = await Promise.allSettled([resolver.resolve(ok), resolver.resolve(session(U2)), resolver.resolve(session(U3, ORG_B))]);
@@ -138,5 +129,28 @@ describe('SessionOrgResolver', () => {
     const again = session(U3, ORG_B);
     await resolver.resolve(again);
     expect(again.orgId).toBe(ORG_B);
+  });
+
+  it('does the same directory read for an existing org the user is not in as for a random id, every time', async () => {
+    const directory = new FakeDirectory();
+    directory.join(U1, ORG_A, 'owner');
+    directory.join(U2, ORG_B, 'owner'); // ORG_B exists; U1 is not in it
+    const resolver = new SessionOrgResolver(directory, heldCache().cache);
+    const reads = async (orgId: string) => {
+      const before = directory.memberContextsCalls.length;
+      await expect(resolver.resolve(session(U1, orgId))).rejects.toBeInstanceOf(NotFoundException);
+      return directory.memberContextsCalls.length - before;
+    };
+    const randomId = () => `bbbbbbbb-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
+    expect([await reads(ORG_B), await reads(ORG_B), await reads(randomId()), await reads(randomId()), await reads(ORG_B)]).toEqual([1, 1, 1, 1, 1]);
+
+    // A membership is an answer worth keeping: the second request reads nothing.
+    const member = session(U1, ORG_A);
+    await resolver.resolve(member);
+    const before = directory.memberContextsCalls.length;
+    const again = session(U1, ORG_A);
+    expect(resolver.resolve(again)).toBeUndefined();
+    expect(again.orgId).toBe(ORG_A);
+    expect(directory.memberContextsCalls).toHaveLength(before);
   });
 });

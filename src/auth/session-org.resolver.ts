@@ -1,8 +1,7 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
-import DataLoader from 'dataloader';
+import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import { roleCeiling } from '../common/roles.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
-import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import type { Principal } from './principal.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
 import { ERRORS } from '../common/error-messages.js';
@@ -32,18 +31,18 @@ interface Lookup {
  * `userOrgs` call per distinct user. A role change or a removal is applied on every leased
  * instance before the change's request answers; a failed call fails only the requests that
  * depended on it.
+ *
+ * "Not a member of that org" is never cached, so an existing org the user is not in costs the
+ * same directory read as a random id: the answer's time does not tell which orgs exist.
  */
 @Injectable()
 export class SessionOrgResolver {
   /**
-   * Per-turn batching (setImmediate, so every request parsed in the turn is in), no cache: a
-   * lookup that arrives while a batch is in flight goes into the next one. Each answer is settled
-   * so that a failed directory call rejects only the lookups that depended on it, with its own error.
+   * Per-turn batching, no cache: a lookup that arrives while a batch is in flight goes into the
+   * next one. Each answer is settled so that a failed directory call rejects only the lookups
+   * that depended on it, with its own error.
    */
-  private readonly loader = new DataLoader<Lookup, Settled<MemberContext[]>>((batch) => this.runBatch(batch), {
-    cache: false,
-    batchScheduleFn: (run) => setImmediate(run),
-  });
+  private readonly loader = endOfTurnLoader<Lookup, Settled<MemberContext[]>>((batch) => this.runBatch(batch));
 
   private readonly cached: boolean;
 
@@ -51,7 +50,7 @@ export class SessionOrgResolver {
     private readonly directory: OrgDirectory,
     private readonly cache: VerificationCache,
   ) {
-    this.cached = directory instanceof TypeOrmOrgDirectory && cache.enabled;
+    this.cached = directory.ownTables && cache.enabled;
   }
 
   /** Synchronous (no promise) when the cache answers: the guard then costs a cached session no promise hop. */
@@ -78,7 +77,7 @@ export class SessionOrgResolver {
     if (!this.cached) return this.load(userId, requested);
     const stamp = this.cache.stamp();
     const orgs = await this.load(userId, requested);
-    this.cache.putSession(userId, requested, orgs, stamp);
+    if (!requested || orgs.length > 0) this.cache.putSession(userId, requested, orgs, stamp);
     return orgs;
   }
 

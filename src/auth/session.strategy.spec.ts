@@ -1,8 +1,8 @@
 import jwt from 'jsonwebtoken';
 import { createSecretKey } from 'node:crypto';
+import passport from 'passport';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Settings } from '../settings/settings.js';
-import { PassportRegistry } from './passport-registry.js';
 import type { Principal } from './principal.js';
 import { SessionStrategy } from './session.strategy.js';
 
@@ -10,21 +10,29 @@ const SECRET = 'unit-session-secret-0123456789abcdef-0123456789';
 const USER = '22222222-2222-4222-8222-222222222222';
 
 function strategy(cacheOn = true) {
-  return new SessionStrategy(new Settings({ session: { secret: SECRET }, verificationCache: { enabled: cacheOn } }), new PassportRegistry());
+  return new SessionStrategy(new Settings({ session: { secret: SECRET }, verificationCache: { enabled: cacheOn } }));
 }
 
 const sign = (claims: object, seconds: number) =>
   jwt.sign({ email: 'a@example.com', ...claims }, createSecretKey(Buffer.from(SECRET)), { algorithm: 'HS256', subject: USER, expiresIn: seconds });
 
-/** One passport attempt, as passport makes it: the strategy with success/fail/error of its own. */
-function attempt(s: SessionStrategy, token: string, headers: Record<string, string> = {}): Promise<{ user?: Principal; failed?: boolean; error?: unknown }> {
-  return new Promise((resolve) => {
-    const a = Object.assign(Object.create(s), {
-      success: (user: Principal) => resolve({ user }),
-      fail: () => resolve({ failed: true }),
-      error: (error: unknown) => resolve({ error }),
-    });
-    a.authenticate({ headers: { ...headers, authorization: `Bearer ${token}` } }, { session: false });
+/** One verification, as CredentialGuard asks for it. */
+async function attempt(s: SessionStrategy, token: string, headers: Record<string, string> = {}): Promise<{ user?: Principal; failed?: boolean; error?: unknown }> {
+  try {
+    const user = await s.verify({ headers: { ...headers, authorization: `Bearer ${token}` } });
+    return user ? { user } : { failed: true };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** One attempt through passport-jwt's own path, as @nestjs/passport's AuthGuard would make it. */
+function throughPassport(s: SessionStrategy, token: string): Promise<Principal | false> {
+  const instance = new passport.Passport();
+  instance.use('session-jwt', s);
+  return new Promise((resolve, reject) => {
+    const run = instance.authenticate('session-jwt', { session: false }, (error: unknown, user: Principal | false) => (error ? reject(error) : resolve(user)));
+    run({ headers: { authorization: `Bearer ${token}` } }, {}, reject);
   });
 }
 
@@ -81,5 +89,15 @@ describe('SessionStrategy, verified tokens', () => {
     const token = sign({}, 600);
     for (let i = 0; i < 3; i++) expect((await attempt(s, token)).user).toBeDefined();
     expect(verify).toHaveBeenCalledTimes(3);
+  });
+
+  it('gives the same answers through passport-jwt\'s own path', async () => {
+    const s = strategy(false);
+    const token = sign({}, 600);
+    expect(await throughPassport(s, token)).toMatchObject({ kind: 'session', userId: USER });
+    expect(await throughPassport(s, token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA'))).toBe(false);
+    const none = jwt.sign({ email: 'a@example.com' }, '', { algorithm: 'none', subject: USER, expiresIn: 600 });
+    expect(await throughPassport(s, none)).toBe(false);
+    expect((await attempt(s, none)).failed).toBe(true);
   });
 });

@@ -1,17 +1,16 @@
-import { BadRequestException, Injectable } from '@nestjs/common';
+import { BadRequestException, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import jwt from 'jsonwebtoken';
-import { JwksClient } from 'jwks-rsa';
 import { LRUCache } from 'lru-cache';
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { Strategy } from 'passport-jwt';
 import { isUuid } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { looksLikeApiKey } from './api-key-format.js';
-import { SESSION_STRATEGY } from './auth.constants.js';
+import { SESSION_STRATEGY, UNREGISTERED } from './auth.constants.js';
 import { bearerToken } from './http-utils.js';
-import { NO_GLOBAL_PASSPORT, PassportRegistry, type StrategyAttempt } from './passport-registry.js';
 import type { Principal } from './principal.js';
+import { decodeSessionToken, keyMaterial, SessionKeys } from './session-keys.js';
 import { ERRORS } from '../common/error-messages.js';
 
 interface SessionClaims {
@@ -27,7 +26,7 @@ interface SessionClaims {
 const VERIFIED_TTL_MS = 60_000;
 
 /** The bearer token the session strategy reads: any bearer token that is not an API key. */
-function sessionToken(req: { headers: Record<string, unknown> }): string | null {
+function sessionToken(req: SessionRequest): string | null {
   const token = bearerToken(req.headers);
   return token && !looksLikeApiKey(token) ? token : null;
 }
@@ -49,14 +48,23 @@ export function withinSessionBounds(claims: { exp?: unknown; iat?: unknown }, no
   return exp - iat <= maxAgeSeconds;
 }
 
+/** What the session strategy reads of a request: its headers, and its client address (after TRUST_PROXY). */
+export interface SessionRequest {
+  headers: Record<string, unknown>;
+  ip?: string;
+}
+
 /**
  * Session JWTs. HS256 with SESSION_JWT_SECRET (held as a KeyObject: ~5x faster than a string),
- * or RS256/ES256 with a PEM public key or a JWKS endpoint. Only the algorithms we hold a key
- * for are accepted, so `alg: none` and HS/RS confusion fail. `sub` (UUID), `email` and `exp`
- * are required; the org is resolved later, only for routes that need one.
+ * or RS256/ES256 with a PEM public key or a JWKS endpoint (see SessionKeys). `sub` (UUID),
+ * `email` and `exp` are required; the org is resolved later, only for routes that need one.
+ *
+ * CredentialGuard calls `verify` directly: a token verified within the last minute is answered
+ * in the same turn, with no promise. passport-jwt's own path (`authenticate`, through the
+ * options below) reaches the same keys and the same `validate`.
  */
 @Injectable()
-export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) {
+export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY) implements OnModuleDestroy {
   /**
    * Tokens whose signature, algorithm, issuer and audience have verified, with their claims, for
    * at most a minute and never past `exp`: a request presenting the same token skips decoding,
@@ -65,85 +73,82 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
    * verification cache. Held only in this process's memory, which holds the keys that verify them.
    */
   private readonly verifiedTokens: LRUCache<string, VerifiedToken> | null;
+  private readonly keys: SessionKeys;
+  private readonly verifyOptions: jwt.VerifyOptions;
 
-  constructor(private readonly settings: Settings, registry: PassportRegistry) {
-    const jwks = settings.jwksUri ? new JwksClient({ jwksUri: settings.jwksUri, cache: true, rateLimit: true }) : null;
-    // JWKS keys as KeyObjects, each built once (jwks-rsa caches the PEM; parsing it per request is not free).
-    const keyObjects = new Map<string, KeyObject>();
-    const prepared = (pem: string): KeyObject => {
-      let key = keyObjects.get(pem);
-      if (!key) {
-        if (keyObjects.size >= 64) keyObjects.clear();
-        key = createPublicKey(pem);
-        keyObjects.set(pem, key);
-      }
-      return key;
+  constructor(private readonly settings: Settings) {
+    const keys = new SessionKeys(settings);
+    const verifyOptions: jwt.VerifyOptions = {
+      algorithms: settings.sessionAlgorithms as jwt.Algorithm[],
+      issuer: settings.issuer,
+      audience: settings.audience,
     };
     super({
       // The same extraction as for API keys (RFC 6750: "Bearer", spaces, one token), so both
       // credentials accept exactly the same header forms.
       jwtFromRequest: sessionToken,
-      algorithms: settings.sessionAlgorithms as jwt.Algorithm[],
+      algorithms: verifyOptions.algorithms,
       issuer: settings.issuer,
       audience: settings.audience,
       passReqToCallback: true,
-      // passport-jwt's types predate KeyObject; jsonwebtoken 9 takes one and it is the fast path.
-      secretOrKeyProvider: ((_req: unknown, rawToken: string, done: (err: unknown, key?: KeyObject) => void) => {
-        const decoded = jwt.decode(rawToken, { complete: true });
-        // jsonwebtoken throws (a 500) on a signed `null` payload: anything but a JSON object is refused here.
-        const payload: unknown = decoded?.payload;
-        if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return done(new Error('malformed token'));
-        // RFC 7515 4.1.11: a `crit` header names extensions the verifier must understand; we
-        // understand none, so any token carrying one is refused.
-        if ((decoded?.header as { crit?: unknown } | undefined)?.crit !== undefined) return done(new Error('unsupported critical header'));
-        const alg = decoded?.header.alg;
-        if (alg === 'HS256' && settings.sessionSecret) return done(null, settings.sessionSecret);
-        if ((alg === 'RS256' || alg === 'ES256') && settings.sessionPublicKey) return done(null, settings.sessionPublicKey);
-        if ((alg === 'RS256' || alg === 'ES256') && jwks && decoded?.header.kid) {
-          jwks
-            .getSigningKey(decoded.header.kid)
-            .then((k) => done(null, prepared(k.getPublicKey())))
-            .catch((e: unknown) => done(e));
-          return;
-        }
-        done(new Error('no key for this token'));
-      }) as never,
+      secretOrKeyProvider: (request: SessionRequest, rawToken: string, done: (err: unknown, key?: string | Buffer) => void) => {
+        const decoded = decodeSessionToken(rawToken);
+        const key = decoded ? keys.keyFor(decoded.header, request.ip) : null;
+        void Promise.resolve(key).then((k) => (k ? done(null, keyMaterial(k)) : done(new Error('no key for this token'))));
+      },
     });
-    registry.register(SESSION_STRATEGY, this);
+    this.keys = keys;
+    this.verifyOptions = verifyOptions;
     const cache = settings.verificationCache;
     this.verifiedTokens = cache.enabled ? new LRUCache({ max: cache.maxEntries, ttl: VERIFIED_TTL_MS }) : null;
   }
 
-  /** passport-jwt's, except for a token verified within the last minute (see `verifiedTokens`). */
-  override authenticate(req: { headers: Record<string, unknown> }, options?: unknown): void {
-    const attempt = this as unknown as StrategyAttempt;
-    const token = this.verifiedTokens ? sessionToken(req) : null;
-    const entry = token ? this.verifiedTokens!.get(signatureOf(token)) : undefined;
-    if (!entry || entry.token !== token) return (Strategy.prototype.authenticate as (this: unknown, r: unknown, o: unknown) => void).call(this, req, options);
-    // jsonwebtoken's own clock checks, as it would run them now (no clock tolerance configured).
-    const { claims } = entry;
-    const now = Math.floor(Date.now() / 1000);
-    if ((typeof claims.nbf === 'number' && claims.nbf > now) || now >= (claims.exp as number)) {
-      this.verifiedTokens!.delete(signatureOf(token!));
-      return (Strategy.prototype.authenticate as (this: unknown, r: unknown, o: unknown) => void).call(this, req, options);
-    }
-    if (!withinSessionBounds(claims, Date.now() / 1000, this.settings.sessionMaxAgeSeconds)) return attempt.fail();
-    let principal: Principal;
-    try {
-      principal = sessionPrincipal(req, entry.session);
-    } catch (error) {
-      return attempt.error(error);
-    }
-    return attempt.success(principal);
-  }
-
-  // Called by the @nestjs/passport mixin; see PassportRegistry.
+  /** Called by the @nestjs/passport mixin: see UNREGISTERED. */
   getPassportInstance() {
-    return NO_GLOBAL_PASSPORT;
+    return UNREGISTERED;
   }
 
-  /** passport-jwt's verify callback (through the mixin): reached only once the token has verified. */
-  validate(request: { headers: Record<string, unknown> }, claims: SessionClaims | null): Principal | null {
+  onModuleDestroy(): void {
+    this.keys.stop();
+  }
+
+  /**
+   * The principal of the request's session token, or null for a missing or invalid one (never a
+   * throw, but the 400 of a malformed `X-Org-Id`). Synchronous unless a JWKS key must be fetched.
+   */
+  verify(request: SessionRequest): Principal | null | Promise<Principal | null> {
+    const token = sessionToken(request);
+    if (!token) return null;
+    const entry = this.verifiedTokens?.get(signatureOf(token));
+    if (entry && entry.token === token) {
+      // jsonwebtoken's own clock checks, as it would run them now (no clock tolerance configured).
+      const { claims } = entry;
+      const now = Math.floor(Date.now() / 1000);
+      if ((typeof claims.nbf !== 'number' || claims.nbf <= now) && now < (claims.exp as number)) {
+        if (!withinSessionBounds(claims, Date.now() / 1000, this.settings.sessionMaxAgeSeconds)) return null;
+        return sessionPrincipal(request, entry.session);
+      }
+      this.verifiedTokens!.delete(signatureOf(token));
+    }
+    const decoded = decodeSessionToken(token);
+    const key = decoded ? this.keys.keyFor(decoded.header, request.ip) : null;
+    if (key === null) return null;
+    if (key instanceof Promise) return key.then((k) => (k ? this.verifyWith(request, token, k) : null));
+    return this.verifyWith(request, token, key);
+  }
+
+  private verifyWith(request: SessionRequest, token: string, key: KeyObject): Principal | null {
+    let claims: string | jwt.JwtPayload;
+    try {
+      claims = jwt.verify(token, key, this.verifyOptions);
+    } catch {
+      return null; // bad signature, algorithm, issuer, audience, exp or nbf: as passport-jwt, a failure
+    }
+    return typeof claims === 'string' ? null : this.validate(request, claims);
+  }
+
+  /** The verify callback (passport-jwt's, and `verify`'s): reached only once the token has verified. */
+  validate(request: SessionRequest, claims: SessionClaims | null): Principal | null {
     const session = sessionClaims(claims);
     // Wall-clock time, as jsonwebtoken's own `exp` and `nbf` checks use: every time check on a token agrees.
     if (!session || !withinSessionBounds(claims!, Date.now() / 1000, this.settings.sessionMaxAgeSeconds)) return null;
@@ -193,7 +198,7 @@ function sessionClaims(claims: SessionClaims | null): SessionFacts | null {
 }
 
 /** The request's principal: the org from the claim, else from `X-Org-Id` (400 when not a UUID). */
-function sessionPrincipal(request: { headers: Record<string, unknown> }, session: SessionFacts): Principal {
+function sessionPrincipal(request: SessionRequest, session: SessionFacts): Principal {
   let requested = session.orgId;
   if (!requested) {
     const header = request.headers['x-org-id'];

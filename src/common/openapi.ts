@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiResponse, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiResponse, ApiSchema } from '@nestjs/swagger';
 
 /*
  * OpenAPI metadata shared by the controllers. Declared explicitly (no swagger CLI plugin), so
@@ -50,9 +50,3 @@ export const AUTH_ERRORS = {
   429: 'Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); see Retry-After.',
   503: 'The database is unavailable; retry shortly.',
 } as const;
-
-/** Browser session only (`session` scheme); an API key is refused with 403. */
-export const ApiSessionOnly = () => applyDecorators(ApiBearerAuth(SESSION_SCHEME));
-
-/** Either credential: a browser session (`session`) or an API key (`apiKey`). */
-export const ApiAnyCredential = () => applyDecorators(ApiBearerAuth(SESSION_SCHEME), ApiBearerAuth(API_KEY_SCHEME));

@@ -51,6 +51,40 @@ describe('configuration', () => {
     if (name.includes('SECRET')) expect((error as Error).message).not.toContain(value);
   });
 
+  describe('in production, sessions verified with a public key or JWKS', () => {
+    const PEM = '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----';
+    const JWKS = 'https://idp.example.com/.well-known/jwks.json';
+    const named = { SESSION_JWT_AUDIENCE: 'kui-api', SESSION_JWT_ISSUER: 'https://idp.example.com/' };
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadEnvironment({ NODE_ENV: 'production', ...env });
+        return '';
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+    };
+
+    it.each([
+      ['SESSION_JWT_PUBLIC_KEY', PEM],
+      ['SESSION_JWT_JWKS_URI', JWKS],
+    ])('with %s, refuses to start without SESSION_JWT_AUDIENCE and SESSION_JWT_ISSUER, naming each', (name, value) => {
+      expect(problems({ [name]: value })).toMatch(/SESSION_JWT_AUDIENCE: required in production[\s\S]*SESSION_JWT_ISSUER: required in production/);
+      expect(problems({ [name]: value, SESSION_JWT_AUDIENCE: 'kui-api' })).not.toContain('SESSION_JWT_AUDIENCE');
+      expect(problems({ [name]: value, SESSION_JWT_AUDIENCE: 'kui-api' })).toContain('SESSION_JWT_ISSUER');
+      expect(problems({ [name]: value, ...named })).toBe('');
+    });
+
+    it('refuses a JWKS URL that is not https', () => {
+      expect(problems({ SESSION_JWT_JWKS_URI: 'http://idp.example.com/jwks.json', ...named })).toContain('SESSION_JWT_JWKS_URI: must be an https:// URL in production');
+    });
+
+    it('asks nothing more of an HS256 secret, nor outside production', () => {
+      expect(problems({ SESSION_JWT_SECRET: 'x'.repeat(48) })).toBe('');
+      expect(() => loadEnvironment({ NODE_ENV: 'development', SESSION_JWT_JWKS_URI: 'http://127.0.0.1:9/jwks.json' })).not.toThrow();
+    });
+  });
+
   it('keeps DB_POOL_MIN (default 2) connections open, and refuses more than DB_POOL_MAX', () => {
     expect(loadEnvironment({}).DB_POOL_MIN).toBe(2);
     expect(loadEnvironment({ DB_POOL_MIN: '4', DB_POOL_MAX: '4' }).DB_POOL_MIN).toBe(4);

@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
+import { productionSessionProblems } from './session-requirements.js';
 
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
@@ -286,6 +287,7 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
     lines.push('  WEBHOOK_ALLOWED_PORTS: every port must be 1 to 65535, and a range low-high');
   }
   if (env.DATABASE_MIGRATION_URL && !env.DATABASE_URL) lines.push('  DATABASE_MIGRATION_URL: needs DATABASE_URL (the embedded database sets its roles up itself)');
+  if (errors.length === 0) lines.push(...productionSessionProblems(env));
   if (lines.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }

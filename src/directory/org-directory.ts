@@ -50,6 +50,14 @@ export const memberKey = (userId: string, orgId: string) => `${userId}:${orgId}`
  * elsewhere provides its own implementation (see README, "Embedding").
  */
 export abstract class OrgDirectory {
+  /**
+   * True when this directory reads this module's own tables, in the database the keys live in:
+   * key verification then reads a key and its owner's standing in one statement, and the
+   * verification cache may keep answers (the tables' triggers notify every change). A host's
+   * directory keeps facts where no trigger of ours sees them, so it stays false.
+   */
+  readonly ownTables: boolean = false;
+
   /** The caller's role and workspace in an org; null when the org does not exist or the user is not in it. */
   abstract mintStanding(userId: string, orgId: string): Promise<MintStanding | null>;
 

@@ -47,6 +47,8 @@ const USER_ORGS_SQL = `${MEMBER_SELECT}
 /** The default directory: this module's own tables, each answer one statement. */
 @Injectable()
 export class TypeOrmOrgDirectory extends OrgDirectory {
+  override readonly ownTables = true;
+
   constructor(@InjectDataSource() private readonly db: DataSource) {
     super();
   }

@@ -107,3 +107,18 @@ describe('failing fast on a database that cannot work', () => {
     expect(line).toMatchObject({ level: 'warn', msg: expect.stringMatching(/not reachable: connect ECONNREFUSED.*\[ECONNREFUSED\]; retrying in 500 ms \(attempt 2 of \d+\)/) });
   });
 });
+
+describe('failing fast on session settings that would accept another application\'s tokens', () => {
+  it('the server, in production with a JWKS URL but no audience or issuer, or over http, exits 1 naming each variable', async () => {
+    const res = await run('dist/main.js', [], {
+      NODE_ENV: 'production', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: withDatabase('kui_never_reached'),
+      SESSION_JWT_JWKS_URI: 'http://127.0.0.1:9/jwks.json',
+    });
+    expect(res.killed, 'still running').toBe(false);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/SESSION_JWT_AUDIENCE: required in production/);
+    expect(res.stderr).toMatch(/SESSION_JWT_ISSUER: required in production/);
+    expect(res.stderr).toMatch(/SESSION_JWT_JWKS_URI: must be an https:\/\/ URL in production/);
+    expect(res.stdout).not.toMatch(/listening/i);
+  });
+});

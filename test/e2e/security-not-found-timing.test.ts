@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
+import { generateApiKey } from '../../src/auth/api-key-format.js';
+import { AuthMetrics } from '../../src/auth/auth-metrics.js';
+import { OrgDirectory } from '../../src/directory/org-directory.js';
+import { wrongSecretFor } from '../support/forged-keys.js';
 import type { ApiResponse } from '../support/http.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -110,5 +115,91 @@ describe('the two 404 cases of mint and revoke', () => {
       },
     );
     expect(() => expectIndistinguishable(c), JSON.stringify(c)).toThrow();
+  });
+});
+
+/**
+ * A credential's hidden facts: whether a key's lookup id exists (a wrong secret under a real id
+ * against a random key) and whether an org exists (a session naming an org it is not in against
+ * a random id). Both cases of each must do the same work: counted exactly (the directory and key
+ * store reads), and timed like the 404s above.
+ */
+describe('the two 401 cases of a key and the two 404 cases of a session org', () => {
+  let t: TestApp;
+  let me: { orgId: string; userId: string; session: string };
+  let foreignOrg: string;
+  let key: string;
+  let directoryReads: MockInstance;
+  let keyReads: MockInstance;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    me = await t.seed.world('owner');
+    foreignOrg = (await t.seed.world('owner')).orgId;
+    key = (await t.api.post('/api-keys', me.session, { org_id: me.orgId })).body.key;
+    // The cache is what made the two cases differ: wait for this instance's lease.
+    await vi.waitFor(() => expect(t.app.get(AuthMetrics, { strict: false }).leaseValid()).toBe(true), { timeout: 10_000 });
+    directoryReads = vi.spyOn(t.app.get(OrgDirectory, { strict: false }), 'memberContexts');
+    keyReads = vi.spyOn(t.app.get(ApiKeyStore, { strict: false }), 'findForVerification');
+  });
+  afterAll(async () => {
+    vi.restoreAllMocks();
+    await t?.close();
+  });
+
+  const orgNotFound = (ra: ApiResponse, rb: ApiResponse) => {
+    expect([ra.status, rb.status]).toEqual([404, 404]);
+    expect(ra.body).toEqual(rb.body);
+  };
+  const keyRefused = (ra: ApiResponse, rb: ApiResponse) => {
+    expect([ra.status, rb.status]).toEqual([401, 401]);
+    expect(ra.body).toEqual(rb.body);
+  };
+  /** Reads of `spy` a request makes, once the request has been seen before. */
+  async function readsOf(spy: MockInstance, call: () => Promise<ApiResponse>): Promise<number[]> {
+    await call();
+    const counts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const before = spy.mock.calls.length;
+      await call();
+      counts.push(spy.mock.calls.length - before);
+    }
+    return counts;
+  }
+
+  it('reads the directory once for an org the session is not in, every time, as for a random id', async () => {
+    const foreign = () => t.api.get('/me', me.session, { 'x-org-id': foreignOrg });
+    const random = () => t.api.get('/me', me.session, { 'x-org-id': randomUUID() });
+    orgNotFound(await foreign(), await random());
+    expect(await readsOf(directoryReads, foreign)).toEqual([1, 1, 1]);
+    expect(await readsOf(directoryReads, random)).toEqual([1, 1, 1]);
+  });
+
+  it('answers an org the session is not in and a random id in the same time', async () => {
+    expectIndistinguishable(await compare(
+      () => t.api.get('/me', me.session, { 'x-org-id': foreignOrg }),
+      () => t.api.get('/me', me.session, { 'x-org-id': randomUUID() }),
+      orgNotFound,
+    ));
+  });
+
+  it('reads the key store once for a wrong secret under a real, cached lookup id, every time, as for a random key', async () => {
+    expect((await t.api.get('/me', key)).status).toBe(200); // the real key verified: its row is cached
+    const forged = wrongSecretFor(key);
+    const wrongSecret = () => t.api.get('/me', forged);
+    const random = () => t.api.get('/me', generateApiKey().key);
+    keyRefused(await wrongSecret(), await random());
+    expect(await readsOf(keyReads, wrongSecret)).toEqual([1, 1, 1]);
+    expect(await readsOf(keyReads, random)).toEqual([1, 1, 1]);
+    expect(await readsOf(keyReads, () => t.api.get('/me', key))).toEqual([0, 0, 0]);
+  });
+
+  it('answers a wrong secret under a real lookup id and a random key in the same time', async () => {
+    expect((await t.api.get('/me', key)).status).toBe(200);
+    expectIndistinguishable(await compare(
+      () => t.api.get('/me', wrongSecretFor(key)),
+      () => t.api.get('/me', generateApiKey().key),
+      keyRefused,
+    ));
   });
 });
