@@ -30,6 +30,7 @@ describe('configuration', () => {
     ['SESSION_JWT_SECRET', 'short'],
     ['API_KEY_SECRET', 'short'],
     ['AUTH_FAILURE_LIMIT', '-1'],
+    ['AUDIT_RETENTION_DAYS', '7'],
     ['LOG_LEVEL', 'loud'],
     ['SESSION_JWT_PUBLIC_KEY', 'not a pem'],
     ['VERIFICATION_CACHE', 'sometimes'],
