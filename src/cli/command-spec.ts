@@ -1,0 +1,100 @@
+import { isPlan, isRole, isUuid, PLANS, ROLES, type Plan, type Role } from '../common/roles.js';
+import type { INestApplicationContext } from '@nestjs/common';
+import { isMeter, METERS, type Meter } from '../common/meters.js';
+import type { DirectoryAdminService } from './directory-admin.service.js';
+
+/**
+ * The operator CLI. Its contract (decisions.md): one JSON object on stdout and exit 0, or a clear
+ * message on stderr and a non-zero exit. Every command is one entry of COMMANDS below: its flags,
+ * its help and what it prints live beside the code that runs it, and `--help` is built from them.
+ */
+
+/** Exit codes (README, "Operator CLI"). */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+export const PROGRAM = 'npm run --silent admin --';
+
+/** A mistake in how the command was called: exit 2, with a pointer to the help. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
+    super(message);
+  }
+}
+
+export type Flags = Record<string, string | undefined>;
+
+export interface FlagSpec {
+  /** What the value looks like in help, e.g. `<org-id>` or `free|pro`; '' for a switch. */
+  value: string;
+  help: string;
+  required?: boolean;
+  /** A switch that takes no value (`--by-key`); present = ''. */
+  boolean?: boolean;
+}
+
+/**
+ * What a streaming command returns instead of one JSON object: it writes its own lines to
+ * `write`, which waits whenever stdout is full, so an export never piles up in memory.
+ */
+export class Streamed {
+  constructor(readonly pipe: (write: (chunk: string) => Promise<void>) => Promise<void>) {}
+}
+
+export interface CommandSpec<A> {
+  summary: string;
+  flags: Record<string, FlagSpec>;
+  /** What a success prints on stdout. */
+  prints: string;
+  /** Checks and converts the flags before anything opens the database. */
+  args: (f: Flags) => A;
+  run: (svc: DirectoryAdminService, args: A, app: INestApplicationContext) => Promise<object | Streamed>;
+}
+
+/** Keeps each entry's `args` and `run` in step while the table holds them all. */
+export const command = <A>(spec: CommandSpec<A>): CommandSpec<unknown> => spec as CommandSpec<unknown>;
+
+export function need(f: Flags, name: string): string {
+  const v = f[name];
+  if (v === undefined || v === '') throw new UsageError(`missing --${name}`);
+  return v;
+}
+export function uuid(f: Flags, name: string): string {
+  const v = need(f, name);
+  if (!isUuid(v)) throw new UsageError(`--${name} must be a UUID, got "${v}"`);
+  return v.toLowerCase();
+}
+export function optUuid(f: Flags, name: string): string | null {
+  return f[name] === undefined ? null : uuid(f, name);
+}
+export function plan(f: Flags, fallback?: Plan): Plan {
+  const v = f.plan ?? fallback;
+  if (v === undefined) throw new UsageError('missing --plan');
+  if (!isPlan(v)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}, got "${v}"`);
+  return v;
+}
+export function int(f: Flags, name: string, fallback: number, min: number, max: number): number {
+  const raw = f[name];
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+export function time(f: Flags, name: string): Date | undefined {
+  const raw = f[name];
+  if (raw === undefined) return undefined;
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(raw);
+  const ok = date || /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(raw);
+  const at = new Date(date ? `${raw}T00:00:00Z` : raw);
+  if (!ok || Number.isNaN(at.getTime())) throw new UsageError(`--${name} must be an RFC 3339 time or a date (YYYY-MM-DD), got "${raw}"`);
+  return at;
+}
+
+export const ORG = (help = 'The org (a UUID).'): FlagSpec => ({ value: '<org-id>', help, required: true });
+export const USER = (help = 'The user (a UUID).'): FlagSpec => ({ value: '<user-id>', help, required: true });
+
+/** Every command. Adding one is adding an entry here (help included). */
