@@ -30,18 +30,22 @@ export class SessionKeys {
 }
 
 /**
- * A token's header and payload, unverified, or null for anything that is not a JWT whose payload
- * is a JSON object (jsonwebtoken throws, a 500, on a signed `null`) or that carries `crit`
- * (RFC 7515 4.1.11: extensions the verifier must understand; we understand none).
+ * A token's header and payload, unverified, or null for anything that is not a JWT whose header
+ * and payload are JSON objects (jsonwebtoken throws, a 500, on a signed `null` payload; a header
+ * such as `" "` makes `'crit' in` throw) or that carries `crit` (RFC 7515 4.1.11: extensions the
+ * verifier must understand; we understand none).
  */
 export function decodeSessionToken(token: string): jwt.Jwt | null {
   const decoded = jwt.decode(token, { complete: true });
-  const payload: unknown = decoded?.payload;
-  if (!decoded || typeof payload !== 'object' || payload === null || Array.isArray(payload)) return null;
+  if (!decoded || !isJsonObject(decoded.payload) || !isJsonObject(decoded.header)) return null;
   return 'crit' in decoded.header ? null : decoded;
 }
 
 /** The key as jsonwebtoken's string/Buffer types take it: for passport-jwt only (our guard passes the KeyObject). */
 export function keyMaterial(key: KeyObject): string | Buffer {
   return key.type === 'secret' ? key.export() : key.export({ type: 'spki', format: 'pem' });
+}
+
+function isJsonObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@ import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn,
 
 @Entity({ name: 'webhook_endpoints' })
 @Index('webhook_endpoints_org_created_idx', ['orgId', 'createdAt', 'id'])
+@Check('webhook_endpoints_previous_secret_check', '(previous_secret_box IS NULL) = (previous_secret_expires_at IS NULL)')
 export class WebhookEndpointEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
