@@ -1,9 +1,7 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isUuid } from '../../src/common/roles.js';
-import { rawRequest } from '../support/raw-http.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ABSENT, anyText, BODY_LIMIT, expectErrorShape, type Field, headerText, jsonObject, RUNS, SCOPES, TIMEOUT_MS, validDays, validName, validScopes, wire } from './security-hostile-input.fixtures.js';
+import { ABSENT, anyText, BODY_LIMIT, expectErrorShape, headerText, hostileWorld, jsonObject, RUNS, SCOPES, type Field, validDays, validName, validScopes, wire } from './security-hostile-input.fixtures.js';
 
 /**
  * Property-based hostile input over every endpoint, through raw sockets (so bytes that fetch
@@ -12,26 +10,7 @@ import { ABSENT, anyText, BODY_LIMIT, expectErrorShape, type Field, headerText, 
  * mint must write nothing; nothing may pollute Object.prototype.
  */
 describe('hostile input on every endpoint: bodies', () => {
-  let t: TestApp;
-  let owner: { orgId: string; userId: string; session: string };
-  let foreign: { orgId: string; keyId: string };
-  let apiKey: string;
-
-  const send = (method: string, path: string, headers: Array<[string, string]> = [], body?: string) =>
-    rawRequest(t.url, { method, path, headers, body }, TIMEOUT_MS);
-  const countKeys = async () => (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
-  const countRevoked = async () =>
-    (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NOT NULL')).rows[0].n;
-
-  beforeAll(async () => {
-    t = await startTestApp();
-    owner = await t.seed.world('owner');
-    const other = await t.seed.world('owner');
-    const otherKey = await t.api.post('/api-keys', other.session, { org_id: other.orgId });
-    foreign = { orgId: other.orgId, keyId: otherKey.body.id };
-    apiKey = (await t.api.post('/api-keys', owner.session, { org_id: owner.orgId })).body.key;
-  });
-  afterAll(async () => t?.close());
+  const w = hostileWorld();
 
   it('answers every random mint body with 201 exactly when it is valid, else a 4xx that wrote nothing', async () => {
     const field = (valid: fc.Arbitrary<unknown>, junk: fc.Arbitrary<unknown>, isValid: (v: unknown) => boolean) =>
@@ -41,8 +20,8 @@ describe('hostile input on every endpoint: bodies', () => {
         { weight: 2, arbitrary: junk.map((v) => ({ value: wire(v), valid: isValid(wire(v)) }) as Field) },
       );
     const orgId = fc.oneof(
-      { weight: 5, arbitrary: fc.constantFrom(owner.orgId, owner.orgId.toUpperCase()).map((v) => ({ v, kind: 'mine' as const })) },
-      { weight: 2, arbitrary: fc.oneof(fc.constant(foreign.orgId), fc.uuid()).map((v) => ({ v, kind: 'not-found' as const })) },
+      { weight: 5, arbitrary: fc.constantFrom(w.owner.orgId, w.owner.orgId.toUpperCase()).map((v) => ({ v, kind: 'mine' as const })) },
+      { weight: 2, arbitrary: fc.oneof(fc.constant(w.foreign.orgId), fc.uuid()).map((v) => ({ v, kind: 'not-found' as const })) },
       { weight: 2, arbitrary: fc.jsonValue().filter((v) => !isUuid(v)).map((v) => ({ v, kind: 'junk' as const })) },
       { weight: 1, arbitrary: fc.constant({ v: undefined, kind: 'absent' as const }) },
     );
@@ -77,9 +56,9 @@ describe('hostile input on every endpoint: bodies', () => {
         const body = jsonObject(entries);
         const fieldsValid = [n, s, d].every((f) => f === ABSENT || f.valid) && (more ?? []).length === 0;
 
-        const before = await countKeys();
-        const res = await send('POST', '/api-keys', [['Authorization', `Bearer ${owner.session}`], ['Content-Type', 'application/json']], body);
-        const after = await countKeys();
+        const before = await w.countKeys();
+        const res = await w.send('POST', '/api-keys', [['Authorization', `Bearer ${w.owner.session}`], ['Content-Type', 'application/json']], body);
+        const after = await w.countKeys();
 
         const context = { body: body.slice(0, 300), status: res.status, message: (res.body as { message?: string })?.message };
         if (Buffer.byteLength(body) > BODY_LIMIT) expect(res.status, JSON.stringify(context)).toBe(413);
@@ -129,10 +108,10 @@ describe('hostile input on every endpoint: bodies', () => {
     );
     await fc.assert(
       fc.asyncProperty(body, contentType, async (text, type) => {
-        const before = await countKeys();
-        const res = await send('POST', '/api-keys', [['Authorization', `Bearer ${owner.session}`], ['Content-Type', type]], text);
+        const before = await w.countKeys();
+        const res = await w.send('POST', '/api-keys', [['Authorization', `Bearer ${w.owner.session}`], ['Content-Type', type]], text);
         expectErrorShape(res, { text, type });
-        expect(await countKeys()).toBe(before);
+        expect(await w.countKeys()).toBe(before);
       }),
       { numRuns: RUNS },
     );
@@ -155,19 +134,19 @@ describe('hostile input on every endpoint: bodies', () => {
       (p) => p,
     );
     await fc.assert(
-      fc.asyncProperty(poison, wrap, async (p, w) => {
-        const body = w(p, owner.orgId);
-        const before = await countKeys();
-        const res = await send('POST', '/api-keys', [['Authorization', `Bearer ${owner.session}`], ['Content-Type', 'application/json']], body);
+      fc.asyncProperty(poison, wrap, async (p, wrapped) => {
+        const body = wrapped(p, w.owner.orgId);
+        const before = await w.countKeys();
+        const res = await w.send('POST', '/api-keys', [['Authorization', `Bearer ${w.owner.session}`], ['Content-Type', 'application/json']], body);
         expect(res.status, body).toBe(400);
         expectErrorShape(res, { body });
-        expect(await countKeys()).toBe(before);
+        expect(await w.countKeys()).toBe(before);
       }),
       { numRuns: 40 },
     );
     // Query strings and header names try the same.
-    await send('GET', '/api-keys?__proto__[polluted]=yes&constructor[prototype][polluted]=yes&__proto__=x', [['Authorization', `Bearer ${owner.session}`]]);
-    await send('GET', '/me', [['Authorization', `Bearer ${apiKey}`], ['__proto__', 'polluted'], ['constructor', 'x']]);
+    await w.send('GET', '/api-keys?__proto__[polluted]=yes&constructor[prototype][polluted]=yes&__proto__=x', [['Authorization', `Bearer ${w.owner.session}`]]);
+    await w.send('GET', '/me', [['Authorization', `Bearer ${w.apiKey}`], ['__proto__', 'polluted'], ['constructor', 'x']]);
 
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();

@@ -1,10 +1,8 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isUuid } from '../../src/common/roles.js';
 import { NOWHERE } from '../support/factories.js';
-import { rawRequest } from '../support/raw-http.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { b64, expectErrorShape, headerText, printable, RUNS, signedJwt, TIMEOUT_MS } from './security-hostile-input.fixtures.js';
+import { b64, expectErrorShape, headerText, hostileWorld, printable, RUNS, signedJwt } from './security-hostile-input.fixtures.js';
 
 /**
  * Property-based hostile input over every endpoint, through raw sockets (so bytes that fetch
@@ -13,26 +11,7 @@ import { b64, expectErrorShape, headerText, printable, RUNS, signedJwt, TIMEOUT_
  * mint must write nothing; nothing may pollute Object.prototype.
  */
 describe('hostile input on every endpoint: credentials and headers', () => {
-  let t: TestApp;
-  let owner: { orgId: string; userId: string; session: string };
-  let foreign: { orgId: string; keyId: string };
-  let apiKey: string;
-
-  const send = (method: string, path: string, headers: Array<[string, string]> = [], body?: string) =>
-    rawRequest(t.url, { method, path, headers, body }, TIMEOUT_MS);
-  const countKeys = async () => (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
-  const countRevoked = async () =>
-    (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NOT NULL')).rows[0].n;
-
-  beforeAll(async () => {
-    t = await startTestApp();
-    owner = await t.seed.world('owner');
-    const other = await t.seed.world('owner');
-    const otherKey = await t.api.post('/api-keys', other.session, { org_id: other.orgId });
-    foreign = { orgId: other.orgId, keyId: otherKey.body.id };
-    apiKey = (await t.api.post('/api-keys', owner.session, { org_id: owner.orgId })).body.key;
-  });
-  afterAll(async () => t?.close());
+  const w = hostileWorld();
 
   it('answers random credentials on every endpoint with 401, naming the invalid token', async () => {
     const token = fc.oneof(
@@ -44,9 +23,9 @@ describe('hostile input on every endpoint: credentials and headers', () => {
       // Correctly signed, but the payload is not a claims object (jsonwebtoken used to throw on null).
       fc.constant(signedJwt({ alg: 'HS256', typ: 'JWT' }, null)),
       fc.jsonValue().filter((p) => typeof p !== 'object' || p === null || Array.isArray(p)).map((p) => signedJwt({ alg: 'HS256' }, p)),
-      fc.constant(apiKey.slice(0, -1) + (apiKey.endsWith('A') ? 'B' : 'A')),
-      fc.constant(`${owner.session}x`),
-      fc.constant(owner.session.split('.').slice(0, 2).join('.') + '.'),
+      fc.constant(w.apiKey.slice(0, -1) + (w.apiKey.endsWith('A') ? 'B' : 'A')),
+      fc.constant(`${w.owner.session}x`),
+      fc.constant(w.owner.session.split('.').slice(0, 2).join('.') + '.'),
     );
     // RFC 6750: the scheme is case-insensitive and followed by spaces; a tab makes it no bearer credential.
     const scheme = fc.constantFrom('Bearer ', 'bearer ', 'BEARER  ', 'Bearer\t');
@@ -66,7 +45,7 @@ describe('hostile input on every endpoint: credentials and headers', () => {
       fc.asyncProperty(call, header, async ([method, path, body], auth) => {
         const headers: Array<[string, string]> = [['Authorization', auth.value]];
         if (body) headers.push(['Content-Type', 'application/json']);
-        const res = await send(method, path, headers, body);
+        const res = await w.send(method, path, headers, body);
         const context = { method, path, auth: auth.value.slice(0, 120) };
         expectErrorShape(res, context);
         expect(res.status, JSON.stringify(context)).toBe(401);
@@ -88,7 +67,7 @@ describe('hostile input on every endpoint: credentials and headers', () => {
         { weight: 2, arbitrary: bad.map((value) => ({ name, present: true, ok: false, value })) },
       );
     const sub = fc.oneof(
-      { weight: 3, arbitrary: fc.constant({ value: owner.userId as unknown, ok: true, known: true }) },
+      { weight: 3, arbitrary: fc.constant({ value: w.owner.userId as unknown, ok: true, known: true }) },
       { weight: 1, arbitrary: fc.uuid().map((value) => ({ value: value as unknown, ok: true, known: false })) },
       { weight: 2, arbitrary: junk.filter((v) => !isUuid(v)).map((value) => ({ value, ok: false, known: false })) },
       { weight: 1, arbitrary: fc.constant({ value: undefined as unknown, ok: false, known: false }) },
@@ -105,8 +84,8 @@ describe('hostile input on every endpoint: credentials and headers', () => {
     const org = fc.oneof(
       { weight: 2, arbitrary: fc.constant({ value: undefined as unknown, ok: true, kind: 'none' as const }) },
       { weight: 1, arbitrary: fc.constant({ value: null as unknown, ok: true, kind: 'none' as const }) },
-      { weight: 2, arbitrary: fc.constant({ value: owner.orgId as unknown, ok: true, kind: 'mine' as const }) },
-      { weight: 1, arbitrary: fc.oneof(fc.uuid(), fc.constant(foreign.orgId)).map((value) => ({ value: value as unknown, ok: true, kind: 'other' as const })) },
+      { weight: 2, arbitrary: fc.constant({ value: w.owner.orgId as unknown, ok: true, kind: 'mine' as const }) },
+      { weight: 1, arbitrary: fc.oneof(fc.uuid(), fc.constant(w.foreign.orgId)).map((value) => ({ value: value as unknown, ok: true, kind: 'other' as const })) },
       { weight: 1, arbitrary: junk.filter((v) => v !== null && !isUuid(v)).map((value) => ({ value, ok: false, kind: 'none' as const })) },
     );
     const extras = fc.dictionary(fc.constantFrom('role', 'scope', 'admin', 'aud', 'iss', 'jti', '__proto__', 'constructor', 'user_id'), fc.jsonValue(), { maxKeys: 3 });
@@ -120,7 +99,7 @@ describe('hostile input on every endpoint: credentials and headers', () => {
         for (const c of [e, x, n]) if (c.present) payload[c.name] = c.value;
         if (o.value !== undefined) payload.org_id = o.value;
         const token = signedJwt(h, payload);
-        const res = await send('GET', '/me', [['Authorization', `Bearer ${token}`]]);
+        const res = await w.send('GET', '/me', [['Authorization', `Bearer ${token}`]]);
         const context = { payload, status: res.status, body: res.text.slice(0, 200) };
 
         const valid = s.ok && e.ok && x.ok && n.ok && o.ok;
@@ -136,7 +115,7 @@ describe('hostile input on every endpoint: credentials and headers', () => {
           const me = res.body as { user_id: string; org_id: string | null; email: string };
           expect(me.user_id).toBe((s.value as string).toLowerCase());
           expect(me.email).toBe(e.value);
-          expect(me.org_id).toBe(s.known ? owner.orgId : null);
+          expect(me.org_id).toBe(s.known ? w.owner.orgId : null);
         }
       }),
       { numRuns: RUNS * 2 },
@@ -156,9 +135,9 @@ describe('hostile input on every endpoint: credentials and headers', () => {
     const route = fc.constantFrom('/me', '/usage');
     await fc.assert(
       fc.asyncProperty(route, fc.array(fc.tuple(name, headerText(200)), { maxLength: 12 }), big, async (path, headers, size) => {
-        const all: Array<[string, string]> = [['Authorization', `Bearer ${apiKey}`], ...headers];
+        const all: Array<[string, string]> = [['Authorization', `Bearer ${w.apiKey}`], ...headers];
         if (size) all.push(['X-Padding', 'p'.repeat(size)]);
-        const res = await send('GET', path, all);
+        const res = await w.send('GET', path, all);
         const bytes = all.reduce((sum, [k, v]) => sum + k.length + v.length + 4, 0);
         const context = { path, headers: headers.map(([k, v]) => [k, v.slice(0, 40)]), size, status: res.status, body: res.text.slice(0, 200) };
         if (bytes > 17_000) {

@@ -1,9 +1,7 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isUuid } from '../../src/common/roles.js';
-import { rawRequest } from '../support/raw-http.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { anyText, expectErrorShape, printable, RUNS, TIMEOUT_MS, wellFormed } from './security-hostile-input.fixtures.js';
+import { anyText, expectErrorShape, hostileWorld, printable, RUNS, wellFormed } from './security-hostile-input.fixtures.js';
 
 /**
  * Property-based hostile input over every endpoint, through raw sockets (so bytes that fetch
@@ -12,33 +10,14 @@ import { anyText, expectErrorShape, printable, RUNS, TIMEOUT_MS, wellFormed } fr
  * mint must write nothing; nothing may pollute Object.prototype.
  */
 describe('hostile input on every endpoint: paths, ids and filters', () => {
-  let t: TestApp;
-  let owner: { orgId: string; userId: string; session: string };
-  let foreign: { orgId: string; keyId: string };
-  let apiKey: string;
-
-  const send = (method: string, path: string, headers: Array<[string, string]> = [], body?: string) =>
-    rawRequest(t.url, { method, path, headers, body }, TIMEOUT_MS);
-  const countKeys = async () => (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
-  const countRevoked = async () =>
-    (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NOT NULL')).rows[0].n;
-
-  beforeAll(async () => {
-    t = await startTestApp();
-    owner = await t.seed.world('owner');
-    const other = await t.seed.world('owner');
-    const otherKey = await t.api.post('/api-keys', other.session, { org_id: other.orgId });
-    foreign = { orgId: other.orgId, keyId: otherKey.body.id };
-    apiKey = (await t.api.post('/api-keys', owner.session, { org_id: owner.orgId })).body.key;
-  });
-  afterAll(async () => t?.close());
+  const w = hostileWorld();
 
   it('answers odd paths and ids on every route with a 4xx and revokes nothing', async () => {
     const segment = fc.oneof(
       fc.constantFrom(
         '%', '%zz', '%E0%A4%A', '..%2f..%2fme', '..%2F..%2Fusage', '%2e%2e', '%2e%2e%2f', '%00', '\u0000', '%u0041', 'a%00b',
         '%F0%9F%98', '..', '.', '%', '%%', ' ', '\t', '%0d%0a', 'x'.repeat(3000), '9'.repeat(3000),
-        `${foreign.keyId}`, `${foreign.keyId}%00`, `${foreign.keyId}/..`, `${foreign.keyId.toUpperCase()}`,
+        `${w.foreign.keyId}`, `${w.foreign.keyId}%00`, `${w.foreign.keyId}/..`, `${w.foreign.keyId.toUpperCase()}`,
       ),
       fc.uuid(),
       printable(0, 60),
@@ -57,25 +36,25 @@ describe('hostile input on every endpoint: paths, ids and filters', () => {
       ['PATCH', '/me/'],
       ['OPTIONS', '/api-keys/'],
     );
-    const revokedBefore = await countRevoked();
+    const revokedBefore = await w.countRevoked();
     await fc.assert(
       fc.asyncProperty(route, segment, async ([method, prefix], seg) => {
-        const res = await send(method, prefix + seg, [['Authorization', `Bearer ${owner.session}`]]);
+        const res = await w.send(method, prefix + seg, [['Authorization', `Bearer ${w.owner.session}`]]);
         expectErrorShape(res, { method, path: (prefix + seg).slice(0, 120) });
       }),
       { numRuns: RUNS * 2 },
     );
-    expect(await countRevoked()).toBe(revokedBefore);
+    expect(await w.countRevoked()).toBe(revokedBefore);
   });
 
   it('answers a random ?org_id= filter with 400 unless it is a UUID, and 404 unless it is the caller\'s org', async () => {
-    const value = fc.oneof(anyText(60).filter(wellFormed), fc.uuid(), fc.constantFrom('', 'null', '[]', owner.orgId.slice(1), owner.orgId, owner.orgId.toUpperCase(), foreign.orgId));
+    const value = fc.oneof(anyText(60).filter(wellFormed), fc.uuid(), fc.constantFrom('', 'null', '[]', w.owner.orgId.slice(1), w.owner.orgId, w.owner.orgId.toUpperCase(), w.foreign.orgId));
     const extra = fc.array(fc.tuple(fc.oneof(fc.constantFrom('__proto__', 'constructor[prototype][polluted]', 'org_id[]'), fc.string()), fc.string()), { maxLength: 3 });
     await fc.assert(
       fc.asyncProperty(value, extra, async (v, pairs) => {
         const query = [['org_id', v], ...pairs.filter(([k]) => k !== 'org_id')].map(([k, x]) => `${encodeURIComponent(k)}=${encodeURIComponent(x)}`).join('&');
-        const res = await send('GET', `/api-keys?${query}`, [['Authorization', `Bearer ${owner.session}`]]);
-        if (isUuid(v) && v.toLowerCase() === owner.orgId) expect(res.status, query).toBe(200);
+        const res = await w.send('GET', `/api-keys?${query}`, [['Authorization', `Bearer ${w.owner.session}`]]);
+        if (isUuid(v) && v.toLowerCase() === w.owner.orgId) expect(res.status, query).toBe(200);
         else {
           expectErrorShape(res, { query });
           expect(res.status, query).toBe(isUuid(v) ? 404 : 400);

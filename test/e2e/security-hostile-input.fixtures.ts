@@ -1,6 +1,7 @@
 import fc from 'fast-check';
-import { expect } from 'vitest';
-import type { RawResponse } from '../support/raw-http.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { rawRequest, type RawResponse } from '../support/raw-http.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
 import { handSignedJwt, jwtPart } from '../support/seed.js';
 
 /**
@@ -54,3 +55,36 @@ export const printable = (minLength: number, maxLength: number) =>
 /** Header-safe text: any byte but CR, LF and NUL (Node refuses those before the app sees them). */
 export const headerText = (maxLength: number) =>
   fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength });
+
+/** The app every hostile-input file runs against: an owner with a key, and another org's key. */
+export interface HostileWorld {
+  t: TestApp;
+  owner: { orgId: string; userId: string; session: string };
+  foreign: { orgId: string; keyId: string };
+  apiKey: string;
+}
+
+/** Starts the app before the file's tests and closes it after; the fields are set in beforeAll. */
+export function hostileWorld(): HostileWorld & {
+  send: (method: string, path: string, headers?: Array<[string, string]>, body?: string) => Promise<RawResponse>;
+  countKeys: () => Promise<number>;
+  countRevoked: () => Promise<number>;
+} {
+  const w = {} as HostileWorld;
+  const count = async (sql: string) => (await w.t.db.pool.query<{ n: number }>(sql)).rows[0].n;
+  beforeAll(async () => {
+    w.t = await startTestApp();
+    w.owner = await w.t.seed.world('owner');
+    const other = await w.t.seed.world('owner');
+    const otherKey = await w.t.api.post('/api-keys', other.session, { org_id: other.orgId });
+    w.foreign = { orgId: other.orgId, keyId: otherKey.body.id };
+    w.apiKey = (await w.t.api.post('/api-keys', w.owner.session, { org_id: w.owner.orgId })).body.key;
+  });
+  afterAll(async () => w.t?.close());
+  return Object.assign(w, {
+    send: (method: string, path: string, headers: Array<[string, string]> = [], body?: string) =>
+      rawRequest(w.t.url, { method, path, headers, body }, TIMEOUT_MS),
+    countKeys: () => count('SELECT count(*)::int AS n FROM api_keys'),
+    countRevoked: () => count('SELECT count(*)::int AS n FROM api_keys WHERE revoked_at IS NOT NULL'),
+  });
+}
