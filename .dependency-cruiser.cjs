@@ -1,5 +1,5 @@
 /**
- * The module graph points one way (issue 13; STYLE.md "The shape: layers that point one way").
+ * The module graph points one way (STYLE.md "The shape: layers that point one way").
  * `npm test` runs this over src/ (tests excluded) before vitest; a cycle or an arrow that points
  * up fails the run. Layers, lowest first:
  *

@@ -33,5 +33,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
 # space keeps RSS under 250 MB under load (228-237 MB on the bench) without costing throughput, a
 # young generation of fixed size is not shrunk while the service idles (and then slow for the
 # next burst), and no allocation-site pretenuring keeps finished requests out of the old
-# generation (see README, Performance, and docs/performance.md).
+# generation (see docs/performance.md, "Node flags").
 CMD ["node", "--max-old-space-size=160", "--min-semi-space-size=32", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "dist/main.js"]

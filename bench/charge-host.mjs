@@ -1,4 +1,4 @@
-// A tiny host application for `npm run bench`'s charging cases (issue 16): it imports the built
+// A tiny host application for `npm run bench`'s charging cases: it imports the built
 // library (dist/index.js) the way a monolith imports the package, and declares one route of its
 // own charged with @Charges. Plain ESM JavaScript: decorators are applied as functions.
 //

@@ -1,5 +1,5 @@
 // The ceiling: an empty Nest 12 route on Fastify, no guard, no database, answering the body of a
-// /me response. Issue 20 named it: whatever the service does per request comes on top of this.
+// /me response. Whatever the service does per request comes on top of this.
 // `npm run bench` prints it as a reference row beside the bare node:http server.
 import 'reflect-metadata';
 import { Controller, Get, Module } from '@nestjs/common';

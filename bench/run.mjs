@@ -1,5 +1,5 @@
 // `npm run bench`: the service on real PostgreSQL against a bare node:http server, same machine,
-// same load. See README, "Benchmark". Plain ESM JavaScript, run as is (the service is built first).
+// same load. See docs/performance.md, "Running the bench". Plain ESM JavaScript, run as is (the service is built first).
 //
 // Environment:
 //   DATABASE_URL        admin URL of a PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test);
@@ -42,13 +42,13 @@ const API_KEY_SECRET = 'bench-api-key-secret-0123456789abcdef-0123456789';
 const RSS_LIMIT_MB = 250;
 const CLK_TCK = 100; // USER_HZ, 100 on every Linux we know of
 
-// Targets from issue 5, as ratios of the bare server's req/s in the same run.
+// Targets, as ratios of the bare server's req/s in the same run.
 const TARGETS = {
   'me-key': { ratio: 0.3, p99: 15 },
   'me-session': { ratio: 0.25 },
   'usage-key': { ratio: 0.25 },
   'mint-session': {},
-  // Issue 20 (verification cache): 1,000 distinct keys over 50 connections, session /me with 50
+  // Verification cache: 1,000 distinct keys over 50 connections, session /me with 50
   // users, and revocations during the 1,000-key load (every revoked key probed right after its 204).
   'me-key-1000': { ratio: 0.45, p99: 10 },
   'me-session-50': { ratio: 0.4 },
@@ -144,7 +144,7 @@ async function startService(databaseUrl) {
     MINT_RATE_LIMIT: '0',
     MAX_ACTIVE_KEYS_PER_USER_ORG: '100000',
     LOG_LEVEL: 'warn',
-    // BENCH_VERIFICATION_CACHE=false measures the database read per request (issue 20's "off").
+    // BENCH_VERIFICATION_CACHE=false measures the database read per request (the cache off).
     VERIFICATION_CACHE: process.env.BENCH_VERIFICATION_CACHE ?? 'true',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -215,7 +215,7 @@ async function mintKey(serviceUrl, session, orgId) {
   return { key: body.key, id: body.id };
 }
 
-/** Issue 20's population: 50 users with a session and 20 keys each, and keys set aside to revoke. */
+/** The verification-cache population: 50 users with a session and 20 keys each, and keys set aside to revoke. */
 async function seedMany(client, orgId, serviceUrl) {
   const manySessions = [];
   const manyKeys = [];
@@ -395,7 +395,7 @@ function table(rows, head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'CP
 
 async function main() {
   const requested = (process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : [...Object.keys(TARGETS), 'charging']).map((s) => s.trim());
-  // 'charging' is the group of issue 16's cases (runCharging, below), run after the others.
+  // 'charging' is the group of the charging cases (runCharging, below), run after the others.
   const charging = requested.includes('charging');
   const cases = requested.filter((c) => c !== 'charging');
   for (const c of cases) if (!(c in TARGETS)) throw new Error(`unknown case ${c}; known: ${Object.keys(TARGETS).join(', ')}`);
@@ -415,7 +415,7 @@ async function main() {
   let failed = false;
   try {
     ctx.bare = await startBare();
-    // The ceiling issue 20 names: an empty Nest-on-Fastify route, with the service's Node flags.
+    // The ceiling: an empty Nest-on-Fastify route, with the service's Node flags.
     ctx.ceiling = await startBare('nest-empty-server.mjs', SERVICE_NODE_FLAGS.split(/\s+/).filter(Boolean));
     ctx.service = await startService(databaseUrl);
     ctx.seed = await seed(databaseUrl, ctx.service.url);
@@ -554,7 +554,7 @@ async function main() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Charging through a host route (issue 16): bench/charge-host.mjs imports the built library and
+// Charging through a host route: bench/charge-host.mjs imports the built library and
 // declares `GET /host/ask` with @RequireScopes('decisions:read') @Charges('asks'). Cases: every
 // connection on one org ("hot") or each on its own org ("spread"), on one host instance and on
 // three instances sharing the one PostgreSQL; each compared with GET /me on the same host with

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Logger, type LoggerService, type LogLevel } from '@nestjs/common';
+import { Logger, type LoggerService, type LogLevel, type NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
@@ -14,7 +14,7 @@ import { deferJsonErrors } from './http/deferred-body.js';
 import { applySocketLimits, defaultMaxConnections, fastifySocketOptions, releaseUnusedConnectionsOnClose, type SocketLimits } from './http/socket-limits.js';
 import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
-import { createLogging, logRequest } from './observability/logging.js';
+import { createLogging, logRequest, type Logging } from './observability/logging.js';
 import { REQUEST_ID_HEADER, newRequestId, routeOf } from './common/request-context.js';
 import { GITHUB_REPORT_BODY_LIMIT, GITHUB_SCANNING_PATH } from './leaks/leaked-keys.controller.js';
 
@@ -72,14 +72,12 @@ export function assertStartable(config: AppConfig): void {
   }
 }
 
-/** The standalone service on Fastify, ready to `listen`. */
-export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
-  assertStartable(config);
-  const sockets = socketLimitsFrom(config);
-  const adapter = new FastifyAdapter({
+/** The standalone server's Fastify adapter: body limit, socket timeouts, proxies, request ids, refusals below Nest. */
+export function createAdapter(config: AppConfig): FastifyAdapter {
+  return new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     // Header, request, idle and keep-alive timeouts that destroy the socket (see socket-limits.ts).
-    ...fastifySocketOptions(sockets),
+    ...fastifySocketOptions(socketLimitsFrom(config)),
     trustProxy: trustProxy(config.env.TRUST_PROXY),
     // Refuse bodies that try to pollute prototypes rather than silently dropping the keys.
     onProtoPoisoning: 'error',
@@ -90,31 +88,23 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     frameworkErrors,
     clientErrorHandler,
   });
-  const pino = options.logger === undefined;
-  const logging = await createLogging(config, { destination: options.logDestination, silent: options.logger === false });
-  // The database is opened before Nest starts: a permanent failure (wrong password, no such
-  // database) is then one line from main, not a flush of Nest's buffered logs and a stack trace.
-  // Retries of a database that is not up yet go to the log with their delay (JSON in production).
-  const warn = (message: string) => logging.logger.warn(message);
-  const dataSource = await (options.dataSource ?? (() => openDatabase(config, 'server', undefined, { onRetry: warn }, warn)))();
-  let app: NestFastifyApplication;
-  try {
-    app = await NestFactory.create<NestFastifyApplication>(
-      AppModule.register({
-        config,
-        clock: options.clock,
-        dataSource: () => Promise.resolve(dataSource),
-        logging: logging.params,
-      }),
-      adapter,
-      // bodyParser false: Fastify's own JSON parser only, so a form-encoded body is a 415, not a mint.
-      { logger: pino ? undefined : options.logger, bufferLogs: pino, abortOnError: false, bodyParser: false },
-    );
-  } catch (error) {
-    await dataSource.destroy().catch(() => undefined);
-    throw error;
-  }
-  if (pino) app.useLogger(app.get(PinoNestLogger));
+}
+
+/** Nest's application options for the standalone app, given CreateAppOptions.logger. */
+export function applicationOptions(logger: CreateAppOptions['logger']): NestApplicationOptions {
+  const pino = logger === undefined;
+  // bodyParser false: Fastify's own JSON parser only, so a form-encoded body is a 415, not a mint.
+  return { logger: pino ? undefined : logger, bufferLogs: pino, abortOnError: false, bodyParser: false };
+}
+
+/**
+ * Everything the standalone app sets up on a created (not yet initialised) application: the
+ * logger, body limits and parsers, socket limits, the headers every reply carries, request lines
+ * and metrics, OpenAPI, shutdown hooks. main (through createApp) and the HTTP tests (through
+ * @nestjs/testing) both call it, so tests run the app as it is served.
+ */
+export function configureApp(app: NestFastifyApplication, config: AppConfig, logging: Logging, logger: CreateAppOptions['logger']): void {
+  if (logger === undefined) app.useLogger(app.get(PinoNestLogger));
   const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
   // Routes are added at init, after this hook: GitHub's scanning reports (up to 1,000 tokens) get
@@ -124,7 +114,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   fastify.removeContentTypeParser('text/plain');
   deferJsonErrors(fastify);
-  applySocketLimits(fastify.server, sockets, (message) => new Logger('HttpServer').warn(message));
+  applySocketLimits(fastify.server, socketLimitsFrom(config), (message) => new Logger('HttpServer').warn(message));
   answerUnsupportedExpectations(fastify.server);
   releaseUnusedConnectionsOnClose(fastify.server, (hook) => fastify.addHook('preClose', hook));
   // Callback-style hooks: they run on every request, and async hooks cost a promise each.
@@ -145,5 +135,33 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   });
   setupOpenApi(app, buildOpenApiDocument(app, { metricsToken: Boolean(config.env.METRICS_TOKEN) }));
   app.enableShutdownHooks();
+}
+
+/** The standalone service on Fastify, ready to `listen`. */
+export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  assertStartable(config);
+  const logging = await createLogging(config, { destination: options.logDestination, silent: options.logger === false });
+  // The database is opened before Nest starts: a permanent failure (wrong password, no such
+  // database) is then one line from main, not a flush of Nest's buffered logs and a stack trace.
+  // Retries of a database that is not up yet go to the log with their delay (JSON in production).
+  const warn = (message: string) => logging.logger.warn(message);
+  const dataSource = await (options.dataSource ?? (() => openDatabase(config, 'server', undefined, { onRetry: warn }, warn)))();
+  let app: NestFastifyApplication;
+  try {
+    app = await NestFactory.create<NestFastifyApplication>(
+      AppModule.register({
+        config,
+        clock: options.clock,
+        dataSource: () => Promise.resolve(dataSource),
+        logging: logging.params,
+      }),
+      createAdapter(config),
+      applicationOptions(options.logger),
+    );
+  } catch (error) {
+    await dataSource.destroy().catch(() => undefined);
+    throw error;
+  }
+  configureApp(app, config, logging, options.logger);
   return app;
 }

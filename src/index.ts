@@ -28,7 +28,7 @@ export { ChargeInterceptor } from './usage/charge.interceptor.js';
 // Metering from code.
 export { UsageService, type ChargeResult, type MeterReport, type UsageReport } from './usage/usage.service.js';
 export { isMeter, METERS, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './common/meters.js';
-// Usage history (issue 16): attribution per credential, daily reports, retention.
+// Usage history: attribution per credential, daily reports, retention.
 export { SYSTEM_ATTRIBUTION, type Attribution, type CredentialKind } from './common/meters.js';
 export { UsageHistoryService, type DailyUsageReport, type KeyDailyUsageReport } from './usage/usage-history.service.js';
 export { type DailyUsage } from './usage/usage.service.js';
@@ -61,7 +61,7 @@ export { WorkspaceEntity } from './directory/workspace.entity.js';
 export { Clock, SystemClock } from './common/clock.js';
 export { PLANS, ROLES, roleCeiling, SCOPES, type Plan, type Role, type Scope } from './common/roles.js';
 
-// Audit log (issue 15): record changes in their own transaction, read and export an org's log.
+// Audit log: record changes in their own transaction, read and export an org's log.
 export { AuditModule } from './audit/audit.module.js';
 export {
   actorOf,
@@ -77,7 +77,7 @@ export { AuditEventEntity } from './audit/audit-event.entity.js';
 export { RequestOriginInterceptor } from './audit/request-origin.interceptor.js';
 export { Transactions } from './database/transactions.js';
 
-// The caller's orgs and an org's members (issue 15).
+// The caller's orgs and an org's members.
 export { OrgsModule } from './orgs/orgs.module.js';
 export { OrgsService, type MemberRecord, type OrgRecord } from './orgs/orgs.service.js';
 export {
@@ -86,7 +86,7 @@ export {
   type OrgMemberSummary,
   type UserOrgSummary,
 } from './directory/org-directory.js';
-// Living in a host: its global guard, its Swagger document, its feature modules (issue 13).
+// Living in a host: its global guard, its Swagger document, its feature modules.
 export { KeysUsageIdentityFeatureModule } from './core/keys-usage-identity-feature.module.js';
 export { isKeysUsageIdentityRoute, routeAuth, type RouteAuth } from './auth/route-auth.js';
 export { addKeysUsageIdentitySecurity } from './common/openapi-security.js';

@@ -49,7 +49,7 @@ export class ApiKeysController {
     501: NOT_CONFIGURED,
   })
   // Readonly<…> parameter types (not classes) keep a host's global ValidationPipe off our
-  // parameters; our own pipes name the DTO classes (see STRICT_BODY_TYPE in common/validation.ts).
+  // parameters; our own pipes (StrictBodyPipe) name the DTO classes.
   mint(@CurrentPrincipal() principal: Principal, @Body(new StrictBodyPipe(MintApiKeyDto)) dto: Readonly<MintApiKeyDto>): Promise<MintedApiKey> {
     return this.apiKeys.mint(principal, dto);
   }

@@ -17,7 +17,7 @@ export const AUDIT_ACTIONS = [
   'member.removed',
   'member.role_changed',
   'workspace.created',
-  // Webhooks (issue 17)
+  // Webhooks
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',

@@ -9,7 +9,7 @@ import type { DirectoryAdminService } from './directory-admin.service.js';
  * its help and what it prints live beside the code that runs it, and `--help` is built from them.
  */
 
-/** Exit codes (README, "Operator CLI"). */
+/** Exit codes (docs/cli.md, "Exit codes"). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 export const PROGRAM = 'npm run --silent admin --';

@@ -17,7 +17,7 @@ export class AdminError extends Error {}
 /**
  * The operator commands, on the same repositories and services as the HTTP API. Every change
  * in an org is recorded in the audit log with the operator CLI as actor, in the change's own
- * transaction. (`user create` happens in no org and is not recorded; see README.)
+ * transaction. (`user create` happens in no org and is not recorded; docs/cli.md, "Audit".)
  */
 @Injectable()
 export class DirectoryAdminService {

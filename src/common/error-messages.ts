@@ -1,5 +1,5 @@
 /**
- * The messages of the errors this service answers with, in one place (issue 13: one catalogue),
+ * The messages of the errors this service answers with, in one place (one catalogue),
  * so that the same refusal reads the same wherever it is raised and a change of wording is one
  * edit. Field validation messages stay beside their DTO rules (class-validator decorators), which
  * name the field and the rule themselves.

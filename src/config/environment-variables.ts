@@ -21,11 +21,11 @@ export class EnvironmentVariables extends BaseEnvironment {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
-  /** Days of daily usage history kept (issue 16). */
+  /** Days of daily usage history kept (docs/usage.md, "History and retention"). */
   @Transform(toInt) @IsInt() @Min(1) @Max(3660)
   USAGE_RETENTION_DAYS = 400;
 
-  /** off: charge transactions commit with synchronous_commit = off (see README, "Durability of charges"). */
+  /** off: charge transactions commit with synchronous_commit = off (docs/usage.md, "Durability of charges"). */
   @Transform(toBool) @IsBoolean()
   USAGE_SYNCHRONOUS_COMMIT = true;
 
@@ -33,7 +33,7 @@ export class EnvironmentVariables extends BaseEnvironment {
   @Transform(emptyToUndefined) @IsOptional() @IsIn(['json', 'pretty'])
   LOG_FORMAT?: 'json' | 'pretty';
 
-  /** Verification cache under leases (README, "Verification cache"; in-process on the embedded database); false: a database read per request. */
+  /** Verification cache under leases (docs/verification-cache.md; in-process on the embedded database); false: a database read per request. */
   @Transform(toBool) @IsBoolean()
   VERIFICATION_CACHE = true;
 
@@ -62,7 +62,7 @@ export class EnvironmentVariables extends BaseEnvironment {
   /** Address the METRICS_PORT listener binds to: loopback unless you say otherwise. */
   @IsString() @MinLength(1)
   METRICS_HOST = '127.0.0.1';
-  // Events out (issue 17): webhooks, the job queue, leaked-key reports.
+  // Events out (docs/events.md): webhooks, the job queue, leaked-key reports.
 
   /** Run the outbox relay, webhook deliveries and the expiry scan in this process. */
   @Transform(toBool) @IsBoolean()

@@ -47,7 +47,7 @@ export const memberKey = (userId: string, orgId: string) => `${userId}:${orgId}`
 /**
  * The port through which this module reads orgs, users, memberships and workspaces.
  * The default implementation reads this module's own tables; a host that keeps those facts
- * elsewhere provides its own implementation (see README, "Embedding").
+ * elsewhere provides its own implementation (docs/embedding.md, "Your own orgs and users").
  */
 export abstract class OrgDirectory {
   /**

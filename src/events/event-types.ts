@@ -1,5 +1,5 @@
 /**
- * The event catalogue (README, "Events and webhooks"). Payloads carry ids, names, masked
+ * The event catalogue (docs/events.md, "Event catalogue"). Payloads carry ids, names, masked
  * identifiers (lookup, last4) and times, never a secret.
  */
 export const EVENT_TYPES = [

@@ -82,7 +82,7 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   if (mint && !('$ref' in mint)) mint.additionalProperties = false;
   const rotate = document.components?.schemas?.RotateApiKeyRequest;
   if (rotate && !('$ref' in rotate)) rotate.additionalProperties = false;
-  // Events out (issue 17): the same rule for its request bodies.
+  // Events out: the same rule for its request bodies.
   for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RotateWebhookSecretRequest', 'RevokeCredentialsRequest']) {
     const body = document.components?.schemas?.[name];
     if (body && !('$ref' in body)) body.additionalProperties = false;

@@ -40,7 +40,7 @@ export interface KeysUsageIdentityOptions {
   authFailureLimit?: number;
   /** Audit events older than this many days are pruned by the retention job (default 400; 0 = keep forever). */
   auditRetentionDays?: number;
-  /** The verification cache and its leases (README, "Verification cache"). */
+  /** The verification cache and its leases (docs/verification-cache.md). */
   verificationCache?: VerificationCacheOptions;
   /** Active (not revoked, not expired) keys a user may hold per org; mint beyond it is a 409. Default 100. */
   maxActiveKeysPerUserOrg?: number;
@@ -48,7 +48,7 @@ export interface KeysUsageIdentityOptions {
   mintRatePerMinute?: number;
   /** Longest a session JWT may live, in seconds from `iat` (or from now without `iat`). Default 86400. */
   sessionMaxAgeSeconds?: number;
-  /** Usage history and charging (issue 16). */
+  /** Usage history and charging (docs/usage.md). */
   usage?: UsageOptions;
   /** Time source; tests inject a fixed clock. */
   clock?: Clock;
@@ -61,7 +61,7 @@ export interface UsageOptions {
   pruneEveryMs?: number;
   /**
    * `false` commits charge transactions with `synchronous_commit = off`: faster, but a database
-   * crash can lose the last few hundred milliseconds of committed charges (see README). Default true.
+   * crash can lose the last few hundred milliseconds of committed charges (docs/usage.md, "Durability of charges"). Default true.
    */
   synchronousCommit?: boolean;
 }

@@ -25,7 +25,7 @@ const MAX_RETRY_MS = 30_000;
  * and past MAX_PENDING_REFUNDS entries a new one is dropped and logged as an error. The number
  * pending is reported (`usage.refunds_pending` activity event: a gauge in /metrics) and every
  * deferral is logged. On shutdown the queue is tried once more; what a `kill -9` still loses
- * is what is pending at that moment (see README).
+ * is what is pending at that moment (docs/usage.md, "Refunds that land").
  */
 @Injectable()
 export class PendingRefunds implements OnApplicationShutdown {

@@ -2,10 +2,13 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LoggerService } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
-import { createApp } from '../../src/bootstrap.js';
+import { Test } from '@nestjs/testing';
+import { AppModule } from '../../src/app.module.js';
+import { applicationOptions, assertStartable, configureApp, createAdapter } from '../../src/bootstrap.js';
 import type { Clock } from '../../src/common/clock.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { postgresOptions } from '../../src/database/data-source-options.js';
+import { createLogging } from '../../src/observability/logging.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { ApiClient } from './http.js';
 import { Seeder } from './seed.js';
@@ -33,17 +36,30 @@ export interface TestAppOptions {
   logDestination?: DestinationStream;
 }
 
-/** The real standalone app on a real PostgreSQL database, listening on an ephemeral port. */
+/**
+ * The real standalone app on a real PostgreSQL database, listening on an ephemeral port. Built the
+ * way Nest's testing package builds an app (Test.createTestingModule, then createNestApplication)
+ * from the same AppModule, adapter, options and setup (configureApp) as the served app.
+ */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
   const config = testConfig(db.url, options.env);
-  const app = await createApp(config, {
-    clock: options.clock,
-    // With a log destination the app's own logger writes there; otherwise tests run silent.
-    logger: options.logDestination ? options.logger : (options.logger ?? false),
-    logDestination: options.logDestination,
-    dataSource: () => new DataSource(postgresOptions(config, db.url)).initialize(),
-  });
+  assertStartable(config);
+  // With a log destination the app's own logger writes there; otherwise tests run silent.
+  const logger = options.logDestination ? options.logger : (options.logger ?? false);
+  const logging = await createLogging(config, { destination: options.logDestination, silent: logger === false });
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      AppModule.register({
+        config,
+        clock: options.clock,
+        dataSource: () => new DataSource(postgresOptions(config, db.url)).initialize(),
+        logging: logging.params,
+      }),
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), applicationOptions(logger));
+  configureApp(app, config, logging, logger);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
- * Usage history (issue 16): each day's counter row also records the plan and limits the day was
+ * Usage history: each day's counter row also records the plan and limits the day was
  * charged under; `usage_attribution` splits the same totals by the credential that charged them;
  * `kui_charge_batch` charges a whole turn's batch in one statement and one commit.
  */

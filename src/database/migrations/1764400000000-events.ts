@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
- * Events out (issue 17): the transactional outbox, webhook endpoints, their delivery attempts,
+ * Events out: the transactional outbox, webhook endpoints, their delivery attempts,
  * and the marks that make scheduled and threshold events fire once.
  */
 export class Events1764400000000 implements MigrationInterface {
