@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { ApiKeyStoreModule } from './api-key-store.module.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
@@ -9,10 +10,11 @@ import { ApiKeysService } from './api-keys.service.js';
 import { OrgApiKeysController } from './org-api-keys.controller.js';
 import { MintRateGuard } from './mint-rate.guard.js';
 import { KeyChanges } from './key-changes.js';
+import { LapsedSecretsJob } from './lapsed-secrets.job.js';
 
 @Module({
-  imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule],
-  providers: [KeyChanges, ApiKeysService, ApiKeysEnabledGuard, MintRateGuard],
+  imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
+  providers: [KeyChanges, ApiKeysService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {

@@ -264,12 +264,12 @@ describe('usage attribution and history on real PostgreSQL', () => {
     }
   });
 
-  it('runs usage and audit retention from the one scheduler of the app, and a run of usage-retention prunes', async () => {
+  it('runs usage and audit retention and the lapsed-secret sweep from the one scheduler of the app, and a run of usage-retention prunes', async () => {
     const orgId = await seed.org('free');
     await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks) VALUES ($1, '2031-01-01', 1), ($1, '2031-03-14', 1)`, [orgId]);
     const jobs = a.app.get(PeriodicJobs);
 
-    expect(jobs.names.sort()).toEqual(['audit-retention', 'usage-retention']);
+    expect(jobs.names.sort()).toEqual(['audit-retention', 'lapsed-previous-secrets', 'usage-retention']);
     await jobs.runNow('usage-retention');
 
     expect((await counters(orgId)).map((r) => r.day)).toEqual(['2031-03-14']);
