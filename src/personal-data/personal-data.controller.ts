@@ -12,6 +12,8 @@ const ERRORS_OF_OPERATOR_ROUTES = {
   400: 'user_id is not a UUID.',
   401: 'The request did not carry `Authorization: Bearer <ADMIN_API_TOKEN>` (a session or an API key is not it).',
   404: 'No user with this id; or ADMIN_API_TOKEN is not set on this deployment (the operator routes are off).',
+  429: 'Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); see Retry-After.',
+  503: 'The database is unavailable; retry shortly.',
 };
 
 /**

@@ -165,8 +165,7 @@ describe("a person's data on request through the operator's API", () => {
     expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM memberships WHERE user_id = $1`, [p.userId])).rows[0].n).toBe(1);
     expect((await t.db.pool.query(`SELECT email::text FROM users WHERE id = $1`, [p.userId])).rows[0].email).toBe(p.email);
 
-    const audit = t.app.get(AuditService);
-    const crashBeforeLog = vi.spyOn(audit, 'pseudonymise').mockRejectedValueOnce(new Error('killed'));
+    const crashBeforeLog = vi.spyOn(AuditService.prototype, 'pseudonymise').mockRejectedValueOnce(new Error('killed'));
     await expect(service.erase(p.userId, API_OPERATOR)).rejects.toThrow('killed');
     crashBeforeLog.mockRestore();
     // Keys and memberships are gone; the e-mail is still where the last two steps remove it.
