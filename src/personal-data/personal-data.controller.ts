@@ -1,9 +1,10 @@
 import { Readable } from 'node:stream';
-import { Controller, Get, HttpCode, Param, Post, StreamableFile, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, StreamableFile, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiErrors } from '../common/openapi.js';
 import { UuidParamPipe } from '../common/validation.js';
-import { ErasureDto, PersonalDataExportDto } from './dto/erasure.dto.js';
+import { ErasureDto, PersonalDataExportDto } from './dto/personal-data.dto.js';
 import { OperatorTokenGuard } from './operator-token.guard.js';
 import { ADMIN_TOKEN_SCHEME } from './personal-data.options.js';
 import { API_OPERATOR, PersonalDataService } from './personal-data.service.js';
@@ -24,6 +25,8 @@ const ERRORS_OF_OPERATOR_ROUTES = {
 @ApiTags('operator')
 @ApiSecurity(ADMIN_TOKEN_SCHEME)
 @UseGuards(OperatorTokenGuard)
+// The audit events of an erasure carry the operator's client address and request id.
+@UseInterceptors(RequestOriginInterceptor)
 @Controller('admin/users')
 export class PersonalDataController {
   constructor(private readonly personalData: PersonalDataService) {}

@@ -9,14 +9,13 @@ import type { KeysetPosition } from '../common/pagination.js';
 import { Transactions } from '../database/transactions.js';
 import { EventOutbox } from '../events/event-outbox.js';
 import { Settings } from '../settings/settings.js';
-import type { ErasureDto } from './dto/erasure.dto.js';
+import type { ErasureDto } from './dto/personal-data.dto.js';
 import { PersonalDataRepository, type PersonRow, type UsagePosition } from './personal-data.repository.js';
 import { Pseudonyms, tombstoneEmail } from './pseudonym.js';
 
 const BATCH = 500;
 
-/** The operator CLI as the actor of an erasure, and the admin API. */
-export const CLI_OPERATOR: AuditActor = { type: 'operator', id: null, source: 'cli' };
+/** The operator through the admin API as an actor (the CLI is audit's OPERATOR). */
 export const API_OPERATOR: AuditActor = { type: 'operator', id: null, source: 'admin_api' };
 
 /**

@@ -135,9 +135,9 @@ describe("a person's data on request through the operator's API", () => {
     const pseudonym = minted[0].actor_id;
     expect(pseudonym).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(minted[1].actor_id).toBe(pseudonym);
-    expect(events.filter((e) => e.action === 'api_key.revoked').map((e) => [e.actor_type, e.actor_source, e.details.source])).toEqual([
-      ['operator', 'admin_api', 'user_erasure'],
-      ['operator', 'admin_api', 'user_erasure'],
+    expect(events.filter((e) => e.action === 'api_key.revoked').map((e) => [e.actor_type, e.actor_source, e.details.source, e.client_address])).toEqual([
+      ['operator', 'admin_api', 'user_erasure', '127.0.0.1'],
+      ['operator', 'admin_api', 'user_erasure', '127.0.0.1'],
     ]);
     const erased = [...events, ...(await t.seed.auditEvents(p.second))].filter((e) => e.action === 'user.erased');
     expect(erased.map((e) => [e.org_id, e.target_id, e.details.role]).sort()).toEqual([[p.orgId, pseudonym, 'owner'], [p.second, pseudonym, 'viewer']].sort());

@@ -21,8 +21,11 @@ export const USER_DATA_COMMANDS = {
     prints: '{"user_id","email","keys_revoked","orgs_left","audit_events_pseudonymised"}',
     args: (f) => ({ user: uuid(f, 'user') }),
     run: async (_s, a, app) => {
-      const { CLI_OPERATOR, PersonalDataService } = await import('../../personal-data/personal-data.service.js');
-      return operatorErrors(() => app.get(PersonalDataService).erase(a.user, CLI_OPERATOR));
+      const [{ PersonalDataService }, { OPERATOR }] = await Promise.all([
+        import('../../personal-data/personal-data.service.js'),
+        import('../../audit/audit.service.js'),
+      ]);
+      return operatorErrors(() => app.get(PersonalDataService).erase(a.user, OPERATOR.actor));
     },
   }),
 };
