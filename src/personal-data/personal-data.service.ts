@@ -23,7 +23,7 @@ export const API_OPERATOR: AuditActor = { type: 'operator', id: null, source: 'a
  * service holds about a user, and their erasure. Both are idempotent. An erasure runs in steps
  * ordered so that a second run after a crash completes it: (1) every key revoked, (2) each
  * membership removed with its `user.erased` event (one transaction per org), (3) the audit log
- * pseudonymised (it needs the e-mail, so before) (4) the e-mail replaced by the tombstone.
+ * pseudonymised (it needs the e-mail, so it comes first), (4) the e-mail replaced by the tombstone.
  */
 @Injectable()
 export class PersonalDataService {
