@@ -14,6 +14,7 @@ import { EMBEDDED_SOCKET_PORT } from './database/embedded.js';
 import type { EventsSettings } from './webhooks/events-settings.js';
 import { LeaksModule } from './leaks/leaks.module.js';
 import { EventsModule } from './webhooks/events.module.js';
+import { PersonalDataModule } from './personal-data/personal-data.module.js';
 
 /**
  * Events out, from the environment. pg-boss gets its own connection: DATABASE_URL, or
@@ -78,6 +79,8 @@ export class AppModule {
         }),
         EventsModule.register({ events: eventsSettingsFrom(config) }),
         LeaksModule.register({ githubKeys: config.githubScanningKeys, reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT }),
+        // The operator's routes (ADMIN_API_TOKEN): here only, never in the library's module.
+        PersonalDataModule.withHttp({ adminToken: config.env.ADMIN_API_TOKEN }),
         AccountModule,
         HealthModule,
         MetricsModule.register({

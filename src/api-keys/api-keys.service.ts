@@ -3,11 +3,11 @@ import { ConflictException, ForbiddenException, Injectable, NotFoundException } 
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
-import { decodeCursor, MAX_PAGE_LIMIT, pageOf } from '../common/pagination.js';
+import { decodeCursor, MAX_PAGE_LIMIT, pageOf, type KeysetPosition } from '../common/pagination.js';
 import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { actorOf } from '../audit/audit.service.js';
+import { actorOf, type AuditActor } from '../audit/audit.service.js';
 import { keyEventData } from '../events/event-types.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey, type OrgApiKeyRecord } from './api-key.record.js';
@@ -218,6 +218,32 @@ export class ApiKeysService {
       })),
     );
     return found.map((k) => k.id);
+  }
+
+  /**
+   * A person's erasure: every key of `userId` not yet revoked (in any org) is revoked through the
+   * unit of work, audited with `actor` and announced as `api_key.revoked` with `source`
+   * `user_erasure`. Returns how many it revoked now (0 on a second run).
+   */
+  async revokeAllOfUser(userId: string, actor: AuditActor): Promise<number> {
+    const at = this.settings.clock.now();
+    const ids: string[] = [];
+    for (let after: KeysetPosition | null = null; ; ) {
+      const page = await this.keys.listOwned(userId, { orgId: null, state: null, after, take: 500, now: at });
+      ids.push(...page.filter((k) => !k.revokedAt).map((k) => k.id));
+      if (page.length < 500) break;
+      after = page[page.length - 1];
+    }
+    const source = 'user_erasure';
+    const found = await this.changes.revokeOwnerKeys(
+      userId,
+      ids.map((keyId) => ({
+        change: { keyId, at },
+        audit: (k) => ({ orgId: k.orgId, action: 'api_key.revoked', actor, target: { type: 'api_key', id: k.id }, details: { name: k.name, lookup: k.lookup, source } }),
+        events: (k) => [{ orgId: k.orgId, type: 'api_key.revoked', data: { ...keyEventData(k), source }, at }],
+      })),
+    );
+    return found.filter((k) => !k.alreadyRevoked).length;
   }
 
   /**

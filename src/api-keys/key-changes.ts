@@ -114,10 +114,22 @@ export class KeyChanges {
    * undo the others), audited and announced only when revoked now; one wait for all. Returns the keys found.
    */
   async revokeLeaked(changes: LeakedRevokeChange[]): Promise<RevokedKey[]> {
+    return this.revokeEach('id', changes.map((c) => ({ ...c, owner: c.change.keyId })));
+  }
+
+  /**
+   * Keys of one owner revoked at once (a person's erasure), the same way: each in its own
+   * transaction, audited and announced only when revoked now; one wait for all. Returns the keys found.
+   */
+  async revokeOwnerKeys(ownerId: string, changes: LeakedRevokeChange[]): Promise<RevokedKey[]> {
+    return this.revokeEach('user_id', changes.map((c) => ({ ...c, owner: ownerId })));
+  }
+
+  private async revokeEach(scope: 'id' | 'user_id', changes: Array<LeakedRevokeChange & { owner: string }>): Promise<RevokedKey[]> {
     const found: RevokedKey[] = [];
-    for (const { change, audit, events } of changes) {
+    for (const { change, owner, audit, events } of changes) {
       const key = await this.transact(
-        (m) => this.keys.revoke('id', change.keyId, change.keyId, change.at, m),
+        (m) => this.keys.revoke(scope, owner, change.keyId, change.at, m),
         (k) => (k.alreadyRevoked ? null : audit(k)),
         (k) => (k.alreadyRevoked ? [] : events(k)),
       );

@@ -28,6 +28,8 @@ export const AUDIT_ACTIONS = [
   // Other operator CLI actions
   'session.issued',
   'usage.recorded',
+  // A person's data (operator CLI or admin API)
+  'user.erased',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -163,6 +163,24 @@ export class AuditRepository {
     );
   }
 
+  /** For a person's export: up to `limit` events with `actorId` as actor, in any org, oldest first, strictly after `after`. */
+  async batchByActor(actorId: string, after: KeysetPosition | null, limit: number): Promise<AuditRow[]> {
+    const values: unknown[] = [actorId, limit];
+    const keyset = after ? ` AND (created_at, id) > ($3, $4)` : '';
+    if (after) values.push(after.createdAt, after.id);
+    return this.db.query(`SELECT ${COLUMNS} FROM audit_events WHERE actor_id = $1${keyset} ORDER BY created_at, id LIMIT $2`, values);
+  }
+
+  /**
+   * A person's erasure: their id becomes `pseudonym` wherever an event names it, and their e-mail
+   * inside details `[erased]`, through the database's `audit_pseudonymise` function (migration
+   * 1765400000000), the only UPDATE the log allows. Returns how many events it rewrote.
+   */
+  async pseudonymise(userId: string, pseudonym: string, email: string): Promise<number> {
+    const [row] = (await this.db.query(`SELECT audit_pseudonymise($1, $2, $3) AS changed`, [userId, pseudonym, email])) as Array<{ changed: number }>;
+    return row.changed;
+  }
+
   /**
    * Retention: deletes at most `batch` events older than `before` through the database's
    * `audit_prune` function (migration 1764910001000), the only way the service's role can

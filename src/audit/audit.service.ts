@@ -24,7 +24,8 @@
  * - `details` is scrubbed again here (credential-shaped text and fields named like secrets are
  *   replaced) and capped at 4 KiB, as a second line of defence.
  * - Events are append-only: the table's trigger refuses UPDATE and DELETE; only `prune` (the
- *   retention job, AUDIT_RETENTION_DAYS) deletes, in bounded batches.
+ *   retention job, AUDIT_RETENTION_DAYS) deletes, in bounded batches, and only `pseudonymise` (a
+ *   person's erasure) rewrites the ids and e-mail of one person.
  */
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
@@ -203,6 +204,22 @@ export class AuditService {
       if (rows.length < batch) return;
       after = rows[rows.length - 1];
     }
+  }
+
+  /** Every event a user acted in, in any org, oldest first, in bounded batches (a person's export). */
+  async *exportByActor(userId: string, batch = 500): AsyncGenerator<AuditEventRecord[]> {
+    let after: KeysetPosition | null = null;
+    for (;;) {
+      const rows = await this.events.batchByActor(userId, after, batch);
+      if (rows.length > 0) yield rows.map(toAuditEventRecord);
+      if (rows.length < batch) return;
+      after = rows[rows.length - 1];
+    }
+  }
+
+  /** A person's erasure: their id replaced by `pseudonym` and their e-mail removed in every event (AuditRepository.pseudonymise). */
+  pseudonymise(userId: string, pseudonym: string, email: string): Promise<number> {
+    return this.events.pseudonymise(userId, pseudonym, email);
   }
 
   /**

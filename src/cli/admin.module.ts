@@ -6,6 +6,7 @@ import { KeysUsageIdentityModule } from '../core/keys-usage-identity.module.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
 import { DirectoryAdminService } from './directory-admin.service.js';
 import { EventOutboxModule } from '../events/event-outbox.module.js';
+import { PersonalDataModule } from '../personal-data/personal-data.module.js';
 
 /** The CLI's context: the same module as the server, without HTTP. */
 @Module({})
@@ -21,6 +22,7 @@ export class AdminModule {
         KeysUsageIdentityModule.forRoot(adminOptions(config)),
         // Events (member.removed, usage.threshold) go to the outbox; the server's relay delivers them.
         EventOutboxModule,
+        PersonalDataModule.register(),
       ],
       providers: [DirectoryAdminRepository, DirectoryAdminService],
     };

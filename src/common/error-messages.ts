@@ -68,6 +68,11 @@ export const ERRORS = {
   badGithubSignature: 'The GitHub signature does not verify',
   githubBody: (max: number) => `The body must be an array of at most ${max} objects with string token and type`,
 
+  // A person's data (operator only)
+  userNotFound: (id: string) => `no user with id ${id}`,
+  erasureNeedsSecret: 'Erasure needs API_KEY_SECRET (the pseudonyms in the audit log are keyed hashes derived from it)',
+  adminToken: 'This route requires Authorization: Bearer <ADMIN_API_TOKEN>',
+
   // Operations
   databaseUnavailable: 'The database is unavailable; retry shortly',
   metricsLoopbackOnly: 'Metrics are served to loopback only: set METRICS_TOKEN, or METRICS_PORT for a listener of their own',

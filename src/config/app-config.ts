@@ -39,7 +39,7 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   const raw: Record<string, unknown> = {};
   for (const name of [...known, 'DATABASE_URL', 'DATABASE_MIGRATION_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
     'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'TRUST_PROXY', 'NODE_ENV',
-    'WEBHOOK_ALLOW_CIDRS', 'WEBHOOK_ALLOWED_PORTS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE']) {
+    'WEBHOOK_ALLOW_CIDRS', 'WEBHOOK_ALLOWED_PORTS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE', 'ADMIN_API_TOKEN']) {
     if (source[name] !== undefined) raw[name] = source[name];
   }
   const env = plainToInstance(EnvironmentVariables, raw, { exposeDefaultValues: true });

@@ -48,6 +48,13 @@ export class EnvironmentVariables extends BaseEnvironment {
   @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
 
+  /**
+   * The operator's bearer token for `/admin/...` (a person's export and erasure). Unset: those
+   * routes answer 404. Never a session or an API key.
+   */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'ADMIN_API_TOKEN must be at least 32 characters' })
+  ADMIN_API_TOKEN?: string;
+
   /** How long a rendered /metrics is served again (ms); 0 renders every scrape. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   METRICS_CACHE_MS = 1_000;

@@ -4,7 +4,8 @@ import type { DataSource } from 'typeorm';
  * The two database roles. The *owner* runs the migrations and owns every table and function;
  * the *service* role is what the running service connects as, with exactly these privileges in
  * the schema: read and write every table, except the audit log (read and append only: never
- * UPDATE, DELETE or TRUNCATE; it is pruned through the owner's `audit_prune` function) and
+ * UPDATE, DELETE or TRUNCATE; it is pruned through the owner's `audit_prune` function, and an
+ * erased person's events are rewritten through `audit_pseudonymise`) and
  * TypeORM's migrations table (read only). It owns nothing, so it can neither disable a trigger
  * nor replace a function. Granted again after every migration run, so a new table is covered.
  */
@@ -17,6 +18,7 @@ const grants = (schema: string, role: string, migrationsTable: string) => [
   `REVOKE ALL ON ${schema}.${migrationsTable} FROM ${role}`,
   `GRANT SELECT ON ${schema}.${migrationsTable} TO ${role}`,
   `GRANT EXECUTE ON FUNCTION ${schema}.audit_prune(timestamptz, integer) TO ${role}`,
+  `GRANT EXECUTE ON FUNCTION ${schema}.audit_pseudonymise(uuid, uuid, text) TO ${role}`,
 ];
 
 /** Whether `role` already has the owner's rights over the audit log (it owns it, is a member of its owner, or is a superuser). */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { API_KEY_SCHEME, SESSION_SCHEME } from '../common/openapi.js';
+import { ADMIN_TOKEN_SCHEME } from '../personal-data/personal-data.options.js';
 
 export const OPENAPI_JSON_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -54,6 +55,11 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
     .addTag('usage', 'Plan and daily meters')
     .addTag('identity', 'Who the caller is')
     .addTag('operations', 'Health probes and metrics (unauthenticated by default)')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'The ADMIN_API_TOKEN of this deployment: the operator only (never a session or an API key). Unset: the /admin routes answer 404.' },
+      ADMIN_TOKEN_SCHEME,
+    )
+    .addTag('operator', "A person's data on request, for the operator of the deployment (ADMIN_API_TOKEN)")
     .addTag('account', 'The browser account page (public HTML; it calls the API with a session)')
     .addTag('webhooks', "An org's webhook endpoints and their delivery log: Standard Webhooks signing (owners and admins, browser session only)")
     .addTag('leaked keys', 'Revocation of leaked keys by whoever finds them: GitHub secret scanning, or anyone holding the key (no credential)')

@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantServiceRole } from '../../src/database/roles.js';
+import { createLoginRole, createSeededDatabase, type TestDatabase } from '../support/database.js';
+import type { Seeder } from '../support/seed.js';
+
+const APPEND_ONLY = /append-only/;
+const NOT_ALLOWED = /permission denied|must be owner/;
+
+/**
+ * A person's erasure rewrites their audit events through `audit_pseudonymise`, run by the service's
+ * own role; the log still refuses every other UPDATE, by that role and by the owner.
+ */
+describe('audit_pseudonymise under the service role', () => {
+  let db: TestDatabase;
+  let seed: Seeder;
+  let owner: DataSource;
+  let service: pg.Pool;
+  let orgId: string;
+  let login: Awaited<ReturnType<typeof createLoginRole>>;
+
+  beforeAll(async () => {
+    ({ db, seed } = await createSeededDatabase());
+    login = await createLoginRole('pseud');
+    owner = await new DataSource({ type: 'postgres', url: db.url, poolSize: 1 }).initialize();
+    await grantServiceRole(owner, login.role);
+    service = new pg.Pool({ connectionString: login.urlFor(db.url), max: 2 });
+    service.on('error', () => {});
+    orgId = await seed.org();
+  });
+  afterAll(async () => {
+    await service?.end();
+    await owner?.destroy();
+    await login?.drop(db.name);
+    await db?.drop();
+  });
+
+  /** An event appended by the service itself. */
+  async function event(fields: { actor?: string | null; target?: string; details?: object; action?: string }): Promise<string> {
+    const { rows } = await service.query<{ id: string }>(
+      `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, credential_type, target_type, target_id, client_address, details)
+       VALUES (now(), $1, $2, $3, $4, 'session', 'user', $5, '203.0.113.9', $6) RETURNING id`,
+      [orgId, fields.action ?? 'member.added', fields.actor ? 'user' : 'operator', fields.actor ?? null, fields.target ?? randomUUID(), JSON.stringify(fields.details ?? {})],
+    );
+    return rows[0].id;
+  }
+  const row = async (id: string) => (await db.pool.query(`SELECT * FROM audit_events WHERE id = $1`, [id])).rows[0];
+  const pseudonymise = async (subject: string, pseudonym: string, email: string) =>
+    (await service.query<{ n: number }>(`SELECT audit_pseudonymise($1, $2, $3) AS n`, [subject, pseudonym, email])).rows[0].n;
+
+  it("rewrites the subject's id as actor, as target and inside details, and their e-mail in any case, in those rows only", async () => {
+    const [subject, pseudonym, other] = [randomUUID(), randomUUID(), randomUUID()];
+    const email = 'Ada.Lovelace+x@Example.com';
+    const asActor = await event({ actor: subject, details: { name: 'mine' } });
+    const asTarget = await event({ actor: other, target: subject, details: { role: 'member' } });
+    const inDetails = await event({ actor: other, details: { owner_id: subject, note: `ask ${email.toUpperCase()} or "ada.lovelace+x@example.com"` } });
+    const unrelated = await event({ actor: other, details: { note: 'adaXlovelace+x@example.com', email: 'someone@example.com' } });
+    const before = await row(unrelated);
+
+    expect(await pseudonymise(subject, pseudonym, email)).toBe(3);
+    expect(await row(asActor)).toMatchObject({ actor_id: pseudonym, actor_type: 'user', credential_type: 'session', client_address: '203.0.113.9', details: { name: 'mine' } });
+    expect(await row(asTarget)).toMatchObject({ actor_id: other, target_id: pseudonym, details: { role: 'member' } });
+    expect(await row(inDetails)).toMatchObject({ actor_id: other, details: { owner_id: pseudonym, note: 'ask [erased] or "[erased]"' } });
+    // A look-alike address (the dot is not a wildcard) and other people's rows are untouched.
+    expect(await row(unrelated)).toEqual(before);
+    // Idempotent: nothing left to rewrite.
+    expect(await pseudonymise(subject, pseudonym, email)).toBe(0);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM audit_events WHERE actor_id = $1 OR target_id = $1 OR details::text ILIKE '%ada.lovelace%'`, [subject]);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('refuses a missing argument or a pseudonym equal to the subject', async () => {
+    const subject = randomUUID();
+    await expect(service.query(`SELECT audit_pseudonymise($1, $1, 'a@b.c')`, [subject])).rejects.toThrow(/must be given/);
+    await expect(service.query(`SELECT audit_pseudonymise($1, NULL, 'a@b.c')`, [subject])).rejects.toThrow(/must be given/);
+    await expect(service.query(`SELECT audit_pseudonymise($1, $2, NULL)`, [subject, randomUUID()])).rejects.toThrow(/must be given/);
+  });
+
+  it('leaves the service role no other UPDATE: not directly, not with the mark set, not by replacing the function', async () => {
+    const subject = randomUUID();
+    const id = await event({ actor: subject });
+    const mark = `${subject}:${randomUUID()}`;
+    const attempts = [
+      `UPDATE audit_events SET actor_id = gen_random_uuid() WHERE id = '${id}'`,
+      `BEGIN; SELECT set_config('kui.audit_pseudonymise', '${mark}', true); UPDATE audit_events SET actor_id = '${mark.split(':')[1]}' WHERE id = '${id}'; COMMIT`,
+      `CREATE OR REPLACE FUNCTION audit_pseudonymise(uuid, uuid, text) RETURNS integer LANGUAGE sql AS $$ SELECT 0 $$`,
+      `ALTER FUNCTION audit_pseudonymise(uuid, uuid, text) SECURITY INVOKER`,
+    ];
+    for (const sql of attempts) {
+      const client = await service.connect();
+      try {
+        await expect(client.query(sql), sql).rejects.toThrow(NOT_ALLOWED);
+        await client.query('ROLLBACK').catch(() => undefined);
+      } finally {
+        client.release(true);
+      }
+    }
+    expect((await row(id)).actor_id).toBe(subject);
+  });
+
+  it('still refuses the service role every UPDATE when granted UPDATE by mistake, the mark set or not', async () => {
+    const subject = randomUUID();
+    const id = await event({ actor: subject });
+    await db.pool.query(`GRANT UPDATE ON audit_events TO ${login.role}`);
+    try {
+      await expect(service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
+      const pseudonym = randomUUID();
+      await expect(
+        service.query(`SELECT set_config('kui.audit_pseudonymise', '${subject}:${pseudonym}', false); UPDATE audit_events SET actor_id = '${pseudonym}' WHERE id = '${id}'`),
+      ).rejects.toThrow(APPEND_ONLY);
+    } finally {
+      await db.pool.query(`REVOKE UPDATE ON audit_events FROM ${login.role}`);
+    }
+    expect((await row(id)).actor_id).toBe(subject);
+  });
+
+  it('refuses the owner an UPDATE without the mark, and with it any change beyond the rewrite', async () => {
+    const subject = randomUUID();
+    const pseudonym = randomUUID();
+    const id = await event({ actor: subject });
+    await expect(db.pool.query(`UPDATE audit_events SET actor_id = $2 WHERE id = $1`, [id, pseudonym])).rejects.toThrow(APPEND_ONLY);
+    const client = await db.pool.connect();
+    try {
+      for (const change of [`action = 'api_key.revoked'`, `actor_id = gen_random_uuid()`, `created_at = now() - interval '1 year'`, `client_address = NULL`, `org_id = gen_random_uuid()`]) {
+        await client.query('BEGIN');
+        await client.query(`SELECT set_config('kui.audit_pseudonymise', $1, true)`, [`${subject}:${pseudonym}`]);
+        await expect(client.query(`UPDATE audit_events SET ${change} WHERE id = $1`, [id]), change).rejects.toThrow(APPEND_ONLY);
+        await client.query('ROLLBACK');
+      }
+    } finally {
+      client.release();
+    }
+    await expect(db.pool.query(`DELETE FROM audit_events WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
+    expect((await row(id)).actor_id).toBe(subject);
+  });
+});
