@@ -32,7 +32,8 @@ export function retryAfterMs(value: string | null, now: number = Date.now()): nu
   if (value === null) return null;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
+  // An HTTP-date names its day and month (`Thu, 26 Nov 2026 10:00:02 GMT`); Date.parse would also take `-1`.
+  const at = /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN;
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
