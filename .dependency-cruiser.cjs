@@ -52,6 +52,8 @@ module.exports = {
     feature('webhooks', ['leaks', 'audit', 'api-keys']),
     feature('identity', []),
     feature('orgs', []),
+    up('client-standalone', '^packages/client/', '^src/', 'the typed client is a package of its own: its types come from the OpenAPI document, never from the service'),
+    up('service-not-client', '^src/', '^packages/', 'the service never imports its client'),
     {
       name: 'no-unknown-folder',
       severity: 'error',
