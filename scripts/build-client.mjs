@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { declaredVersions } from './openapi-versions.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const client = join(root, 'packages', 'client');
@@ -48,25 +49,6 @@ async function openApiDocument() {
   } finally {
     await app.close();
   }
-}
-
-/**
- * The API versions the document declares, oldest first: `info.x-api-versions`, else the enum of
- * an `Api-Version` header parameter; none when the document has no versions (the client then
- * falls back to its constant).
- */
-function declaredVersions(document) {
-  const listed = document.info?.['x-api-versions'];
-  if (Array.isArray(listed)) return listed.map(String).sort();
-  const found = new Set();
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(item ?? {})) {
-      for (const parameter of operation?.parameters ?? []) {
-        if (parameter.in === 'header' && parameter.name?.toLowerCase() === 'api-version') for (const v of parameter.schema?.enum ?? []) found.add(String(v));
-      }
-    }
-  }
-  return [...found].sort();
 }
 
 const document = await openApiDocument();
