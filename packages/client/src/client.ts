@@ -19,7 +19,7 @@ export interface ClientOptions {
   credential?: Credential;
   /** Sent as `Api-Version` on every request; default the newest version the client knows (LATEST_API_VERSION). */
   apiVersion?: string;
-  /** Retries of 429 and 503 (Retry-After honoured); `{ maxRetries: 0 }` turns them off. */
+  /** Retries of 429 (any method) and 503 (methods safe to repeat), Retry-After honoured; `{ maxRetries: 0 }` turns them off. */
   retry?: RetryOptions;
   /** Headers for every request (e.g. a User-Agent). */
   headers?: Record<string, string>;

@@ -19,6 +19,16 @@ export interface RetryEvent {
 }
 
 export const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+/**
+ * A 429 is a refusal before anything is done: any request may be sent again. A 503 may mean
+ * "outcome unknown" (the database link broke after the statement was sent): only a request that
+ * is safe to repeat (RFC 9110 idempotent methods) is sent again; a mint or rotate is not.
+ */
+const RETRIED_AFTER_503: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+function retried(status: number, method: string): boolean {
+  return status === 429 || (status === 503 && RETRIED_AFTER_503.has(method));
+}
 const DEFAULT_MAX_RETRIES = 3;
 const DEFAULT_MAX_WAIT_MS = 30_000;
 /** Without Retry-After: 0.5 s, 1 s, 2 s, ... */
@@ -53,7 +63,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * A fetch that sends a request again after 429 or 503, waiting what the answer's `Retry-After`
+ * A fetch that sends a request again after 429 (any method) or 503 (idempotent methods), waiting what the answer's `Retry-After`
  * says (exponential backoff when it says nothing), at most `maxRetries` times and never longer
  * than `maxWaitMs` at once. The last answer is returned as it came.
  */
@@ -64,7 +74,7 @@ export function retryingFetch(send: (request: Request) => Promise<Response>, opt
     for (let attempt = 0; ; attempt++) {
       // A clone per attempt keeps the body readable for the next one.
       const response = await send(attempt < maxRetries ? request.clone() : request);
-      if (!RETRIED_STATUSES.has(response.status) || attempt >= maxRetries) return response;
+      if (!retried(response.status, request.method) || attempt >= maxRetries) return response;
       const waitMs = retryAfterMs(response.headers.get('Retry-After')) ?? BACKOFF_BASE_MS * 2 ** attempt;
       if (waitMs > maxWaitMs) return response;
       // The answer is dropped: free its connection now.

@@ -27,8 +27,8 @@ describe('retryAfterMs', () => {
 });
 
 describe('retryingFetch', () => {
-  it('retries a 503 without Retry-After after exponential backoff, sending the same body again', async () => {
-    const { send, seen } = scripted(answer(503), answer(201));
+  it('retries a 429 without Retry-After after exponential backoff, sending the same body again', async () => {
+    const { send, seen } = scripted(answer(429), answer(201));
     const retries: RetryEvent[] = [];
     const started = performance.now();
     const response = await retryingFetch(send, { onRetry: (e) => retries.push(e) })(
@@ -37,7 +37,20 @@ describe('retryingFetch', () => {
     expect(response.status).toBe(201);
     expect(performance.now() - started).toBeGreaterThanOrEqual(450);
     expect(seen).toEqual([{ method: 'POST', body: '{"org_id":"x"}' }, { method: 'POST', body: '{"org_id":"x"}' }]);
-    expect(retries).toEqual([{ attempt: 1, status: 503, method: 'POST', url: 'http://127.0.0.1:1/api-keys', waitMs: 500 }]);
+    expect(retries).toEqual([{ attempt: 1, status: 429, method: 'POST', url: 'http://127.0.0.1:1/api-keys', waitMs: 500 }]);
+  });
+
+  it('retries a 503 only for a method safe to repeat: its outcome may be unknown', async () => {
+    for (const method of ['GET', 'DELETE', 'PUT']) {
+      const { send, seen } = scripted(answer(503, { 'Retry-After': '0' }), answer(200));
+      expect((await retryingFetch(send)(new Request('http://127.0.0.1:1/x', { method }))).status).toBe(200);
+      expect(seen).toHaveLength(2);
+    }
+    for (const method of ['POST', 'PATCH']) {
+      const { send, seen } = scripted(answer(503, { 'Retry-After': '0' }), answer(200));
+      expect((await retryingFetch(send)(new Request('http://127.0.0.1:1/x', { method, body: '{}' }))).status).toBe(503);
+      expect(seen).toHaveLength(1);
+    }
   });
 
   it('returns other failures at once, without retrying', async () => {
