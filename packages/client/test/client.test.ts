@@ -39,7 +39,7 @@ describe('the typed client against the running service', () => {
     expect(JSON.parse(readFileSync(join(import.meta.dirname, '../openapi.json'), 'utf8'))).toEqual(served);
   });
 
-  it('sends Api-Version (the newest version it knows, unless told) and the credential on every request', async () => {
+  it('sends Api-Version (the newest version it knows, unless told), the credential and its headers on every request, raw calls included', async () => {
     await session.me();
     const last = sent.at(-1)!;
     expect(last.headers.get('Api-Version')).toBe(LATEST_API_VERSION);
@@ -51,11 +51,20 @@ describe('the typed client against the running service', () => {
       baseUrl: t.url,
       apiVersion: '2026-11-01',
       credential: () => (asked++, owner.session),
+      headers: { 'User-Agent': 'client-test/1' },
       fetch: (request) => (sent.push(request.clone()), fetch(request)),
     });
     expect((await pinned.me()).user_id).toBe(owner.userId);
     expect(sent.at(-1)!.headers.get('Api-Version')).toBe('2026-11-01');
+    expect(sent.at(-1)!.headers.get('User-Agent')).toBe('client-test/1');
     expect(asked).toBe(1);
+
+    // `raw`: the typed openapi-fetch client underneath, for any route of the document.
+    const { data, error, response } = await pinned.raw.GET('/orgs/{org_id}/members', { params: { path: { org_id: owner.orgId } } });
+    expect(response.status).toBe(200);
+    expect(error).toBeUndefined();
+    expect(data?.members.map((m) => m.user_id)).toContain(owner.userId);
+    expect(asked).toBe(2);
   });
 
   it('keys: mints, lists page by page, rotates, reports usage and revokes', async () => {
