@@ -53,6 +53,8 @@ module.exports = {
     feature('identity', []),
     feature('orgs', []),
     feature('personal-data', ['api-keys', 'audit']),
+    up('client-standalone', '^packages/client/', '^src/', 'the typed client is a package of its own: its types come from the OpenAPI document, never from the service'),
+    up('service-not-client', '^src/', '^packages/', 'the service never imports its client'),
     {
       name: 'no-unknown-folder',
       severity: 'error',

@@ -1,0 +1,10 @@
+export { KeysUsageIdentityClient, type ClientOptions, type Credential } from './client.js';
+export { Keys } from './keys.js';
+export { Usage } from './usage.js';
+export { Orgs } from './orgs.js';
+export { Webhooks } from './webhooks.js';
+export { ApiError, type ErrorBody } from './errors.js';
+export { retryAfterMs, retryingFetch, RETRIED_STATUSES, type RetryEvent, type RetryOptions } from './retry.js';
+export { API_VERSIONS, FALLBACK_API_VERSION, LATEST_API_VERSION } from './api-version.js';
+export type * from './types.js';
+export type { components, operations, paths } from './generated/openapi.js';

@@ -1,0 +1,41 @@
+import type { Client } from 'openapi-fetch';
+import { dataOf } from './errors.js';
+import type { paths } from './generated/openapi.js';
+import type {
+  AuditEventPage, KeyDailyUsageReport, KeyUsageQuery, ListAuditEventsQuery, ListMembersQuery, ListOrgKeysQuery, ListOrgsQuery, OrgApiKeyList, OrgList, OrgMemberList,
+} from './types.js';
+
+/** The caller's orgs and, for owners and admins, their members, keys and audit log (browser session only). */
+export class Orgs {
+  constructor(private readonly api: Client<paths>) {}
+
+  /** The orgs the caller belongs to, with the caller's role in each. */
+  list(query: ListOrgsQuery = {}): Promise<OrgList> {
+    return dataOf(this.api.GET('/orgs', { params: { query } }));
+  }
+
+  /** The org's members (owners and admins). */
+  members(orgId: string, query: ListMembersQuery = {}): Promise<OrgMemberList> {
+    return dataOf(this.api.GET('/orgs/{org_id}/members', { params: { path: { org_id: orgId }, query } }));
+  }
+
+  /** Every member's keys in the org (owners and admins). */
+  keys(orgId: string, query: ListOrgKeysQuery = {}): Promise<OrgApiKeyList> {
+    return dataOf(this.api.GET('/orgs/{org_id}/api-keys', { params: { path: { org_id: orgId }, query } }));
+  }
+
+  /** Revokes any member's key in the org (owners and admins). */
+  async revokeKey(orgId: string, keyId: string): Promise<void> {
+    await dataOf(this.api.DELETE('/orgs/{org_id}/api-keys/{keyID}', { params: { path: { org_id: orgId, keyID: keyId } } }));
+  }
+
+  /** A member's key's daily usage over `from`..`to` (owners and admins). */
+  keyUsage(orgId: string, keyId: string, query: KeyUsageQuery = {}): Promise<KeyDailyUsageReport> {
+    return dataOf(this.api.GET('/orgs/{org_id}/api-keys/{keyID}/usage', { params: { path: { org_id: orgId, keyID: keyId }, query } }));
+  }
+
+  /** The org's audit log, newest first (owners and admins). */
+  auditEvents(orgId: string, query: ListAuditEventsQuery = {}): Promise<AuditEventPage> {
+    return dataOf(this.api.GET('/orgs/{org_id}/audit-events', { params: { path: { org_id: orgId }, query } }));
+  }
+}

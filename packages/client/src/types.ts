@@ -1,0 +1,49 @@
+// Names for the generated types: every type here is an alias of what openapi-typescript generated
+// from the service's OpenAPI document (src/generated/openapi.ts); none is written by hand.
+import type { components, operations } from './generated/openapi.js';
+
+type Schemas = components['schemas'];
+type QueryOf<O extends keyof operations> = operations[O]['parameters'] extends { query?: infer Q } ? NonNullable<Q> : never;
+
+export type ApiKey = Schemas['ApiKey'];
+export type MintedApiKey = Schemas['MintedApiKey'];
+export type RotatedApiKey = Schemas['RotatedApiKey'];
+export type ApiKeyList = Schemas['ApiKeyList'];
+export type MintKeyRequest = Schemas['MintApiKeyRequest'];
+export type RotateKeyRequest = Schemas['RotateApiKeyRequest'];
+export type ListKeysQuery = QueryOf<'listApiKeys'>;
+export type KeyUsageQuery = QueryOf<'getApiKeyUsage'>;
+export type KeyDailyUsageReport = Schemas['KeyDailyUsageReport'];
+
+export type UsageReport = Schemas['UsageReport'];
+export type DailyUsageReport = Schemas['DailyUsageReport'];
+export type DailyUsageQuery = QueryOf<'getDailyUsage'>;
+export type Principal = Schemas['Principal'];
+
+export type Org = Schemas['Org'];
+export type OrgList = Schemas['OrgList'];
+export type ListOrgsQuery = QueryOf<'listMyOrgs'>;
+export type OrgMemberList = Schemas['OrgMemberList'];
+export type ListMembersQuery = QueryOf<'listOrgMembers'>;
+export type OrgApiKeyList = Schemas['OrgApiKeyList'];
+export type ListOrgKeysQuery = QueryOf<'listOrgApiKeys'>;
+export type AuditEvent = Schemas['AuditEvent'];
+export type AuditEventPage = Schemas['AuditEventPage'];
+export type ListAuditEventsQuery = QueryOf<'listAuditEvents'>;
+
+export type Webhook = Schemas['Webhook'];
+export type CreatedWebhook = Schemas['CreatedWebhook'];
+export type WebhookList = Schemas['WebhookList'];
+export type CreateWebhookRequest = Schemas['CreateWebhookRequest'];
+export type UpdateWebhookRequest = Schemas['UpdateWebhookRequest'];
+export type RotateWebhookSecretRequest = Schemas['RotateWebhookSecretRequest'];
+export type RotatedWebhookSecret = Schemas['RotatedWebhookSecret'];
+export type WebhookQueued = Schemas['WebhookQueued'];
+export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
+export type ListWebhooksQuery = QueryOf<'listWebhooks'>;
+export type ListDeliveriesQuery = QueryOf<'listWebhookDeliveries'>;
+
+/** For `/me`, `/usage` and `/usage/daily`: which of the caller's orgs to answer for (`X-Org-Id`); a session without one uses its token's org. */
+export interface OrgOption {
+  orgId?: string;
+}
