@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { LoggerModule, type Params as LoggerParams } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
@@ -14,6 +14,8 @@ import { EMBEDDED_SOCKET_PORT } from './database/embedded.js';
 import type { EventsSettings } from './webhooks/events-settings.js';
 import { LeaksModule } from './leaks/leaks.module.js';
 import { EventsModule } from './webhooks/events.module.js';
+import { VersioningInterceptor } from './versioning/versioning.interceptor.js';
+import { VersioningModule } from './versioning/versioning.module.js';
 
 /**
  * Events out, from the environment. pg-boss gets its own connection: DATABASE_URL, or
@@ -78,6 +80,7 @@ export class AppModule {
         }),
         EventsModule.register({ events: eventsSettingsFrom(config) }),
         LeaksModule.register({ githubKeys: config.githubScanningKeys, reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT }),
+        VersioningModule,
         AccountModule,
         HealthModule,
         MetricsModule.register({
@@ -85,7 +88,7 @@ export class AppModule {
           allowLoopback: config.env.METRICS_ALLOW_LOOPBACK ?? !config.production,
         }),
       ],
-      providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }],
+      providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }, { provide: APP_INTERCEPTOR, useExisting: VersioningInterceptor }],
     };
   }
 }

@@ -6,6 +6,7 @@ import { KeysUsageIdentityModule } from '../core/keys-usage-identity.module.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
 import { DirectoryAdminService } from './directory-admin.service.js';
 import { EventOutboxModule } from '../events/event-outbox.module.js';
+import { OrgVersionRepository } from '../versioning/org-version.repository.js';
 
 /** The CLI's context: the same module as the server, without HTTP. */
 @Module({})
@@ -22,7 +23,7 @@ export class AdminModule {
         // Events (member.removed, usage.threshold) go to the outbox; the server's relay delivers them.
         EventOutboxModule,
       ],
-      providers: [DirectoryAdminRepository, DirectoryAdminService],
+      providers: [DirectoryAdminRepository, DirectoryAdminService, OrgVersionRepository],
     };
   }
 }
