@@ -1,6 +1,7 @@
 import { BadRequestException, GoneException, Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { from, map, switchMap, type Observable } from 'rxjs';
 import type { Principal } from '../auth/principal.js';
+import { SessionOrgResolver } from '../auth/session-org.resolver.js';
 import { utcDay } from '../common/clock.js';
 import { Settings } from '../settings/settings.js';
 import { API_VERSION_HEADER, resolvePinned, type ResolvedVersion } from './api-versions.js';
@@ -46,6 +47,7 @@ export class VersioningInterceptor implements NestInterceptor {
     private readonly pins: OrgVersionCache,
     private readonly usage: DeprecationUsage,
     private readonly settings: Settings,
+    private readonly sessionOrgs: SessionOrgResolver,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -62,10 +64,33 @@ export class VersioningInterceptor implements NestInterceptor {
       if (refusal) throw new BadRequestException(this.policy.table.refusalMessage(date, refusal, now));
       return this.serve({ version: date }, plan, request, reply, now, next);
     }
-    const orgId = request.user?.orgId ?? null;
+    const user = request.user;
+    const orgId = user?.orgId ?? null;
     const pin = orgId === null ? null : this.pins.cached(orgId);
-    if (orgId === null || pin !== undefined) return this.serve(resolvePinned(this.policy.table, pin ?? null, now), plan, request, reply, now, next);
-    return from(this.pins.load(orgId)).pipe(switchMap((loaded) => this.serve(resolvePinned(this.policy.table, loaded, now), plan, request, reply, now, next)));
+    if (orgId !== null && pin === undefined) {
+      return from(this.pins.load(orgId)).pipe(switchMap((loaded) => this.serve(resolvePinned(this.policy.table, loaded, now), plan, request, reply, now, next)));
+    }
+    // A session on a route that resolves no org (key lifecycle): where a version change touches
+    // the route, the org the session operates in decides, as for any other route.
+    if (orgId === null && user?.kind === 'session' && plan.changes.size > 0) {
+      return from(this.sessionOrgPin(user)).pipe(switchMap((loaded) => this.serve(resolvePinned(this.policy.table, loaded, now), plan, request, reply, now, next)));
+    }
+    return this.serve(resolvePinned(this.policy.table, pin ?? null, now), plan, request, reply, now, next);
+  }
+
+  /**
+   * The pin of the org a session operates in, resolved on a copy of its principal: the route's
+   * own answers (a 404 for a named org the user is not in, say) stay the route's, never ours.
+   */
+  private async sessionOrgPin(principal: Principal): Promise<string | null> {
+    const probe = { ...principal };
+    try {
+      await this.sessionOrgs.resolve(probe);
+    } catch {
+      return null;
+    }
+    if (probe.orgId === null) return null;
+    return this.pins.cached(probe.orgId) ?? this.pins.load(probe.orgId);
   }
 
   private serve(resolved: ResolvedVersion, plan: RoutePlan, request: HttpRequest, reply: HttpReply, now: Date, next: CallHandler): Observable<unknown> {
