@@ -54,11 +54,24 @@ export class VersionTable {
     this.newest = versions[versions.length - 1].date;
   }
 
+  private readonly resolved = new Map<string, ResolvedVersion>();
+
+  /** The (shared, frozen) answer "served with `date`", so the hot path allocates nothing. */
+  served(date: string): ResolvedVersion {
+    let r = this.resolved.get(date);
+    if (!r) {
+      r = Object.freeze({ version: date });
+      this.resolved.set(date, r);
+    }
+    return r;
+  }
+
   has(date: string): boolean {
     return this.byDate.has(date);
   }
 
   private isSupported(version: ApiVersion, now: Date): boolean {
+    if (this.deprecations.size === 0) return true;
     const sunset = this.deprecations.get(version.date)?.sunsetAt;
     return !sunset || now.getTime() < sunset.getTime();
   }
@@ -70,14 +83,16 @@ export class VersionTable {
 
   /** The oldest version served at `now` (the newest is never sunset without a successor). */
   oldestSupported(now: Date): string {
+    if (this.deprecations.size === 0) return this.first;
     return this.versions.find((v) => this.isSupported(v, now))?.date ?? this.newest;
   }
 
   /** Null when `date` can be served at `now`, else why not. */
   refusal(date: string, now: Date): VersionRefusal | null {
-    if (!isCalendarDate(date)) return 'malformed';
+    // A known version first: the common case reads one map and allocates nothing.
     const version = this.byDate.get(date);
     if (version) return this.isSupported(version, now) ? null : 'sunset';
+    if (!isCalendarDate(date)) return 'malformed';
     if (date > this.newest) return 'future';
     if (date < this.first) return 'too_old';
     return 'unknown';
@@ -108,8 +123,8 @@ export interface ResolvedVersion {
  * version, so a caller that never chose a version keeps the answers it has always had.
  */
 export function resolvePinned(table: VersionTable, pinned: string | null, now: Date): ResolvedVersion {
-  if (pinned === null) return { version: table.oldestSupported(now) };
-  if (table.refusal(pinned, now) === null) return { version: pinned };
+  if (pinned === null) return table.served(table.oldestSupported(now));
+  if (table.refusal(pinned, now) === null) return table.served(pinned);
   const version = table.oldestSupported(now);
   return { version, warning: `299 - "API version ${pinned} is no longer supported; answered with ${version}. Ask your operator to move the org to a supported version."` };
 }

@@ -30,6 +30,7 @@ interface RoutePlan {
 }
 
 const OPERATION_METADATA = 'swagger/apiOperation';
+const EPOCH = new Date(0);
 
 /**
  * The edge of versioning: decides the request's version (header, else the org's pin, else the
@@ -41,6 +42,7 @@ const OPERATION_METADATA = 'swagger/apiOperation';
 @Injectable()
 export class VersioningInterceptor implements NestInterceptor {
   private readonly plans = new WeakMap<object, RoutePlan>();
+  private readonly timeless: boolean;
 
   constructor(
     @Inject(VersioningPolicy) private readonly policy: VersioningPolicy,
@@ -48,7 +50,9 @@ export class VersioningInterceptor implements NestInterceptor {
     private readonly usage: DeprecationUsage,
     private readonly settings: Settings,
     private readonly sessionOrgs: SessionOrgResolver,
-  ) {}
+  ) {
+    this.timeless = policy.deprecations.length === 0;
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
@@ -56,13 +60,14 @@ export class VersioningInterceptor implements NestInterceptor {
     const request = http.getRequest<HttpRequest>();
     const reply = http.getResponse<HttpReply>();
     const plan = this.planOf(context.getHandler());
-    const now = this.settings.clock.now();
+    // Nothing deprecated: no version or route ever sunsets, and the time is not needed.
+    const now = this.timeless ? EPOCH : this.settings.clock.now();
     const asked = request.headers['api-version'];
     if (asked !== undefined) {
       const date = Array.isArray(asked) ? asked.join(', ') : asked;
       const refusal = this.policy.table.refusal(date, now);
       if (refusal) throw new BadRequestException(this.policy.table.refusalMessage(date, refusal, now));
-      return this.serve({ version: date }, plan, request, reply, now, next);
+      return this.serve(this.policy.table.served(date), plan, request, reply, now, next);
     }
     const user = request.user;
     const orgId = user?.orgId ?? null;
