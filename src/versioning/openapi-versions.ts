@@ -13,8 +13,9 @@ function operations(document: OpenAPIObject): OperationObject[] {
 /**
  * The OpenAPI document of one API version, from the newest one the controllers describe: the
  * response schemas of the operations a later change touches as they were in `version`, the
- * `Api-Version` request header on every operation, and deprecated operations and parameters
- * marked. The differences are named in `info.description`.
+ * `Api-Version` request header as a reusable parameter (not added to each operation: their
+ * parameter lists stay those of the routes), and deprecated operations and parameters marked.
+ * The differences are named in `info.description`.
  */
 export function documentForVersion(newest: OpenAPIObject, policy: VersioningPolicy, version: string, now: Date): OpenAPIObject {
   const document = structuredClone(newest);
@@ -28,7 +29,6 @@ export function documentForVersion(newest: OpenAPIObject, policy: VersioningPoli
   };
   const later = changesAfter(policy.changes, version);
   for (const operation of operations(document)) {
-    (operation.parameters ??= []).push({ $ref: `#/components/parameters/${PARAMETER}` });
     const id = operation.operationId ?? '';
     for (const change of later) {
       const transform = change.operations[id]?.schema;
@@ -42,7 +42,7 @@ export function documentForVersion(newest: OpenAPIObject, policy: VersioningPoli
     for (const d of policy.forOperation(id)) {
       const note = `Deprecated; sunset ${d.sunsetAt.toISOString().slice(0, 10)}: ${d.replacement}`;
       const parameter = 'operationId' in d.target ? d.target.parameter : undefined;
-      const param = parameter ? operation.parameters.find((p) => !('$ref' in p) && p.name === parameter) : undefined;
+      const param = parameter ? (operation.parameters ?? []).find((p) => !('$ref' in p) && p.name === parameter) : undefined;
       if (param && !('$ref' in param)) Object.assign(param, { deprecated: true, description: `${param.description ?? ''} ${note}`.trim() });
       else if (!parameter) Object.assign(operation, { deprecated: true, description: `${operation.description ?? ''} ${note}`.trim() });
     }
