@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { OrgVersionRepository } from '../../src/versioning/org-version.repository.js';
 import { TestClock } from '../support/clock.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { mintOk } from './api-keys.fixtures.js';
@@ -88,6 +89,22 @@ describe('dated API versions', () => {
       expect(unauthenticated.headers.get('api-version')).toBe(CONTRACT);
       expect((await t.api.get('/me', undefined, { 'Api-Version': NEWEST })).headers.get('api-version')).toBe(NEWEST);
       expect((await t.api.get('/health/live')).headers.get('api-version')).toBe(CONTRACT);
+    });
+
+    it("reads an org's pin from memory on the hot path, and once again after the org changes", async () => {
+      const w = await t.seed.world('owner');
+      const { key } = await mintOk(t, w.session, { org_id: w.orgId });
+      expect((await t.api.get('/me', key)).status).toBe(200);
+      const reads = vi.spyOn(t.app.get(OrgVersionRepository), 'pinOf');
+      try {
+        for (let i = 0; i < 5; i++) expect((await t.api.get('/me', key)).headers.get('api-version')).toBe(CONTRACT);
+        expect(reads).not.toHaveBeenCalled();
+        await pin(w.orgId, NEWEST);
+        await expect.poll(async () => (await t.api.get('/me', key)).headers.get('api-version')).toBe(NEWEST);
+        expect(reads).toHaveBeenCalled();
+      } finally {
+        reads.mockRestore();
+      }
     });
 
     it('answers an org pinned to a version that no longer exists with the oldest supported one and a Warning', async () => {
