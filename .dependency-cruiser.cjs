@@ -20,7 +20,7 @@
 const BASE = '^src/(common|settings|config)/|^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
 const STORES = '^src/(directory|events)/';
 const AUTH = '^src/auth/';
-const FEATURES = '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks|personal-data)/';
+const FEATURES = '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks|personal-data|versioning)/';
 const LIBRARY = '^src/core/|^src/index[.]ts$';
 const SERVER =
   '^src/(main|bootstrap|app[.]module)[.]ts$|^src/(cli|http|health|metrics|account|observability)/|^src/database/(data-source-options|embedded|open-database|migrate-cli|roles)[.]ts$';
@@ -28,7 +28,7 @@ const SERVER =
 const up = (name, from, to, comment) => ({ name, severity: 'error', comment, from: { path: from }, to: { path: to } });
 /** A feature may import only the features listed for it (the one allowed direction between features). */
 const feature = (name, allowed) => {
-  const others = ['audit', 'api-keys', 'usage', 'identity', 'orgs', 'leaks', 'webhooks', 'personal-data'].filter((f) => f !== name && !allowed.includes(f));
+  const others = ['audit', 'api-keys', 'usage', 'identity', 'orgs', 'leaks', 'webhooks', 'personal-data', 'versioning'].filter((f) => f !== name && !allowed.includes(f));
   return up(`feature-${name}`, `^src/${name}/`, `^src/(${others.join('|')})/`, `${name}/ may import ${allowed.length ? allowed.join(', ') : 'no other feature'}`);
 };
 
@@ -55,6 +55,7 @@ module.exports = {
     feature('personal-data', ['api-keys', 'audit']),
     up('client-standalone', '^packages/client/', '^src/', 'the typed client is a package of its own: its types come from the OpenAPI document, never from the service'),
     up('service-not-client', '^src/', '^packages/', 'the service never imports its client'),
+    feature('versioning', []),
     {
       name: 'no-unknown-folder',
       severity: 'error',

@@ -31,6 +31,8 @@ node([join(root, 'scripts', 'run-built.mjs'), 'index.js']);
 const dist = (file) => import(pathToFileURL(join(root, 'dist', file)).href);
 const { AppModule } = await dist('app.module.js');
 const { buildOpenApiDocument } = await dist('http/openapi.js');
+const { VersioningPolicy } = await dist('versioning/versioning-policy.js');
+const { documentForVersion } = await dist('versioning/openapi-versions.js');
 const { buildAppConfig, loadEnvironment } = await dist('config/app-config.js');
 
 /** The document of a service with default settings (secrets are placeholders: nothing is verified or opened). */
@@ -45,7 +47,10 @@ async function openApiDocument() {
     { preview: true, logger: false, abortOnError: false },
   );
   try {
-    return buildOpenApiDocument(app, { metricsToken: false });
+    // The document GET /openapi.json serves by default: the newest version's.
+    const policy = new VersioningPolicy();
+    const now = new Date();
+    return documentForVersion(buildOpenApiDocument(app, { metricsToken: false }), policy, policy.table.newest, now);
   } finally {
     await app.close();
   }

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { LoggerModule, type Params as LoggerParams } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
@@ -15,6 +15,8 @@ import type { EventsSettings } from './webhooks/events-settings.js';
 import { LeaksModule } from './leaks/leaks.module.js';
 import { EventsModule } from './webhooks/events.module.js';
 import { PersonalDataModule } from './personal-data/personal-data.module.js';
+import { VersioningInterceptor } from './versioning/versioning.interceptor.js';
+import { VersioningModule } from './versioning/versioning.module.js';
 
 /**
  * Events out, from the environment. pg-boss gets its own connection: DATABASE_URL, or
@@ -81,6 +83,7 @@ export class AppModule {
         LeaksModule.register({ githubKeys: config.githubScanningKeys, reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT }),
         // The operator's routes (ADMIN_API_TOKEN): here only, never in the library's module.
         PersonalDataModule.withHttp({ adminToken: config.env.ADMIN_API_TOKEN }),
+        VersioningModule,
         AccountModule,
         HealthModule,
         MetricsModule.register({
@@ -88,7 +91,7 @@ export class AppModule {
           allowLoopback: config.env.METRICS_ALLOW_LOOPBACK ?? !config.production,
         }),
       ],
-      providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }],
+      providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }, { provide: APP_INTERCEPTOR, useExisting: VersioningInterceptor }],
     };
   }
 }

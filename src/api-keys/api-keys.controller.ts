@@ -62,7 +62,7 @@ export class ApiKeysController {
   @ApiQuery({ name: 'limit', required: false, type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, description: `Keys per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).` })
   @ApiQuery({ name: 'cursor', required: false, type: String, description: 'The `next_cursor` of the previous page; opaque.' })
   @ApiOkResponse({
-    description: "One page of the caller's keys, newest first; revoked and expired keys included unless `state` filters them. `next_cursor` is present only when more keys exist.",
+    description: "One page of the caller's keys, newest first; revoked and expired keys included unless `state` filters them. `next_cursor` is null on the last page (API version 2026-11-01: present only when more keys exist).",
     type: ApiKeyListDto,
   })
   @ApiErrors({
@@ -72,7 +72,7 @@ export class ApiKeysController {
     404: "The org_id filter names an org that does not exist or is not the caller's.",
     501: NOT_CONFIGURED,
   })
-  list(@CurrentPrincipal() principal: Principal, @Query(new QueryPipe(ListApiKeysQuery)) query: Readonly<ListApiKeysQuery>): Promise<{ keys: ApiKeyRecord[]; next_cursor?: string }> {
+  list(@CurrentPrincipal() principal: Principal, @Query(new QueryPipe(ListApiKeysQuery)) query: Readonly<ListApiKeysQuery>): Promise<{ keys: ApiKeyRecord[]; next_cursor: string | null }> {
     return this.apiKeys.list(principal, { orgId: query.org_id ?? null, state: query.state ?? null, limit: query.limit, cursor: query.cursor });
   }
 

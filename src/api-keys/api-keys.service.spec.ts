@@ -246,7 +246,7 @@ describe('ApiKeysService', () => {
       await expect(sut.mint(session(), { org_id: ORG })).resolves.toMatchObject({ org_id: ORG });
     });
 
-    it('pages the list with a cursor: next_cursor only while more keys exist, no key twice', async () => {
+    it('pages the list with a cursor: next_cursor null once no more keys exist (the newest shape), no key twice', async () => {
       member('owner');
       for (let i = 0; i < 5; i++) {
         await sut.mint(session(), { org_id: ORG, name: `k${i}` });
@@ -254,11 +254,11 @@ describe('ApiKeysService', () => {
       }
       const first = await sut.list(session(), { orgId: null, limit: 2 });
       expect(first.keys.map((k) => k.name)).toEqual(['k4', 'k3']);
-      const second = await sut.list(session(), { orgId: null, limit: 2, cursor: first.next_cursor });
-      const third = await sut.list(session(), { orgId: null, limit: 2, cursor: second.next_cursor });
+      const second = await sut.list(session(), { orgId: null, limit: 2, cursor: first.next_cursor! });
+      const third = await sut.list(session(), { orgId: null, limit: 2, cursor: second.next_cursor! });
       expect([...second.keys, ...third.keys].map((k) => k.name)).toEqual(['k2', 'k1', 'k0']);
-      expect(third.next_cursor).toBeUndefined();
-      expect(await sut.list(session(), { orgId: null })).not.toHaveProperty('next_cursor');
+      expect(third.next_cursor).toBeNull();
+      expect(await sut.list(session(), { orgId: null })).toHaveProperty('next_cursor', null);
     });
   });
 

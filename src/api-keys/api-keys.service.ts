@@ -165,8 +165,11 @@ export class ApiKeysService {
     if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
   }
 
-  /** One page of the caller's keys, newest first; `next_cursor` only when more exist. */
-  async list(principal: Principal, query: KeyListQuery): Promise<{ keys: ApiKeyRecord[]; next_cursor?: string }> {
+  /**
+   * One page of the caller's keys, newest first, in the newest API version's shape: `next_cursor`
+   * always, null on the last page (older versions are answered by src/versioning/).
+   */
+  async list(principal: Principal, query: KeyListQuery): Promise<{ keys: ApiKeyRecord[]; next_cursor: string | null }> {
     const org = query.orgId ? query.orgId.toLowerCase() : null;
     const after = query.cursor !== undefined ? decodeCursor(query.cursor) : null;
     // decisions.md: a filter naming an org that is missing or not the caller's is a 404, as for mint.
@@ -177,9 +180,7 @@ export class ApiKeysService {
     const limit = Math.min(query.limit ?? MAX_PAGE_LIMIT, MAX_PAGE_LIMIT);
     const rows = await this.keys.listOwned(principal.userId, { orgId: org, state: query.state ?? null, after, take: limit + 1, now });
     const page = pageOf(rows, limit);
-    const body: { keys: ApiKeyRecord[]; next_cursor?: string } = { keys: page.items.map((k) => toApiKeyRecord(k, now)) };
-    if (page.nextCursor) body.next_cursor = page.nextCursor;
-    return body;
+    return { keys: page.items.map((k) => toApiKeyRecord(k, now)), next_cursor: page.nextCursor ?? null };
   }
 
   async revoke(principal: Principal, keyId: string): Promise<void> {

@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   // Orgs and members (today through the operator CLI)
   'org.created',
   'org.plan_changed',
+  'org.api_version_changed',
   'member.added',
   'member.removed',
   'member.role_changed',

@@ -20,6 +20,6 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
  */
 @Module({
   providers: [ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
-  exports: [...GUARDS, ApiKeyStrategy, SessionStrategy, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation],
+  exports: [...GUARDS, ApiKeyStrategy, SessionStrategy, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation, VerificationLease],
 })
 export class AuthModule {}

@@ -7,6 +7,7 @@ import { DirectoryAdminRepository } from '../directory/directory-admin.repositor
 import { DirectoryAdminService } from './directory-admin.service.js';
 import { EventOutboxModule } from '../events/event-outbox.module.js';
 import { PersonalDataModule } from '../personal-data/personal-data.module.js';
+import { OrgVersionRepository } from '../versioning/org-version.repository.js';
 
 /** The CLI's context: the same module as the server, without HTTP. */
 @Module({})
@@ -24,7 +25,7 @@ export class AdminModule {
         EventOutboxModule,
         PersonalDataModule.register(),
       ],
-      providers: [DirectoryAdminRepository, DirectoryAdminService],
+      providers: [DirectoryAdminRepository, DirectoryAdminService, OrgVersionRepository],
     };
   }
 }

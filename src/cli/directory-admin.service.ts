@@ -9,6 +9,7 @@ import type { Plan, Role } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
 import { UsageService } from '../usage/usage.service.js';
+import { OrgVersionRepository } from '../versioning/org-version.repository.js';
 import type { Meter } from '../common/meters.js';
 
 /** A failure the operator can act on; its message goes to stderr as it is. */
@@ -29,6 +30,7 @@ export class DirectoryAdminService {
     private readonly audit: AuditService,
     private readonly invalidation: VerificationInvalidation,
     private readonly outbox: EventOutbox,
+    private readonly versions: OrgVersionRepository,
   ) {}
 
   private record(manager: EntityManager, entry: Omit<AuditEntry, 'actor' | 'credential'>): Promise<void> {
@@ -50,6 +52,21 @@ export class DirectoryAdminService {
       const { previous_plan: previous, ...result } = org;
       if (previous !== plan) {
         await this.record(m, { orgId, action: 'org.plan_changed', target: { type: 'org', id: orgId }, details: { from: previous, to: plan } });
+      }
+      return result;
+    });
+    await this.invalidation.awaitAcknowledged();
+    return result;
+  }
+
+  /** Pins the org's API version; every serving instance applies it before this returns. */
+  async setApiVersion(orgId: string, version: string) {
+    const result = await this.transactions.run(async (m) => {
+      const org = await this.versions.setPin(orgId, version, m);
+      if (!org) throw new AdminError(`no org with id ${orgId}`);
+      const { previous_version: previous, ...result } = org;
+      if (previous !== version) {
+        await this.record(m, { orgId, action: 'org.api_version_changed', target: { type: 'org', id: orgId }, details: { from: previous, to: version } });
       }
       return result;
     });

@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { API_KEY_SCHEME, SESSION_SCHEME } from '../common/openapi.js';
 import { ADMIN_TOKEN_SCHEME } from '../personal-data/personal-data.options.js';
+import { API_KEY_SCHEME, BODY_ERRORS, SESSION_SCHEME } from '../common/openapi.js';
+import type { VersioningPolicy } from '../versioning/versioning-policy.js';
+import { documentsByVersion } from '../versioning/openapi-versions.js';
 
 export const OPENAPI_JSON_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -77,10 +80,17 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
     if (!options.metricsToken) delete metrics.responses['401'];
   }
   // Routes that declare no credential are public, and say so: `security: []` (health, account page).
-  for (const item of Object.values(document.paths)) {
+  for (const [path, item] of Object.entries(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const) {
       const operation = item[method];
       if (operation && !operation.security) operation.security = [];
+      // Every operation that takes a body can be refused for its size or its type before it runs.
+      if (operation?.requestBody) {
+        const error = { content: { 'application/json': { schema: { $ref: '#/components/schemas/KuiError' } } } };
+        const tooLarge = path.endsWith('/secret-scanning/github') ? "The body is over this route's limit (GitHub's reports of up to 1,000 tokens); refused unread." : BODY_ERRORS[413];
+        operation.responses['413'] ??= { description: tooLarge, ...error };
+        operation.responses['415'] ??= { description: BODY_ERRORS[415], ...error };
+      }
     }
   }
   // decisions.md: unknown body fields are a 400, so the request schema admits no others.
@@ -96,11 +106,24 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   return document;
 }
 
-/** GET /openapi.json and GET /docs (Swagger UI from swagger-ui-dist, served locally by @fastify/static). */
-export function setupOpenApi(app: INestApplication, document: OpenAPIObject): void {
-  SwaggerModule.setup(DOCS_PATH.slice(1), app, document, {
-    jsonDocumentUrl: OPENAPI_JSON_PATH.slice(1),
-    raw: ['json'],
+/**
+ * GET /openapi.json?version=<date> (default: the newest version; see src/versioning/) and GET /docs
+ * (Swagger UI from swagger-ui-dist, served locally by @fastify/static, on the newest document).
+ */
+export function setupOpenApi(app: NestFastifyApplication, document: OpenAPIObject, policy: VersioningPolicy, now: Date): void {
+  const documents = documentsByVersion(document, policy, now);
+  const newest = documents.get(policy.table.newest)!;
+  app.getHttpAdapter().getInstance().get(OPENAPI_JSON_PATH, (request, reply) => {
+    const asked = (request.query as { version?: unknown }).version;
+    const text = asked === undefined ? newest : typeof asked === 'string' ? documents.get(asked) : undefined;
+    if (text === undefined) {
+      const message = `version must be one of ${[...documents.keys()].join(', ')}`;
+      return reply.code(400).type('application/json; charset=utf-8').send({ statusCode: 400, error: 'Bad Request', message });
+    }
+    return reply.type('application/json; charset=utf-8').send(text);
+  });
+  SwaggerModule.setup(DOCS_PATH.slice(1), app, JSON.parse(newest) as OpenAPIObject, {
+    raw: false,
     customSiteTitle: TITLE,
     // No call-outs: the validator badge would fetch from validator.swagger.io.
     swaggerOptions: { validatorUrl: null, persistAuthorization: false, tryItOutEnabled: false },

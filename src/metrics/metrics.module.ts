@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
+import { VersioningModule } from '../versioning/versioning.module.js';
 import { MetricsServer } from './metrics-server.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsController } from './metrics.controller.js';
@@ -13,7 +14,7 @@ export class MetricsModule {
     const ownPort = options.port !== undefined;
     return {
       module: MetricsModule,
-      imports: [AuthModule],
+      imports: [AuthModule, VersioningModule],
       providers: [{ provide: METRICS_OPTIONS, useValue: options }, MetricsService, MetricsTokenGuard, ...(ownPort ? [MetricsServer] : [])],
       controllers: ownPort ? [] : [MetricsController],
       exports: [MetricsService],

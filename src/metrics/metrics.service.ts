@@ -8,6 +8,7 @@ import { METERS } from '../common/meters.js';
 import { METRICS_OPTIONS, type MetricsOptions } from './metrics.options.js';
 import { pgPoolOf } from '../database/pg-pool.js';
 import { HttpDurationMetric } from './http-duration.js';
+import { DeprecationUsage } from '../versioning/deprecation-usage.js';
 
 /** `http_request_duration_seconds` buckets, in seconds. */
 export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -36,6 +37,7 @@ export class MetricsService {
     activity: ActivityEvents,
     @InjectDataSource() dataSource: DataSource,
     @Optional() @Inject(METRICS_OPTIONS) options?: MetricsOptions,
+    @Optional() deprecations?: DeprecationUsage,
   ) {
     this.renderCacheMs = options?.renderCacheMs ?? 1_000;
     const registers = [this.registry];
@@ -102,6 +104,14 @@ export class MetricsService {
         case 'usage.refunds_pending': return refundsPending.set(event.pending);
       }
     });
+
+    const deprecated = new Counter({
+      name: 'api_deprecated_requests_total',
+      help: 'Requests that used a deprecated operation, parameter or API version, by org, target and version served',
+      labelNames: ['org', 'target', 'version'],
+      registers,
+    });
+    deprecations?.onUse((use) => deprecated.inc({ org: use.orgId ?? 'none', target: use.target, version: use.version }));
 
     // The verification cache: counted in AuthMetrics on the hot path, exported at scrape time.
     const exported = { key: { hit: 0, miss: 0 }, session: { hit: 0, miss: 0 } };

@@ -7,19 +7,23 @@ export interface ApiResponse<T = any> {
   text: string;
 }
 
-/** The service's document, fetched once per server; null where none is served (a host app). */
+/**
+ * The service's document of the API version a response was served with (its `Api-Version`),
+ * fetched once per server and version; null where none is served (a host app).
+ */
 const documents = new Map<string, Promise<OpenApiResponseValidator | null>>();
 
-function validatorFor(baseUrl: string): Promise<OpenApiResponseValidator | null> {
-  let found = documents.get(baseUrl);
+function validatorFor(baseUrl: string, version: string | null): Promise<OpenApiResponseValidator | null> {
+  const query = version ? `?version=${encodeURIComponent(version)}` : '';
+  let found = documents.get(baseUrl + query);
   if (!found) {
-    found = fetch(`${baseUrl}/openapi.json`)
+    found = fetch(`${baseUrl}/openapi.json${query}`)
       .then(async (res) => {
         const text = await res.text();
         return res.status === 200 && text.startsWith('{"openapi"') ? OpenApiResponseValidator.for(text) : null;
       })
       .catch(() => null);
-    documents.set(baseUrl, found);
+    documents.set(baseUrl + query, found);
   }
   return found;
 }
@@ -55,7 +59,7 @@ export class ApiClient {
     }
     const response = { status: res.status, headers: res.headers, body: parsed as T, text };
     if (this.options.validate !== false) {
-      const validator = await validatorFor(this.baseUrl);
+      const validator = await validatorFor(this.baseUrl, res.headers.get('api-version'));
       const problems = validator?.problems(method, this.baseUrl + path, response) ?? [];
       if (problems.length > 0) throw new OpenApiMismatchError(`The response does not match the OpenAPI document:\n- ${problems.join('\n- ')}\nbody: ${text.slice(0, 500)}`);
     }

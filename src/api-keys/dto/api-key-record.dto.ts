@@ -50,8 +50,8 @@ export class ApiKeyListDto {
   @ApiProperty({ type: () => ApiKeyRecordDto, isArray: true, description: 'One page (at most `limit`, default and maximum 100) of the keys the caller minted, newest first.' })
   keys: ApiKeyRecordDto[];
 
-  @ApiPropertyOptional({ description: 'Present only when more keys exist: pass it as `?cursor=` for the next page. Opaque.' })
-  next_cursor?: string;
+  @ApiProperty({ type: String, nullable: true, description: 'Pass it as `?cursor=` for the next page; null on the last page. Opaque.' })
+  next_cursor: string | null;
 }
 
 @ApiSchema({ name: 'RotatedApiKey', description: 'The key record (same id, name, org, scopes and expiry; new lookup and last4) plus the new key, returned exactly once.' })

@@ -1,4 +1,5 @@
 import { isRole, PLANS, ROLES, type Role } from '../../common/roles.js';
+import { VersionTable } from '../../versioning/api-versions.js';
 import { command, int, need, optUuid, ORG, plan, USER, UsageError, uuid } from '../command-spec.js';
 
 /** Orgs, users, memberships, workspaces and development sessions. */
@@ -23,6 +24,19 @@ export const DIRECTORY_COMMANDS = {
     prints: '{"id","name","plan"}',
     args: (f) => ({ org: uuid(f, 'org'), plan: plan(f) }),
     run: (s, a) => s.setPlan(a.org, a.plan),
+  }),
+  'org set-version': command({
+    summary: "Pin an org to a dated API version (answers to requests without an Api-Version header).",
+    flags: { org: ORG(), version: { value: '<YYYY-MM-DD>', help: `A supported API version: ${new VersionTable().supported(new Date()).join(', ')}.`, required: true } },
+    prints: '{"id","name","plan","api_version"}',
+    args: (f) => {
+      const version = need(f, 'version');
+      const table = new VersionTable();
+      const refusal = table.refusal(version, new Date());
+      if (refusal) throw new UsageError(`--version ${table.refusalMessage(version, refusal, new Date()).replace(/^Api-Version header /, '')}`);
+      return { org: uuid(f, 'org'), version };
+    },
+    run: (s, a) => s.setApiVersion(a.org, a.version),
   }),
   'user create': command({
     summary: 'Create a user.',
