@@ -13,7 +13,8 @@ import { KeyChanges } from './key-changes.js';
 @Module({
   imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule],
   providers: [KeyChanges, ApiKeysService, ApiKeysEnabledGuard, MintRateGuard],
-  exports: [ApiKeysService],
+  // KeyChanges: the service-keys feature mints, rotates and revokes through the same unit of work.
+  exports: [ApiKeysService, KeyChanges],
 })
 export class ApiKeysModule {
   /** The same module with its HTTP routes mounted. */
