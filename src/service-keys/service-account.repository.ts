@@ -7,7 +7,8 @@ import type { DataSource } from 'typeorm';
  * domain (RFC 2606), so it is a valid e-mail string that can never receive mail. The unique
  * e-mail index makes "one account per org" hold under concurrent first mints.
  */
-export const serviceAccountEmail = (orgId: string): string => `svc-${orgId.toLowerCase()}@service-accounts.invalid`;
+export const SERVICE_ACCOUNT_DOMAIN = 'service-accounts.invalid';
+export const serviceAccountEmail = (orgId: string): string => `svc-${orgId.toLowerCase()}@${SERVICE_ACCOUNT_DOMAIN}`;
 
 /** The service account's membership role: the org's highest, so its keys' live ceiling is the org's own. */
 export const SERVICE_ACCOUNT_ROLE = 'owner';
