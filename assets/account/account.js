@@ -39,6 +39,7 @@ const state = {
   revealedRowId: null,
   revealCopied: false,
   orgKeysCursor: null,
+  serviceKeysCursor: null,
   /** user id → e-mail of the org's members (owners and admins only). */
   members: new Map(),
   auditCursor: null,
@@ -737,7 +738,7 @@ async function loadKeyUsage(key, slot) {
 }
 
 function focusRow(id) {
-  const cell = document.querySelector(`tr[data-key-id="${CSS.escape(id)}"] th`);
+  const cell = document.querySelector(`tr[data-key-id="${CSS.escape(id)}"] th, tr[data-service-key-id="${CSS.escape(id)}"] th`);
   if (cell && cell.getClientRects().length > 0) cell.focus();
   else $('app-title').focus();
 }
@@ -976,15 +977,17 @@ async function confirmRevoke(event) {
   button.disabled = true;
   button.textContent = 'Revoking…';
   try {
-    const path = scope === 'org' ? `/orgs/${encodeURIComponent(state.me.org_id)}/api-keys/${encodeURIComponent(key.id)}` : `/api-keys/${encodeURIComponent(key.id)}`;
+    const org = encodeURIComponent(state.me.org_id);
+    const id = encodeURIComponent(key.id);
+    const path = scope === 'org' ? `/orgs/${org}/api-keys/${id}` : scope === 'service' ? `/orgs/${org}/service-keys/${id}` : `/api-keys/${id}`;
     await api('DELETE', path);
     const dialog = $('revoke-dialog');
     dialog.returnFocus = null;
     dialog.close();
     announce(`Key ${keyName(key)} revoked. It no longer works.`);
-    if (scope === 'org') {
-      await Promise.all([loadOrgKeys(), loadKeys(), loadAudit()]);
-      $('org-keys-title').focus();
+    if (scope === 'org' || scope === 'service') {
+      await Promise.all([loadOrgKeys(), loadServiceKeys(), loadKeys(), loadAudit()]);
+      $(scope === 'org' ? 'org-keys-title' : 'service-keys-title').focus();
       return;
     }
     // Show it among the inactive keys at once, so focus lands on it.
@@ -1004,8 +1007,9 @@ async function confirmRevoke(event) {
 
 // Rotate --------------------------------------------------------------------------------------
 
-function openRotate(key, trigger) {
-  state.dialogTarget = { key, scope: 'own' };
+/** `scope`: the caller's own key, or (`service`) one of the org's service keys. */
+function openRotate(key, trigger, scope = 'own') {
+  state.dialogTarget = { key, scope };
   $('rotate-text').textContent = `“${keyName(key)}” gets a new secret, shown once. The current secret keeps working for the grace period you choose, then stops.`;
   $('rotate-grace').value = '86400';
   clearAlert($('rotate-error'));
@@ -1021,8 +1025,18 @@ async function confirmRotate(event) {
   button.disabled = true;
   button.textContent = 'Rotating…';
   try {
-    const rotated = await api('POST', `/api-keys/${encodeURIComponent(target.key.id)}/rotate`, { grace_period_seconds: Number($('rotate-grace').value) });
+    const id = encodeURIComponent(target.key.id);
+    const path = target.scope === 'service' ? `/orgs/${encodeURIComponent(state.me.org_id)}/service-keys/${id}/rotate` : `/api-keys/${id}/rotate`;
+    const rotated = await api('POST', path, { grace_period_seconds: Number($('rotate-grace').value) });
     const { key, ...record } = rotated;
+    if (target.scope === 'service') {
+      await loadServiceKeys();
+      const dialog = $('rotate-dialog');
+      dialog.returnFocus = null;
+      dialog.close();
+      openReveal(key, record, 'rotated');
+      return;
+    }
     const merged = { ...target.key, ...record };
     state.keys = state.keys.map((k) => (k.id === merged.id ? merged : k));
     renderKeys();
@@ -1190,7 +1204,7 @@ const isManager = () => state.me && (state.me.org_role === 'owner' || state.me.o
 async function loadOrgAdmin() {
   if (!isManager()) return false;
   await loadMembers();
-  const shown = await Promise.all([loadOrgKeys(), loadAudit(), loadWebhooks()]);
+  const shown = await Promise.all([loadOrgKeys(), loadServiceKeys(), loadAudit(), loadWebhooks()]);
   return shown.some(Boolean);
 }
 
@@ -1277,6 +1291,75 @@ async function loadOrgKeys({ more = false } = {}) {
   });
   if (next !== false && next !== undefined) state.orgKeysCursor = next;
   return next !== false;
+}
+
+// Service keys: the org's own keys, for owners and admins ---------------------------------------
+
+/** Who minted a service key: you, a member's e-mail, or (no longer a member) "a former member". */
+const creatorName = (key) => (key.created_by === state.me?.user_id ? 'you' : (state.members?.get(key.created_by) ?? 'a former member'));
+
+async function loadServiceKeys({ more = false } = {}) {
+  const org = encodeURIComponent(state.me.org_id);
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (more && state.serviceKeysCursor) query.set('cursor', state.serviceKeysCursor);
+  const next = await loadAdminList({
+    block: 'service-keys-block',
+    error: 'service-keys-error',
+    list: 'service-keys-list',
+    more: 'service-keys-more',
+    path: `/orgs/${org}/service-keys?${query}`,
+    emptyText: 'No service keys yet.',
+    render: (data) => {
+      const rows = listOf(data, 'keys', 'items').map((key) => {
+        const badge = keyBadge(key);
+        const name = keyName(key);
+        return h(
+          'tr',
+          { 'data-service-key-id': key.id, 'data-status': keyStatus(key) },
+          h('th', { scope: 'row', 'data-label': 'Name', tabindex: '-1' }, h('span', { class: 'name-text', text: name })),
+          h('td', { 'data-label': 'Created by', text: creatorName(key) }),
+          h('td', { 'data-label': 'Key' }, h('code', { class: 'masked-key', text: maskedKey(key) })),
+          h('td', { 'data-label': 'Status' }, h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text })),
+          h('td', { 'data-label': 'Last used' }, timeCell(key.last_used_at, 'Never')),
+          h(
+            'td',
+            { 'data-label': 'Actions', class: 'cell-actions' },
+            keyStatus(key) === 'active' ? h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Rotate service key ${name}`, text: 'Rotate', onclick: (e) => openRotate(key, e.currentTarget, 'service') }) : null,
+            key.revoked_at ? null : h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke service key ${name}`, text: 'Revoke', onclick: (e) => openRevoke(key, e.currentTarget, 'service') }),
+          ),
+        );
+      });
+      const list = $('service-keys-list');
+      const body = more ? list.querySelector('tbody') : null;
+      if (body) body.append(...rows);
+      else list.replaceChildren(...(rows.length ? [dataTable('Service keys of this organisation', ['Name', 'Created by', 'Key', 'Status', 'Last used', h('span', { class: 'visually-hidden', text: 'Actions' })], rows)] : []));
+    },
+  });
+  if (next !== false && next !== undefined) state.serviceKeysCursor = next;
+  return next !== false;
+}
+
+async function onCreateServiceKey(event) {
+  event.preventDefault();
+  const submit = $('service-key-submit');
+  const scopes = [...document.querySelectorAll('input[name="service-scope"]:checked')].map((box) => box.value);
+  const body = { name: $('service-key-name').value };
+  if (scopes.length > 0) body.scopes = scopes;
+  clearAlert($('service-keys-error'));
+  submit.disabled = true;
+  try {
+    const minted = await api('POST', `/orgs/${encodeURIComponent(state.me.org_id)}/service-keys`, body);
+    const { key, ...record } = minted;
+    $('service-key-name').value = '';
+    await Promise.all([loadServiceKeys(), loadOrgKeys()]);
+    openReveal(key, record, 'created');
+  } catch (err) {
+    if (handledElsewhere(err)) return;
+    showAlert($('service-keys-error'), err);
+    $('service-keys-error').focus();
+  } finally {
+    submit.disabled = false;
+  }
 }
 
 /** The audit filter's actions, from the route's own OpenAPI enum (so new actions appear by themselves). */
@@ -1511,6 +1594,8 @@ function init() {
   $('revoke-name').addEventListener('input', onRevokeNameInput);
   $('revoke-cancel').addEventListener('click', () => $('revoke-dialog').close());
   $('rotate-form').addEventListener('submit', (e) => void confirmRotate(e));
+  $('service-key-form').addEventListener('submit', (e) => void onCreateServiceKey(e));
+  $('service-keys-more').addEventListener('click', () => void loadServiceKeys({ more: true }));
   $('rotate-cancel').addEventListener('click', () => $('rotate-dialog').close());
   for (const dialog of document.querySelectorAll('dialog')) {
     dialog.addEventListener('keydown', trapFocus);

@@ -23,6 +23,7 @@ interface RawVerificationRow {
   email: string | null;
   role: Role | null;
   plan: Plan | null;
+  user_kind: string | null;
   member_count: number | null;
   asks: number | null;
   retrieves: number | null;
@@ -47,6 +48,7 @@ const toVerificationRow = (r: RawVerificationRow): KeyVerificationRow => ({
   role: r.role,
   plan: r.plan,
   memberCount: Number(r.member_count ?? 0),
+  service: r.user_kind === 'service',
   usage: { asks: r.asks ?? 0, retrieves: r.retrieves ?? 0, imports: r.imports ?? 0, captures: r.captures ?? 0 },
 });
 

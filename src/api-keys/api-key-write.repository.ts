@@ -6,7 +6,7 @@ import { auditInsertValues, auditRowsJson, auditTemplateJson, type AuditTemplate
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import type { Scope } from '../common/roles.js';
 import { pgPool } from '../database/pg-pool.js';
-import { outboxParams, type OutboxEvent } from '../events/event-types.js';
+import { outboxParams, type EventType, type OutboxEvent } from '../events/event-types.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { revokedKey, type RevokedKey, type RevokedRow } from './api-key.repository.js';
 import { LOCK_COUNT_SQL, MINT_BATCH_SQL, mintSql, RECOUNT_SQL, revokeWritingSql } from './api-key.sql.js';
@@ -22,6 +22,8 @@ export interface NewApiKey {
   scopes: Scope[];
   expiresAt: Date | null;
   createdAt: Date;
+  /** A service key's minting owner or admin; omitted or null for a personal key. */
+  createdBy?: string | null;
 }
 
 /** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
@@ -37,14 +39,14 @@ export interface MintWrite {
 export interface RevokeWrite {
   /** The audit event's template (AuditService.prepareTemplate); the statement adds org, key id and details. Null: none. */
   audit: { template: AuditTemplate; withOwner: boolean } | null;
-  /** `api_key.revoked` with the key's masked fields and `revoked_by`; null when events are off. */
-  event: { revokedBy: string } | null;
+  /** The event (`type`, default `api_key.revoked`) with the key's masked fields and `revoked_by`; null when events are off. */
+  event: { revokedBy: string; type?: EventType } | null;
 }
 
 type Outcome = 'minted' | 'full' | 'check';
 
 const mintedEntity = (k: NewApiKey): ApiKeyEntity =>
-  Object.assign(new ApiKeyEntity(), { ...k, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
+  Object.assign(new ApiKeyEntity(), { ...k, createdBy: k.createdBy ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
 
 /**
  * The key changes that carry their audit and outbox events in the same SQL statement: a mint
@@ -93,8 +95,9 @@ export class ApiKeyWriteRepository {
     const values: unknown[] = [keyId, owner, at];
     if (write.audit) values.push(auditTemplateJson(write.audit.template));
     if (write.event) values.push(write.event.revokedBy);
-    const name = `kui_revoke_${scope}${write.audit ? (write.audit.withOwner ? '_ao' : '_a') : ''}${write.event ? '_e' : ''}`;
-    const { rows } = await pgPool(this.db).query<RevokedRow>({ name, text: revokeWritingSql(scope, write.audit, write.event !== null), values });
+    const type = write.event?.type ?? 'api_key.revoked';
+    const name = `kui_revoke_${scope}${write.audit ? (write.audit.withOwner ? '_ao' : '_a') : ''}${write.event ? `_e_${type}` : ''}`;
+    const { rows } = await pgPool(this.db).query<RevokedRow>({ name, text: revokeWritingSql(scope, write.audit, write.event !== null, type), values });
     return revokedKey(rows[0]);
   }
 
@@ -108,7 +111,7 @@ export class ApiKeyWriteRepository {
       cap,
       key: {
         id: k.id, user_id: k.userId, org_id: k.orgId, name: k.name, lookup: k.lookup, last4: k.last4, key_hash: `\\x${k.keyHash.toString('hex')}`,
-        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null,
+        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null, created_by: k.createdBy ?? null,
       },
     }));
     const audits = items.flatMap(({ write }) => (write.audit ? [write.audit] : []));
@@ -169,5 +172,6 @@ function mintValues(write: MintWrite): unknown[] {
   const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, null];
   if (write.audit) values.push(...auditInsertValues(write.audit));
   if (write.event) values.push(...outboxParams(write.event));
+  values.push(k.createdBy ?? null);
   return values;
 }

@@ -47,6 +47,10 @@ export class ApiKeyEntity {
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt: Date | null;
 
+  /** A service key's minting owner or admin (its `userId` is the org's service account); null for a personal key. */
+  @Column({ name: 'created_by', type: 'uuid', nullable: true })
+  createdBy: string | null;
+
   /** Rotation: the replaced secret's lookup, hash and the end of its grace period (all null outside one). */
   @Column({ name: 'previous_lookup', type: 'text', nullable: true, unique: true })
   previousLookup: string | null;

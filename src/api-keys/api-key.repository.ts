@@ -27,6 +27,8 @@ export interface KeyRow extends ApiKeyEntity {
 export interface OrgKeyRow extends KeyRow {
   ownerEmail: string | null;
   ownerIsMember: boolean;
+  /** `service`: the key is a service key, held by the org's service account. */
+  ownerKind: 'person' | 'service' | null;
 }
 
 export interface KeyListFilter {

@@ -5,28 +5,32 @@
 import type { KeysetPosition } from '../common/pagination.js';
 import { scrubCredentialsSql } from '../common/request-context.js';
 import { auditInsertManySql, auditInsertPerRowSql, auditInsertSql } from '../audit/audit.repository.js';
-import { keyEventPerRowSql, outboxInsertSql } from '../events/event-types.js';
+import { keyEventPerRowSql, outboxInsertSql, type EventType } from '../events/event-types.js';
+import { orgPeopleCountSql } from '../directory/org-people.sql.js';
 import { activeKeySql, keyStateSql, type KeyState } from './key-state.js';
 
 /** An api_keys row aliased `k`, as ApiKeyEntity. */
 export const ENTITY_COLUMNS = `k.id, k.user_id AS "userId", k.org_id AS "orgId", k.name, k.lookup, k.last4, k.key_hash AS "keyHash", k.scopes,
   k.created_at AS "createdAt", k.expires_at AS "expiresAt", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
-  k.previous_lookup AS "previousLookup", k.previous_key_hash AS "previousKeyHash", k.previous_expires_at AS "previousExpiresAt"`;
+  k.previous_lookup AS "previousLookup", k.previous_key_hash AS "previousKeyHash", k.previous_expires_at AS "previousExpiresAt",
+  k.created_by AS "createdBy"`;
 
 // ---- Minting under the cap ---------------------------------------------------------------
 
 /**
  * One mint: `slot` locks the pair's count row if it is below the cap ($11; null: no check, the
  * caller holds the lock and has counted); every other part runs only if `slot` found it.
- * Parameters: the key $1-$10, the cap $11, the audit event from $12 (14 values), the outbox event after it.
+ * Parameters: the key $1-$10, the cap $11, the audit event from $12 (14 values), the outbox event after it,
+ * and last the key's `created_by` (a service key's minting admin, else null).
  */
 export function mintSql(withAudit: boolean, withEvent: boolean): string {
+  const createdBy = 12 + (withAudit ? 14 : 0) + (withEvent ? 4 : 0);
   const parts = [
     `slot AS (
        SELECT 1 FROM api_key_counts WHERE user_id = $2::uuid AND org_id = $3::uuid AND ($11::int IS NULL OR unrevoked < $11::int) FOR UPDATE)`,
     `k AS (
-       INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at)
-       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::bytea, $8::text[], $9::timestamptz, $10::timestamptz FROM slot
+       INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, created_by)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::bytea, $8::text[], $9::timestamptz, $10::timestamptz, $${createdBy}::uuid FROM slot
        RETURNING id)`,
   ];
   if (withAudit) parts.push(`a AS (${auditInsertSql(12, 'k')})`);
@@ -73,8 +77,8 @@ export const MINT_BATCH_SQL = `
     RETURNING user_id, org_id, unrevoked),
   slot AS (SELECT * FROM locked UNION ALL SELECT * FROM seeded),
   k AS (
-    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at)
-    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at
+    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, created_by)
+    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at, r.created_by
       FROM (SELECT i.*, row_number() OVER (PARTITION BY i.user_id, i.org_id ORDER BY i.n) AS place FROM input i) r
       JOIN slot s ON s.user_id = r.user_id AND s.org_id = r.org_id
      WHERE s.unrevoked + r.place <= r.cap
@@ -136,7 +140,7 @@ export function keyPageSql(filter: KeyPageFilter, withOwner: boolean): { text: s
     conditions.push(`(k.created_at, k.id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
   }
   values.push(filter.take);
-  const owner = withOwner ? `, u.email AS "ownerEmail", (m.user_id IS NOT NULL) AS "ownerIsMember"` : '';
+  const owner = withOwner ? `, u.email AS "ownerEmail", (m.user_id IS NOT NULL) AS "ownerIsMember", u.kind AS "ownerKind"` : '';
   const joins = withOwner
     ? `LEFT JOIN users u ON u.id = k.user_id
        LEFT JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.user_id`
@@ -184,17 +188,17 @@ export const revokeSql = (scope: RevokeScope) => `UPDATE api_keys k
 
 /**
  * A revoke with its audit event (template $4, details from the row: `name` scrubbed and, with
- * `withOwner`, `owner_id`) and its `api_key.revoked` event (`revoked_by` $5, or $4 without audit),
- * each only when this statement revoked the key: one round trip, one commit.
+ * `withOwner`, `owner_id`) and its event `eventType` (`api_key.revoked` unless said; `revoked_by`
+ * $5, or $4 without audit), each only when this statement revoked the key: one round trip, one commit.
  */
-export function revokeWritingSql(scope: RevokeScope, audit: { withOwner: boolean } | null, withEvent: boolean): string {
+export function revokeWritingSql(scope: RevokeScope, audit: { withOwner: boolean } | null, withEvent: boolean, eventType: EventType = 'api_key.revoked'): string {
   const parts = [`r AS (${revokeSql(scope)})`, `changed AS (SELECT * FROM r WHERE was IS NULL)`];
   let param = 4;
   if (audit) {
     const details = [`'name', ${scrubCredentialsSql('r.name')}`, ...(audit.withOwner ? [`'owner_id', r.user_id`] : [])];
     parts.push(`a AS (${auditInsertPerRowSql(param++, 'changed', `jsonb_build_object(${details.join(', ')})`)})`);
   }
-  if (withEvent) parts.push(`o AS (${keyEventPerRowSql('api_key.revoked', 'changed', `jsonb_build_object('revoked_by', $${param}::uuid)`)})`);
+  if (withEvent) parts.push(`o AS (${keyEventPerRowSql(eventType, 'changed', `jsonb_build_object('revoked_by', $${param}::uuid)`)})`);
   return `WITH ${parts.join(',\n')}\nSELECT * FROM r`;
 }
 
@@ -229,9 +233,8 @@ const VERIFY_WHERE = `k.lookup = ANY($1::text[]) OR (k.previous_lookup = ANY($1:
  */
 export const VERIFY_WITH_DIRECTORY_SQL = `
   SELECT ${VERIFY_COLUMNS},
-         u.email, m.role, o.plan,
-         CASE WHEN m.role IS NULL THEN 0
-              ELSE (SELECT count(*)::int FROM memberships c WHERE c.org_id = k.org_id) END AS member_count,
+         u.email, m.role, o.plan, u.kind AS user_kind,
+         CASE WHEN m.role IS NULL THEN 0 ELSE ${orgPeopleCountSql('k.org_id')} END AS member_count,
          uc.asks, uc.retrieves, uc.imports, uc.captures
     FROM api_keys k
     LEFT JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.user_id
@@ -243,7 +246,7 @@ export const VERIFY_WITH_DIRECTORY_SQL = `
 /** The same when a host's directory answers for owners: the keys and meters only. */
 export const VERIFY_KEYS_ONLY_SQL = `
   SELECT ${VERIFY_COLUMNS},
-         NULL::text AS email, NULL::text AS role, NULL::text AS plan, 0 AS member_count,
+         NULL::text AS email, NULL::text AS role, NULL::text AS plan, NULL::text AS user_kind, 0 AS member_count,
          uc.asks, uc.retrieves, uc.imports, uc.captures
     FROM api_keys k
     LEFT JOIN usage_counters uc ON uc.org_id = k.org_id AND uc.day = $2::date

@@ -15,7 +15,8 @@ import { LapsedSecretsJob } from './lapsed-secrets.job.js';
 @Module({
   imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
   providers: [KeyChanges, ApiKeysService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob],
-  exports: [ApiKeysService],
+  // KeyChanges: the service-keys feature mints, rotates and revokes through the same unit of work.
+  exports: [ApiKeysService, KeyChanges],
 })
 export class ApiKeysModule {
   /** The same module with its HTTP routes mounted. */

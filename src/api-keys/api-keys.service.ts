@@ -144,6 +144,8 @@ export class ApiKeysService {
       keys: items.map((k) => {
         const record: OrgApiKeyRecord = { ...toApiKeyRecord(k, now), user_id: k.userId, owner_status: k.ownerIsMember ? 'member' : 'removed', state: k.state };
         if (k.ownerEmail) record.owner_email = k.ownerEmail;
+        if (k.ownerKind === 'service') record.owner = { type: 'org' };
+        if (k.createdBy) record.created_by = k.createdBy;
         return record;
       }),
     };

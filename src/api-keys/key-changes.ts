@@ -22,7 +22,7 @@ import { VerificationInvalidation } from '../auth/verification-cache/verificatio
 import { Transactions } from '../database/transactions.js';
 import { ActivityEvents, type ActivityEvent } from '../events/activity-events.js';
 import { EventOutbox } from '../events/event-outbox.js';
-import type { OutboxEvent } from '../events/event-types.js';
+import type { EventType, OutboxEvent } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyWriteRepository, type NewApiKey } from './api-key-write.repository.js';
 import { ApiKeyRepository, type NewSecret, type RevokedKey } from './api-key.repository.js';
@@ -41,8 +41,8 @@ export interface RevokeChange {
   change: { scope: 'user_id' | 'org_id'; owner: string; keyId: string; at: Date };
   /** The statement adds the org, the key's id and the details `name` and, `withOwner`, `owner_id`. */
   audit: KeyAuditTemplate & { withOwner: boolean };
-  /** `api_key.revoked`, named after the revoker. */
-  event: { revokedBy: string };
+  /** `api_key.revoked` (or `type`: a service key's `service_key.revoked`), named after the revoker. */
+  event: { revokedBy: string; type?: EventType };
 }
 
 export interface RotateChange {

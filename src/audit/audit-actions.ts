@@ -10,6 +10,10 @@ export const AUDIT_ACTIONS = [
   'api_key.rotated',
   'api_key.revoked_by_admin',
   'api_key.revoked_as_leaked',
+  // Service keys (an org's keys, held by its service account)
+  'service_key.minted',
+  'service_key.rotated',
+  'service_key.revoked',
   // Orgs and members (today through the operator CLI)
   'org.created',
   'org.plan_changed',

@@ -75,7 +75,8 @@ export interface AuditEntry {
 export function actorOf(principal: Principal): { actor: AuditActor; credential: AuditCredential } {
   return {
     actor: { type: 'user', id: principal.userId },
-    credential: { type: principal.kind, id: principal.keyId ?? null },
+    // A service key is an API key as a credential.
+    credential: { type: principal.kind === 'session' ? 'session' : 'api_key', id: principal.keyId ?? null },
   };
 }
 

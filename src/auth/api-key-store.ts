@@ -21,6 +21,8 @@ export interface KeyVerificationRow {
   role: Role | null;
   plan: Plan | null;
   memberCount: number;
+  /** The owner is a service account (a service key); false with a host's directory. */
+  service?: boolean;
   /** The key's org's meters on the day the batch was verified for (zeros when nothing was charged). */
   usage: Counters;
 }

@@ -109,7 +109,7 @@ export class ApiKeyVerifier {
     this.lastUsed.touch(row.id, row.lastUsedAt, now);
     this.metrics.verification('ok');
     const principal: Principal = {
-      kind: 'api_key',
+      kind: row.service ? 'service' : 'api_key',
       keyId: row.id,
       userId: row.userId,
       email: row.email,

@@ -35,6 +35,8 @@ interface AuthRequest {
  */
 const AUTHENTICATED = Symbol('kui.authenticated');
 
+const INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token", error_description="The credential is invalid, expired or revoked"';
+
 /** `@nestjs/common` exports the HTTP host only through ExecutionContext's signature. */
 type HttpArgumentsHost = ReturnType<ExecutionContext['switchToHttp']>;
 
@@ -123,18 +125,19 @@ export class CredentialGuard implements CanActivate {
   private accepted(ctx: ExecutionContext, request: AuthRequest, principal: Principal, admission: Admission): boolean | Promise<boolean> {
     request.user = principal;
     admission.succeeded();
-    if (principal.kind === 'session' && this.modeOf(ctx) !== 'session') {
+    if (principal.kind === 'session') {
+      // Session-only routes resolve no org, but a service account's session is refused on them too.
       let pending: void | Promise<void>;
       try {
-        pending = this.sessionOrgs.resolve(principal);
+        pending = this.modeOf(ctx) === 'session' ? this.sessionOrgs.requirePerson(principal) : this.sessionOrgs.resolve(principal);
       } catch (error) {
-        throw this.mapError(error);
+        throw this.resolveFailed(ctx, error);
       }
       if (pending) {
         return pending.then(
           () => (request[AUTHENTICATED] = true),
           (error: unknown) => {
-            throw this.mapError(error);
+            throw this.resolveFailed(ctx, error);
           },
         );
       }
@@ -155,8 +158,17 @@ export class CredentialGuard implements CanActivate {
     setResponseHeader(
       http.getResponse(),
       'WWW-Authenticate',
-      given ? 'Bearer error="invalid_token", error_description="The credential is invalid, expired or revoked"' : 'Bearer',
+      given ? INVALID_TOKEN_CHALLENGE : 'Bearer',
     );
+    return error;
+  }
+
+  /** An error of the session's org resolution; a refused session (401) carries its WWW-Authenticate. */
+  private resolveFailed(ctx: ExecutionContext, failure: unknown): unknown {
+    const error = this.mapError(failure);
+    if (error instanceof UnauthorizedException) {
+      setResponseHeader(ctx.switchToHttp().getResponse(), 'WWW-Authenticate', INVALID_TOKEN_CHALLENGE);
+    }
     return error;
   }
 

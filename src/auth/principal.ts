@@ -1,8 +1,12 @@
 import type { Plan, Role, Scope } from '../common/roles.js';
 
-/** The one identity both credentials produce. Routes read it with `@CurrentPrincipal()`. */
+/**
+ * The one identity both credentials produce. Routes read it with `@CurrentPrincipal()`. `kind`:
+ * a browser session, a personal API key, or `service`: a service key (an org's key, held by the
+ * org's service account, `userId`), which is an API key in every other respect (`keyId` set).
+ */
 export interface Principal {
-  kind: 'session' | 'api_key';
+  kind: 'session' | 'api_key' | 'service';
   userId: string;
   email: string;
   /** The org the credential operates in; null for a session with no resolvable org. */

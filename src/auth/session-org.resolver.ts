@@ -1,4 +1,4 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, NotFoundException, UnauthorizedException } from '@nestjs/common';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import { roleCeiling } from '../common/roles.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
@@ -14,6 +14,11 @@ async function settle<T>(call: () => Promise<T>): Promise<Settled<T>> {
   } catch (error) {
     return { ok: false, error };
   }
+}
+
+/** A service account never signs in: a session naming one is refused like an invalid credential. */
+function refuseServiceAccount(orgs: MemberContext[]): void {
+  if (orgs.some((o) => o.service)) throw new UnauthorizedException(ERRORS.credentialInvalid);
 }
 
 interface Lookup {
@@ -61,7 +66,19 @@ export class SessionOrgResolver {
     return this.lookup(principal.userId, requested).then((orgs) => this.apply(principal, requested, orgs));
   }
 
+  /**
+   * For routes that resolve no org (session only): refuses a service account's session (401) from
+   * the same cached lookup as the user's orgs. Only the built-in directory has service accounts.
+   */
+  requirePerson(principal: Principal): void | Promise<void> {
+    if (!this.directory.ownTables) return;
+    const hit = this.cached ? this.cache.session(principal.userId, null) : undefined;
+    if (hit) return refuseServiceAccount(hit);
+    return this.lookup(principal.userId, null).then(refuseServiceAccount);
+  }
+
   private apply(principal: Principal, requested: string | null, orgs: MemberContext[]): void {
+    refuseServiceAccount(orgs);
     if (requested && orgs.length === 0) throw new NotFoundException(ERRORS.orgNotFound);
     if (orgs.length !== 1) return;
     const [org] = orgs;

@@ -10,6 +10,7 @@ import { Settings } from '../settings/settings.js';
 import { DirectoryAdminRepository } from '../directory/directory-admin.repository.js';
 import { UsageService } from '../usage/usage.service.js';
 import { OrgVersionRepository } from '../versioning/org-version.repository.js';
+import { SERVICE_ACCOUNT_DOMAIN } from '../service-keys/service-account.repository.js';
 import type { Meter } from '../common/meters.js';
 
 /** A failure the operator can act on; its message goes to stderr as it is. */
@@ -75,6 +76,8 @@ export class DirectoryAdminService {
   }
 
   async createUser(email: string, id: string | null) {
+    // Service accounts' addresses: a person holding one would keep that org from holding service keys.
+    if (email.toLowerCase().endsWith(`@${SERVICE_ACCOUNT_DOMAIN}`)) throw new AdminError(`e-mail addresses @${SERVICE_ACCOUNT_DOMAIN} are reserved for service accounts`);
     const user = await this.repo.createUser(email, id);
     if (!user) throw new AdminError(`a user with e-mail ${email}${id ? ` or id ${id}` : ''} already exists`);
     return user;

@@ -35,6 +35,11 @@ export const ERRORS = {
   tooManyMints: (seconds: number) => `Too many keys minted by this user (MINT_RATE_LIMIT per minute); retry in ${seconds} s`,
   keyRevokedCannotRotate: 'This API key is revoked: it cannot be rotated',
   keyExpiredCannotRotate: 'This API key has expired: it cannot be rotated',
+  serviceKeyNotFound: 'Service key not found',
+  serviceKeysNeedOwnDirectory: 'Service keys need the built-in org directory; this deployment reads orgs and members from its host',
+  tooManyServiceKeys: (cap: number) =>
+    `This organisation already holds ${cap} active service keys (the limit, MAX_ACTIVE_SERVICE_KEYS_PER_ORG): revoke one before minting another`,
+  serviceAccountAddressTaken: 'The service account address of this organisation is held by a person; it cannot hold service keys',
 
   // Usage
   keyUsageAdminsOnly: 'Only owners and admins of the organisation can read its keys’ usage',

@@ -126,6 +126,7 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
       maxEntries: env.VERIFICATION_CACHE_MAX_ENTRIES,
     },
     maxActiveKeysPerUserOrg: env.MAX_ACTIVE_KEYS_PER_USER_ORG,
+    maxActiveServiceKeysPerOrg: env.MAX_ACTIVE_SERVICE_KEYS_PER_ORG,
     mintRatePerMinute: env.MINT_RATE_LIMIT,
     sessionMaxAgeSeconds: env.SESSION_MAX_AGE,
     usage: { retentionDays: env.USAGE_RETENTION_DAYS, synchronousCommit: env.USAGE_SYNCHRONOUS_COMMIT },

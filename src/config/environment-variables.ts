@@ -134,4 +134,8 @@ export class EnvironmentVariables extends BaseEnvironment {
   /** When set, /metrics is served on this port only (0: any free port), not on PORT. */
   @Transform(emptyToUndefined) @Transform(toInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
   METRICS_PORT?: number;
+
+  /** Active service keys an org may hold (mint beyond: 409). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100_000)
+  MAX_ACTIVE_SERVICE_KEYS_PER_ORG = 100;
 }

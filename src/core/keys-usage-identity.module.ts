@@ -6,6 +6,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { OrgsModule } from '../orgs/orgs.module.js';
+import { ServiceKeysModule } from '../service-keys/service-keys.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { checkDataSourceSchema, checkDirectoryScope, checkMigrated, checkSingleRoot } from './boot-checks.js';
 import { CoreModule } from './core.module.js';
@@ -60,13 +61,15 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
 
   private static assemble(base: DynamicModule, extras: KeysUsageIdentityExtras): DynamicModule {
     const mount = extras.mountControllers !== false;
+    const apiKeys = mount ? ApiKeysModule.withHttp() : ApiKeysModule;
+    const serviceKeys = ServiceKeysModule.register(apiKeys, mount);
     const features = mount
-      ? [ApiKeysModule.withHttp(), UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp()]
-      : [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule];
+      ? [apiKeys, UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp(), serviceKeys]
+      : [apiKeys, UsageModule, IdentityModule, AuditModule, OrgsModule, serviceKeys];
     // RouterModule prefixes only the modules it names, so the host's own routes keep their paths.
     const prefix = extras.routePrefix?.replace(/^\/+|\/+$/g, '') ?? '';
     const routes = mount && prefix
-      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule] }])]
+      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule, ServiceKeysModule] }])]
       : [];
     return {
       module: KeysUsageIdentityModule,

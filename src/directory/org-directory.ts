@@ -7,7 +7,10 @@ export interface MemberContext {
   email: string;
   role: Role;
   plan: Plan;
+  /** The org's people (service accounts are not counted). */
   memberCount: number;
+  /** Set when the user is a service account (built-in directory only): it holds service keys and never signs in. */
+  service?: true;
 }
 
 /** What minting needs to know about the caller in the target org. */

@@ -13,6 +13,8 @@ import {
   type UserOrgSummary,
 } from './org-directory.js';
 import { pgPool } from '../database/pg-pool.js';
+import { orgPeopleCountSql } from './org-people.sql.js';
+import type { UserKind } from './user.entity.js';
 
 interface MemberRow {
   user_id: string;
@@ -21,6 +23,7 @@ interface MemberRow {
   role: Role;
   plan: Plan;
   member_count: number;
+  kind: UserKind;
 }
 
 const toContext = (r: MemberRow): MemberContext => ({
@@ -30,11 +33,12 @@ const toContext = (r: MemberRow): MemberContext => ({
   role: r.role,
   plan: r.plan,
   memberCount: Number(r.member_count),
+  ...(r.kind === 'service' ? { service: true } : {}),
 });
 
 const MEMBER_SELECT = `
-  SELECT m.user_id, m.org_id, u.email, m.role, o.plan,
-         (SELECT count(*)::int FROM memberships c WHERE c.org_id = m.org_id) AS member_count
+  SELECT m.user_id, m.org_id, u.email, m.role, o.plan, u.kind,
+         ${orgPeopleCountSql('m.org_id')} AS member_count
     FROM memberships m
     JOIN users u ON u.id = m.user_id
     JOIN orgs o ON o.id = m.org_id`;
@@ -110,7 +114,7 @@ export class TypeOrmOrgDirectory extends OrgDirectory {
     return this.db.query(
       `SELECT u.id, u.email, m.role, date_trunc('milliseconds', m.created_at) AS "createdAt"
          FROM memberships m JOIN users u ON u.id = m.user_id
-        WHERE m.org_id = $1 AND ($2::timestamptz IS NULL OR (date_trunc('milliseconds', m.created_at), m.user_id) < ($2::timestamptz, $3::uuid))
+        WHERE m.org_id = $1 AND u.kind = 'person' AND ($2::timestamptz IS NULL OR (date_trunc('milliseconds', m.created_at), m.user_id) < ($2::timestamptz, $3::uuid))
         ORDER BY date_trunc('milliseconds', m.created_at) DESC, m.user_id DESC
         LIMIT $4`,
       [orgId, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit + 1],

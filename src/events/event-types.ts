@@ -11,6 +11,9 @@ export const EVENT_TYPES = [
   'api_key.leaked',
   'usage.threshold',
   'member.removed',
+  'service_key.created',
+  'service_key.rotated',
+  'service_key.revoked',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -44,6 +44,8 @@ export interface KeysUsageIdentityOptions {
   verificationCache?: VerificationCacheOptions;
   /** Active (not revoked, not expired) keys a user may hold per org; mint beyond it is a 409. Default 100. */
   maxActiveKeysPerUserOrg?: number;
+  /** Active service keys an org may hold (`POST /orgs/{org_id}/service-keys` beyond it is a 409). Default 100. */
+  maxActiveServiceKeysPerOrg?: number;
   /** Mints per user per minute (per instance) before 429 with Retry-After; 0 turns it off. Default 30. */
   mintRatePerMinute?: number;
   /** Longest a session JWT may live, in seconds from `iat` (or from now without `iat`). Default 86400. */

@@ -17,6 +17,7 @@ export class Settings {
   readonly planLimits: PlanLimits;
   readonly authFailureLimit: number;
   readonly maxActiveKeysPerUserOrg: number;
+  readonly maxActiveServiceKeysPerOrg: number;
   readonly mintRatePerMinute: number;
   readonly sessionMaxAgeSeconds: number;
   readonly clock: Clock;
@@ -41,6 +42,7 @@ export class Settings {
     this.planLimits = options.planLimits ?? DEFAULT_PLAN_LIMITS;
     this.authFailureLimit = options.authFailureLimit ?? 30;
     this.maxActiveKeysPerUserOrg = options.maxActiveKeysPerUserOrg ?? 100;
+    this.maxActiveServiceKeysPerOrg = options.maxActiveServiceKeysPerOrg ?? 100;
     this.mintRatePerMinute = options.mintRatePerMinute ?? 30;
     this.sessionMaxAgeSeconds = options.sessionMaxAgeSeconds ?? 86_400;
     this.clock = options.clock ?? new SystemClock();

@@ -44,7 +44,7 @@ export interface ChargeResult {
 
 /** The credential a principal charges as. */
 export function attributionOf(principal: Principal): Attribution {
-  return principal.kind === 'api_key' && principal.keyId
+  return principal.kind !== 'session' && principal.keyId
     ? { kind: 'api_key', credentialId: principal.keyId, userId: principal.userId }
     : { kind: 'session', credentialId: principal.userId, userId: principal.userId };
 }

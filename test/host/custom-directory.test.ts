@@ -140,4 +140,15 @@ describe.each(PLATFORMS)('a host on %s with its own OrgDirectory', (platform) =>
     expect((await host.api.delete(`/api-keys/${m.keyId}`, m.session)).status).toBe(204);
     expect((await host.api.get('/me', m.key)).status).toBe(401);
   });
+
+  it("answers 501 to the service-key routes: service accounts live in the built-in directory's tables only", async () => {
+    const m = await memberWithKey('owner', []);
+    for (const res of [
+      await host.api.post(`/orgs/${m.orgId}/service-keys`, m.session, {}),
+      await host.api.get(`/orgs/${m.orgId}/service-keys`, m.session),
+    ]) {
+      expect(res.status, res.text).toBe(501);
+      expect(res.body.message).toMatch(/built-in org directory/);
+    }
+  });
 });

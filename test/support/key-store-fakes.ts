@@ -46,7 +46,7 @@ export class FakeKeys {
     this.inserted.push(key);
     const failure = this.failInserts.shift();
     if (failure) throw failure;
-    const row: ApiKeyEntity = { ...key, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null };
+    const row: ApiKeyEntity = { ...key, createdBy: key.createdBy ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null };
     this.rows.push(row);
     // One statement: the events are written with the key or not at all. The fake audit's prepare returns the entry itself.
     if (write.audit) this.written.audit.push(write.audit as never);

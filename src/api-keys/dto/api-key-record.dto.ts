@@ -70,6 +70,12 @@ export class OrgApiKeyDto extends ApiKeyRecordDto {
 
   @ApiProperty({ enum: KEY_STATES })
   state: KeyState;
+
+  @ApiPropertyOptional({ description: 'Service keys only: `{ "type": "org" }`, a key the org owns (`user_id` is its service account).' })
+  owner?: { type: 'org' };
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Service keys only: the owner or admin who minted it.' })
+  created_by?: string;
 }
 
 @ApiSchema({ name: 'OrgApiKeyList' })
