@@ -22,6 +22,8 @@ export interface NewApiKey {
   scopes: Scope[];
   expiresAt: Date | null;
   createdAt: Date;
+  /** `pending` when the org's approval policy holds the key until an admin approves it. */
+  approval?: 'pending' | null;
 }
 
 /** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
@@ -44,7 +46,7 @@ export interface RevokeWrite {
 type Outcome = 'minted' | 'full' | 'check';
 
 const mintedEntity = (k: NewApiKey): ApiKeyEntity =>
-  Object.assign(new ApiKeyEntity(), { ...k, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
+  Object.assign(new ApiKeyEntity(), { ...k, approval: k.approval ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
 
 /**
  * The key changes that carry their audit and outbox events in the same SQL statement: a mint
@@ -108,7 +110,7 @@ export class ApiKeyWriteRepository {
       cap,
       key: {
         id: k.id, user_id: k.userId, org_id: k.orgId, name: k.name, lookup: k.lookup, last4: k.last4, key_hash: `\\x${k.keyHash.toString('hex')}`,
-        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null,
+        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null, approval: k.approval ?? null,
       },
     }));
     const audits = items.flatMap(({ write }) => (write.audit ? [write.audit] : []));
@@ -166,7 +168,7 @@ export class ApiKeyWriteRepository {
 
 function mintValues(write: MintWrite): unknown[] {
   const k = write.key;
-  const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, null];
+  const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, null, k.approval ?? null];
   if (write.audit) values.push(...auditInsertValues(write.audit));
   if (write.event) values.push(...outboxParams(write.event));
   return values;

@@ -56,4 +56,8 @@ export class ApiKeyEntity {
 
   @Column({ name: 'previous_expires_at', type: 'timestamptz', nullable: true })
   previousExpiresAt: Date | null;
+
+  /** Under the org's approval policy: `pending` until approved (then null), `denied` once refused; null for every other key. */
+  @Column({ type: 'text', nullable: true })
+  approval: 'pending' | 'denied' | null;
 }

@@ -10,6 +10,11 @@ export const AUDIT_ACTIONS = [
   'api_key.rotated',
   'api_key.revoked_by_admin',
   'api_key.revoked_as_leaked',
+  // The org's key policy
+  'api_key.approved',
+  'api_key.denied',
+  'api_key.revoked_as_stale',
+  'org.key_policy_updated',
   // Orgs and members (today through the operator CLI)
   'org.created',
   'org.plan_changed',

@@ -6,6 +6,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { OrgsModule } from '../orgs/orgs.module.js';
+import { KeyPoliciesModule } from '../key-policies/key-policies.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { checkDataSourceSchema, checkDirectoryScope, checkMigrated, checkSingleRoot } from './boot-checks.js';
 import { CoreModule } from './core.module.js';
@@ -61,12 +62,12 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
   private static assemble(base: DynamicModule, extras: KeysUsageIdentityExtras): DynamicModule {
     const mount = extras.mountControllers !== false;
     const features = mount
-      ? [ApiKeysModule.withHttp(), UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp()]
-      : [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule];
+      ? [ApiKeysModule.withHttp(), UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp(), KeyPoliciesModule.withHttp()]
+      : [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule, KeyPoliciesModule];
     // RouterModule prefixes only the modules it names, so the host's own routes keep their paths.
     const prefix = extras.routePrefix?.replace(/^\/+|\/+$/g, '') ?? '';
     const routes = mount && prefix
-      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule] }])]
+      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule, KeyPoliciesModule] }])]
       : [];
     return {
       module: KeysUsageIdentityModule,

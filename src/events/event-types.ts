@@ -9,6 +9,10 @@ export const EVENT_TYPES = [
   'api_key.expiring',
   'api_key.expired',
   'api_key.leaked',
+  'api_key.pending',
+  'api_key.approved',
+  'api_key.denied',
+  'api_key.stale_warning',
   'usage.threshold',
   'member.removed',
 ] as const;
