@@ -18,7 +18,8 @@ const SYSTEM = { type: 'system', id: null, source: 'stale_keys' } as const;
  * The periodic job `stale-keys`: in every org whose key policy sets `stale_after_days`, keys unused
  * that long (since their last use, or their mint if never used) are revoked, each audited with the
  * system as actor and announced as `api_key.revoked` with reason `stale`; `api_key.stale_warning`
- * goes out 7 days before. Each key is warned and revoked once whichever instance runs it: the
+ * goes out 7 days before (a key already past the threshold when the policy is set is revoked at
+ * the next run, unwarned). Each key is warned and revoked once whichever instance runs it: the
  * warning is recorded in the same statement that claims it, and the revoke only changes a key
  * that is still unrevoked and still idle (a key used meanwhile is left alone).
  */
@@ -40,7 +41,6 @@ export class StaleKeysJob {
     for (const { orgId, staleAfterDays } of await this.policies.withStaleThreshold()) {
       const now = this.settings.clock.now();
       const idleSince = new Date(now.getTime() - staleAfterDays * DAY_MS);
-      await this.warn(orgId, staleAfterDays, now);
       for (;;) {
         const ids = await this.keys.staleKeyIds(orgId, idleSince, now, BATCH);
         const n = await this.changes.revokeStale(
@@ -57,6 +57,8 @@ export class StaleKeysJob {
         // A batch where another instance revoked some first is still done: only a full batch may have more.
         if (ids.length < BATCH) break;
       }
+      // After the revokes, so a key revoked now is not also warned now.
+      await this.warn(orgId, staleAfterDays, now);
     }
     return revoked;
   }

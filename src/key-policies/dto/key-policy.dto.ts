@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsInt, IsObject, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { SCOPES, type Role, type Scope } from '../../common/roles.js';
@@ -13,26 +13,29 @@ const ScopeList = (field: string): PropertyDecorator => (target, key) => {
   EachIn(SCOPES, { message: `${field} may only contain ${SCOPES.join(' and ')}` })(target, key as string);
 };
 const SCOPE_LIST = { enum: SCOPES, isArray: true } as const;
+const SCOPE_ARRAY = { type: 'array' as const, items: { type: 'string' as const, enum: [...SCOPES] } };
+/** Inline, not a $ref: OpenAPI 3.0 cannot mark a referenced schema nullable. */
+const BY_ROLE_SCHEMA = {
+  type: 'object',
+  nullable: true,
+  additionalProperties: false,
+  properties: { owner: SCOPE_ARRAY, admin: SCOPE_ARRAY, member: SCOPE_ARRAY, viewer: SCOPE_ARRAY },
+} as ApiPropertyOptions;
 
-/** Per role, the scopes its members may grant a key (a role left out keeps its ceiling). */
-@ApiSchema({ name: 'AllowedScopesByRole', description: 'Unknown roles are refused (400). A role may not list a scope above its ceiling (a viewer holds decisions:read only).' })
+/** Per role, the scopes its members may grant a key (a role left out keeps its ceiling). Validation only: its OpenAPI schema is BY_ROLE_SCHEMA. */
 export class AllowedScopesByRoleDto implements Partial<Record<Role, Scope[]>> {
-  @ApiPropertyOptional(SCOPE_LIST)
   @present('owner')
   @ScopeList('allowed_scopes_by_role.owner')
   owner?: Scope[];
 
-  @ApiPropertyOptional(SCOPE_LIST)
   @present('admin')
   @ScopeList('allowed_scopes_by_role.admin')
   admin?: Scope[];
 
-  @ApiPropertyOptional(SCOPE_LIST)
   @present('member')
   @ScopeList('allowed_scopes_by_role.member')
   member?: Scope[];
 
-  @ApiPropertyOptional(SCOPE_LIST)
   @present('viewer')
   @ScopeList('allowed_scopes_by_role.viewer')
   viewer?: Scope[];
@@ -66,7 +69,7 @@ export class KeyPolicyDto {
   @Max(730, { message: STALE })
   stale_after_days?: number | null;
 
-  @ApiPropertyOptional({ type: () => AllowedScopesByRoleDto, nullable: true, description: 'Narrows what each role may grant its keys. Null: each role its ceiling.' })
+  @ApiPropertyOptional({ ...BY_ROLE_SCHEMA, description: 'Narrows what each role may grant its keys (a role left out keeps its ceiling; unknown roles are refused). Null: each role its ceiling.' })
   @given('allowed_scopes_by_role')
   @IsObject({ message: 'allowed_scopes_by_role must be an object of role: scopes' })
   @ValidateNested()
@@ -91,7 +94,7 @@ export class KeyPolicyRecordDto {
   @ApiProperty({ type: 'integer', nullable: true })
   stale_after_days: number | null;
 
-  @ApiProperty({ type: () => AllowedScopesByRoleDto, nullable: true })
+  @ApiProperty(BY_ROLE_SCHEMA)
   allowed_scopes_by_role: AllowedScopesByRoleDto | null;
 
   @ApiProperty({ ...SCOPE_LIST, nullable: true })
