@@ -1,7 +1,8 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { Scope } from '../common/roles.js';
 
 @Entity({ name: 'api_keys' })
+@Check('api_keys_approval_check', `approval IN ('pending', 'denied')`)
 @Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
 @Index('api_keys_org_id_idx', ['orgId'])
 @Index('api_keys_org_created_idx', ['orgId', 'createdAt', 'id'])

@@ -22,13 +22,14 @@ import { VerificationNotifyMoves1764910000000 } from '../database/migrations/176
 import { AuditOwnerOnlyRetention1764910001000 } from '../database/migrations/1764910001000-audit-owner-only-retention.js';
 import { OrgKeyPolicies1765300000000 } from '../database/migrations/1765300000000-org-key-policies.js';
 import { OrgKeyPolicyEntity } from '../key-policies/key-policy.entity.js';
+import { ApiKeyStaleWarningEntity } from '../api-keys/api-key-stale-warning.entity.js';
 import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
 export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity,
   EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity, ApiKeyCountEntity,
-  OrgKeyPolicyEntity];
+  OrgKeyPolicyEntity, ApiKeyStaleWarningEntity];
 export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000,
   Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000, ActiveKeysIndex1764700000000,
   ApiKeyCounts1764800000000, WebhookSecretRotation1764900500000, VerificationNotifyMoves1764910000000,

@@ -25,7 +25,6 @@ export class OrgKeyPolicies1765300000000 implements MigrationInterface {
         updated_by uuid
       )`);
     await q.query(`ALTER TABLE api_keys ADD COLUMN approval text CHECK (approval IN ('pending', 'denied'))`);
-    await q.query(`CREATE INDEX api_keys_pending_idx ON api_keys (org_id, created_at DESC) WHERE approval = 'pending'`);
     await q.query(`
       CREATE TABLE api_key_stale_warnings (
         key_id uuid PRIMARY KEY REFERENCES api_keys(id) ON DELETE CASCADE,
@@ -36,7 +35,6 @@ export class OrgKeyPolicies1765300000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await useDataSourceSchema(q);
     await q.query(`DROP TABLE api_key_stale_warnings`);
-    await q.query(`DROP INDEX api_keys_pending_idx`);
     await q.query(`ALTER TABLE api_keys DROP COLUMN approval`);
     await q.query(`DROP TABLE org_key_policies`);
   }
