@@ -1,18 +1,13 @@
-import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Role, Scope } from '../common/roles.js';
-import { OrgEntity } from '../directory/org.entity.js';
 
-/** An org's key policy (migration 1765300000000); an org without a row has none. */
+/** An org's key policy (migration 1765300000000); an org without a row has none. No foreign key: a host's directory may keep orgs elsewhere. */
 @Entity({ name: 'org_key_policies' })
 @Check('org_key_policies_max_lifetime_days_check', 'max_lifetime_days BETWEEN 1 AND 366')
 @Check('org_key_policies_stale_after_days_check', 'stale_after_days BETWEEN 30 AND 730')
 export class OrgKeyPolicyEntity {
   @PrimaryColumn({ name: 'org_id', type: 'uuid' })
   orgId: string;
-
-  @ManyToOne(() => OrgEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'org_id', foreignKeyConstraintName: 'org_key_policies_org_id_fkey' })
-  org?: Relation<OrgEntity>;
 
   @Column({ name: 'max_lifetime_days', type: 'integer', nullable: true })
   maxLifetimeDays: number | null;

@@ -2,7 +2,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
- * Org key policies: one row per org that set one (no row: no policy). `api_keys.approval` marks a
+ * Org key policies: one row per org that set one (no row: no policy). No foreign key to orgs, as
+ * for api_keys: a host with its own directory has no orgs table. `api_keys.approval` marks a
  * key minted under the approval policy (`pending`) or refused by an admin (`denied`); null for
  * every other key, so keys minted before this migration are untouched. `api_key_stale_warnings`
  * remembers which key was warned of its coming stale revoke, and when, so the warning is sent once
@@ -15,7 +16,7 @@ export class OrgKeyPolicies1765300000000 implements MigrationInterface {
     await useDataSourceSchema(q);
     await q.query(`
       CREATE TABLE org_key_policies (
-        org_id uuid PRIMARY KEY REFERENCES orgs(id) ON DELETE CASCADE,
+        org_id uuid PRIMARY KEY,
         max_lifetime_days integer CHECK (max_lifetime_days BETWEEN 1 AND 366),
         require_expiry boolean NOT NULL DEFAULT false,
         stale_after_days integer CHECK (stale_after_days BETWEEN 30 AND 730),
