@@ -61,9 +61,11 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
 
   private static assemble(base: DynamicModule, extras: KeysUsageIdentityExtras): DynamicModule {
     const mount = extras.mountControllers !== false;
+    // One object for the key feature: the policy feature imports this very module, not a copy.
+    const keys = mount ? ApiKeysModule.withHttp() : ApiKeysModule;
     const features = mount
-      ? [ApiKeysModule.withHttp(), UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp(), KeyPoliciesModule.withHttp()]
-      : [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule, KeyPoliciesModule];
+      ? [keys, UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp(), KeyPoliciesModule.register(keys, true)]
+      : [keys, UsageModule, IdentityModule, AuditModule, OrgsModule, KeyPoliciesModule.register(keys, false)];
     // RouterModule prefixes only the modules it names, so the host's own routes keep their paths.
     const prefix = extras.routePrefix?.replace(/^\/+|\/+$/g, '') ?? '';
     const routes = mount && prefix

@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { AuthModule } from '../auth/auth.module.js';
@@ -8,14 +8,19 @@ import { KeyPoliciesService } from './key-policies.service.js';
 import { KeyPolicyStoreModule } from './key-policy-store.module.js';
 import { StaleKeysJob } from './stale-keys.job.js';
 
-/** The org's key policy (GET/PUT /orgs/{org_id}/key-policy) and the stale-key sweep it drives. */
+/**
+ * The org's key policy (GET/PUT /orgs/{org_id}/key-policy) and the stale-key sweep it drives.
+ * `keys` is the key feature exactly as the root module imports it (the same object: plain, or
+ * its withHttp() form), so Nest builds that module once and every feature shares its one
+ * KeyChanges; a second copy would also mount the key routes twice.
+ */
 @Module({
-  imports: [AuthModule, ApiKeysModule, ApiKeyStoreModule, KeyPolicyStoreModule, PeriodicJobsModule],
+  imports: [AuthModule, ApiKeyStoreModule, KeyPolicyStoreModule, PeriodicJobsModule],
   providers: [KeyPoliciesService, StaleKeysJob],
   exports: [KeyPoliciesService],
 })
 export class KeyPoliciesModule {
-  static withHttp(): DynamicModule {
-    return { module: KeyPoliciesModule, controllers: [KeyPoliciesController] };
+  static register(keys: Type<ApiKeysModule> | DynamicModule, http: boolean): DynamicModule {
+    return { module: KeyPoliciesModule, imports: [keys], controllers: http ? [KeyPoliciesController] : [] };
   }
 }
