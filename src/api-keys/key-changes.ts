@@ -6,8 +6,9 @@
  *   events are one SQL statement and one round trip (api-key.sql.ts: MINT_BATCH_SQL / mintSql,
  *   revokeWritingSql), measured faster on the benchmarked mint and revoke routes than a
  *   transaction of four statements;
- * - one transaction (rotate, leaked revoke, and what comes next; ApiKeyRepository): `transact`
- *   runs the change on the transaction's manager, then AuditService.record and EventOutbox.write.
+ * - one transaction (rotate, leaked revoke, the org key policy's changes: the lifetime cut, approval
+ *   decisions, the stale sweep; ApiKeyRepository, ApiKeyPolicyRepository): `transact` runs the
+ *   change on the transaction's manager, then AuditService.record and EventOutbox.write.
  *
  * Either way the commit is followed by one tail (`committed`): wake the outbox relay, wait until
  * every serving instance has applied the change when it narrows what verifies, then emit the
