@@ -31,7 +31,7 @@ describe('org key policy', () => {
   const getPolicy = (t: TestApp, session: string, orgId: string) => t.api.get(`/orgs/${orgId}/key-policy`, session);
   const me = (t: TestApp, key: string) => t.api.get('/me', key);
   const events = async (orgId: string, type: string) =>
-    (await a.db.pool.query(`SELECT data FROM event_outbox WHERE org_id = $1 AND type = $2 ORDER BY id`, [orgId, type])).rows.map((r) => r.data);
+    (await a.db.pool.query(`SELECT data FROM event_outbox WHERE org_id = $1 AND type = $2 ORDER BY created_at`, [orgId, type])).rows.map((r) => r.data);
   const audits = async (orgId: string, action: string) => (await a.seed.auditEvents(orgId)).filter((e) => e.action === action);
 
   async function team() {
@@ -208,7 +208,7 @@ describe('org key policy', () => {
       await sweep();
       expect((await me(a, younger.key)).status).toBe(401);
       expect(await revokedNames()).toEqual(['idle', 'younger']);
-      expect((await events(w.orgId, 'api_key.revoked')).map((e) => e.name)).toEqual(['idle', 'younger']);
+      expect((await events(w.orgId, 'api_key.revoked')).map((e) => e.name).sort()).toEqual(['idle', 'younger']);
       expect(await audits(w.orgId, 'api_key.revoked_as_stale')).toHaveLength(2);
     });
   });
