@@ -10,7 +10,7 @@
  *   auth      auth/: strategies, guards, decorators, the principal, key verification. It reads
  *             api keys through its own ApiKeyStore port, which api-keys implements and the
  *             assembler binds, so auth never imports a feature.
- *   features  audit/ < api-keys/ < usage/, leaks/, service-keys/ < webhooks/, personal-data/; identity/, orgs/ and versioning/ import no feature
+ *   features  audit/ < api-keys/ < usage/, leaks/, service-keys/, key-policies/ < webhooks/, personal-data/; identity/, orgs/ and versioning/ import no feature
  *             (inside base: common/ < settings/ < config/, database/ beside settings; inside stores,
  *             directory/ and events/ import neither other)
  *   library   core/: the dynamic module a host imports (forRoot/forFeature), the ENTITIES/MIGRATIONS list
@@ -20,7 +20,7 @@
 const BASE = '^src/(common|settings|config)/|^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
 const STORES = '^src/(directory|events)/';
 const AUTH = '^src/auth/';
-const FEATURES = '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks|personal-data|versioning|service-keys)/';
+const FEATURES = '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks|personal-data|versioning|service-keys|key-policies)/';
 const LIBRARY = '^src/core/|^src/index[.]ts$';
 const SERVER =
   '^src/(main|bootstrap|app[.]module)[.]ts$|^src/(cli|http|health|metrics|account|observability)/|^src/database/(data-source-options|embedded|open-database|migrate-cli|roles)[.]ts$';
@@ -28,7 +28,7 @@ const SERVER =
 const up = (name, from, to, comment) => ({ name, severity: 'error', comment, from: { path: from }, to: { path: to } });
 /** A feature may import only the features listed for it (the one allowed direction between features). */
 const feature = (name, allowed) => {
-  const others = ['audit', 'api-keys', 'usage', 'identity', 'orgs', 'leaks', 'webhooks', 'personal-data', 'versioning', 'service-keys'].filter((f) => f !== name && !allowed.includes(f));
+  const others = ['audit', 'api-keys', 'usage', 'identity', 'orgs', 'leaks', 'webhooks', 'personal-data', 'versioning', 'service-keys', 'key-policies'].filter((f) => f !== name && !allowed.includes(f));
   return up(`feature-${name}`, `^src/${name}/`, `^src/(${others.join('|')})/`, `${name}/ may import ${allowed.length ? allowed.join(', ') : 'no other feature'}`);
 };
 
@@ -57,6 +57,7 @@ module.exports = {
     up('service-not-client', '^src/', '^packages/', 'the service never imports its client'),
     feature('versioning', []),
     feature('service-keys', ['api-keys', 'audit']),
+    feature('key-policies', ['api-keys', 'audit']),
     {
       name: 'no-unknown-folder',
       severity: 'error',

@@ -607,7 +607,9 @@ async function loadKeys({ more = false } = {}) {
 }
 
 function keyStatus(key, now = Date.now()) {
+  if (key.status === 'denied') return 'denied';
   if (key.revoked_at) return 'revoked';
+  if (key.status === 'pending') return 'pending';
   if (key.expires_at && Date.parse(key.expires_at) <= now) return 'expired';
   return 'active';
 }
@@ -615,6 +617,8 @@ function keyStatus(key, now = Date.now()) {
 /** The badge a key shows: its state, how soon it expires, or its rotation grace. */
 function keyBadge(key, now = Date.now()) {
   const status = keyStatus(key, now);
+  if (status === 'denied') return { variant: 'revoked', text: 'Denied', title: 'An admin denied this key: it never verifies' };
+  if (status === 'pending') return { variant: 'expiring', text: 'Pending approval', title: 'Does not verify until an owner or admin approves it' };
   if (status === 'revoked') return { variant: 'revoked', text: 'Revoked', title: `Revoked ${exactTime(key.revoked_at)}` };
   if (status === 'expired') return { variant: 'expired', text: 'Expired', title: `Expired ${exactTime(key.expires_at)}` };
   if (key.previous_secret_expires_at && Date.parse(key.previous_secret_expires_at) > now) {
@@ -1204,7 +1208,7 @@ const isManager = () => state.me && (state.me.org_role === 'owner' || state.me.o
 async function loadOrgAdmin() {
   if (!isManager()) return false;
   await loadMembers();
-  const shown = await Promise.all([loadOrgKeys(), loadServiceKeys(), loadAudit(), loadWebhooks()]);
+  const shown = await Promise.all([loadApprovals(), loadPolicy(), loadOrgKeys(), loadServiceKeys(), loadAudit(), loadWebhooks()]);
   return shown.some(Boolean);
 }
 
@@ -1248,6 +1252,107 @@ async function loadAdminList({ block, error, list, more, path, cursor, render, e
     show($(block), true);
     showAlert($(error), err, () => void loadAdminList({ block, error, list, more, path, cursor, render, emptyText, append }));
     return null;
+  }
+}
+
+// The org's key policy (owners set it, admins read it) and the keys it holds for approval.
+
+async function loadApprovals() {
+  const org = encodeURIComponent(state.me.org_id);
+  const next = await loadAdminList({
+    block: 'approvals-block',
+    error: 'approvals-error',
+    list: 'approvals-list',
+    more: null,
+    path: `/orgs/${org}/api-keys?state=pending&limit=100`,
+    emptyText: 'No keys are waiting for approval.',
+    render: (data) => {
+      const keys = listOf(data, 'keys', 'items');
+      const count = $('approvals-count');
+      count.textContent = String(keys.length);
+      count.setAttribute('aria-label', `${keys.length} waiting`);
+      show(count, keys.length > 0);
+      const rows = keys.map((key) => {
+        const owner = key.owner_email ?? state.members.get(key.user_id) ?? key.user_id ?? '';
+        const decide = (what) => (e) => void decideKey(key, what, e.currentTarget);
+        return h(
+          'tr',
+          { 'data-pending-key-id': key.id },
+          h('th', { scope: 'row', 'data-label': 'Name' }, h('span', { class: 'name-text', text: keyName(key) })),
+          h('td', { 'data-label': 'Minted by', text: owner }),
+          h('td', { 'data-label': 'Scopes', text: (key.scopes ?? []).join(', ') }),
+          h(
+            'td',
+            { 'data-label': 'Actions', class: 'cell-actions' },
+            h('button', { type: 'button', class: 'button primary small', 'aria-label': `Approve ${keyName(key)} (minted by ${owner})`, text: 'Approve', onclick: decide('approve') }),
+            h('button', { type: 'button', class: 'button danger small', 'aria-label': `Deny ${keyName(key)} (minted by ${owner})`, text: 'Deny', onclick: decide('deny') }),
+          ),
+        );
+      });
+      $('approvals-list').replaceChildren(...(rows.length ? [dataTable('Keys waiting for approval', ['Name', 'Minted by', 'Scopes', h('span', { class: 'visually-hidden', text: 'Actions' })], rows)] : []));
+    },
+  });
+  return next !== false;
+}
+
+async function decideKey(key, what, button) {
+  button.disabled = true;
+  clearAlert($('approvals-error'));
+  try {
+    await api('POST', `/orgs/${encodeURIComponent(state.me.org_id)}/api-keys/${encodeURIComponent(key.id)}/${what}`);
+    announce(what === 'approve' ? `${keyName(key)} approved.` : `${keyName(key)} denied.`);
+  } catch (err) {
+    if (!handledElsewhere(err)) showAlert($('approvals-error'), err);
+  }
+  button.disabled = false;
+  await Promise.all([loadApprovals(), loadOrgKeys()]);
+  $('approvals-title').focus();
+}
+
+async function loadPolicy() {
+  const org = encodeURIComponent(state.me.org_id);
+  clearAlert($('policy-error'));
+  try {
+    const policy = await api('GET', `/orgs/${org}/key-policy`);
+    state.policy = policy;
+    $('policy-lifetime').value = policy.max_lifetime_days ?? '';
+    $('policy-stale').value = policy.stale_after_days ?? '';
+    $('policy-require-expiry').checked = Boolean(policy.require_expiry);
+    $('policy-approve-write').checked = (policy.approval_required_for ?? []).includes('decisions:write');
+    const owner = state.me.org_role === 'owner';
+    for (const el of $('policy-form').querySelectorAll('input, button')) el.disabled = !owner;
+    show($('policy-note'), !owner);
+    show($('policy-block'), true);
+    return true;
+  } catch (err) {
+    if (handledElsewhere(err)) return false;
+    show($('policy-block'), false);
+    return false;
+  }
+}
+
+async function onPolicySave(event) {
+  event.preventDefault();
+  clearAlert($('policy-error'));
+  $('policy-status').textContent = '';
+  const days = (id) => ($(id).value.trim() === '' ? null : Number($(id).value));
+  const held = new Set(state.policy?.approval_required_for ?? []);
+  if ($('policy-approve-write').checked) held.add('decisions:write');
+  else held.delete('decisions:write');
+  const body = {
+    max_lifetime_days: days('policy-lifetime'),
+    require_expiry: $('policy-require-expiry').checked,
+    stale_after_days: days('policy-stale'),
+    // Not edited here: kept as they are.
+    allowed_scopes_by_role: state.policy?.allowed_scopes_by_role ?? null,
+    approval_required_for: [...held],
+  };
+  try {
+    state.policy = await api('PUT', `/orgs/${encodeURIComponent(state.me.org_id)}/key-policy`, body);
+    $('policy-status').textContent = 'Policy saved.';
+    await Promise.all([loadKeys(), loadOrgKeys()]);
+  } catch (err) {
+    if (!handledElsewhere(err)) showAlert($('policy-error'), err);
   }
 }
 
@@ -1603,6 +1708,7 @@ function init() {
   }
 
   $('org-keys-more').addEventListener('click', () => void loadOrgKeys({ more: true }));
+  $('policy-form').addEventListener('submit', (e) => void onPolicySave(e));
   $('audit-more').addEventListener('click', () => void loadAudit({ more: true }));
   $('audit-filters').addEventListener('submit', (e) => {
     e.preventDefault();

@@ -4,6 +4,7 @@ import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyWriteRepository } from './api-key-write.repository.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeyVerificationStore } from './api-key-verification.store.js';
+import { ApiKeyPolicyRepository } from './api-key-policy.repository.js';
 
 /**
  * The api_keys table, on its own so that the modules that read it (the key feature, usage history,
@@ -14,7 +15,7 @@ import { ApiKeyVerificationStore } from './api-key-verification.store.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKeyEntity])],
-  providers: [ApiKeyRepository, ApiKeyWriteRepository, ApiKeyVerificationStore],
-  exports: [ApiKeyRepository, ApiKeyWriteRepository, ApiKeyVerificationStore],
+  providers: [ApiKeyRepository, ApiKeyWriteRepository, ApiKeyVerificationStore, ApiKeyPolicyRepository],
+  exports: [ApiKeyRepository, ApiKeyWriteRepository, ApiKeyVerificationStore, ApiKeyPolicyRepository],
 })
 export class ApiKeyStoreModule {}

@@ -24,6 +24,8 @@ export interface NewApiKey {
   createdAt: Date;
   /** A service key's minting owner or admin; omitted or null for a personal key. */
   createdBy?: string | null;
+  /** `pending` when the org's approval policy holds the key until an admin approves it. */
+  approval?: 'pending' | null;
 }
 
 /** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
@@ -46,7 +48,7 @@ export interface RevokeWrite {
 type Outcome = 'minted' | 'full' | 'check';
 
 const mintedEntity = (k: NewApiKey): ApiKeyEntity =>
-  Object.assign(new ApiKeyEntity(), { ...k, createdBy: k.createdBy ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
+  Object.assign(new ApiKeyEntity(), { ...k, createdBy: k.createdBy ?? null, approval: k.approval ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
 
 /**
  * The key changes that carry their audit and outbox events in the same SQL statement: a mint
@@ -111,7 +113,7 @@ export class ApiKeyWriteRepository {
       cap,
       key: {
         id: k.id, user_id: k.userId, org_id: k.orgId, name: k.name, lookup: k.lookup, last4: k.last4, key_hash: `\\x${k.keyHash.toString('hex')}`,
-        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null, created_by: k.createdBy ?? null,
+        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null, created_by: k.createdBy ?? null, approval: k.approval ?? null,
       },
     }));
     const audits = items.flatMap(({ write }) => (write.audit ? [write.audit] : []));
@@ -169,7 +171,7 @@ export class ApiKeyWriteRepository {
 
 function mintValues(write: MintWrite): unknown[] {
   const k = write.key;
-  const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, null];
+  const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, null, k.approval ?? null];
   if (write.audit) values.push(...auditInsertValues(write.audit));
   if (write.event) values.push(...outboxParams(write.event));
   values.push(k.createdBy ?? null);

@@ -1,7 +1,8 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { Scope } from '../common/roles.js';
 
 @Entity({ name: 'api_keys' })
+@Check('api_keys_approval_check', `approval IN ('pending', 'denied')`)
 @Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
 @Index('api_keys_org_id_idx', ['orgId'])
 @Index('api_keys_org_created_idx', ['orgId', 'createdAt', 'id'])
@@ -60,4 +61,8 @@ export class ApiKeyEntity {
 
   @Column({ name: 'previous_expires_at', type: 'timestamptz', nullable: true })
   previousExpiresAt: Date | null;
+
+  /** Under the org's approval policy: `pending` until approved (then null), `denied` once refused; null for every other key. */
+  @Column({ type: 'text', nullable: true })
+  approval: 'pending' | 'denied' | null;
 }

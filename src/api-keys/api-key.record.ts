@@ -24,6 +24,7 @@ export function toApiKeyRecord(k: ApiKeyEntity, now?: Date): ApiKeyRecord {
   if (k.expiresAt) record.expires_at = k.expiresAt.toISOString();
   if (k.lastUsedAt) record.last_used_at = k.lastUsedAt.toISOString();
   if (k.revokedAt) record.revoked_at = k.revokedAt.toISOString();
+  if (k.approval) record.status = k.approval;
   if (k.previousExpiresAt && !k.revokedAt && (!now || k.previousExpiresAt.getTime() > now.getTime())) {
     record.previous_secret_expires_at = k.previousExpiresAt.toISOString();
   }

@@ -42,6 +42,13 @@ export interface KeyListFilter {
   now: Date;
 }
 
+/** Whether a key of the caller can still change, and the org whose policy governs it. */
+export interface KeyStanding {
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+  orgId: string;
+}
+
 export interface OrgKeyFilter {
   orgId: string;
   state?: KeyState;
@@ -107,8 +114,8 @@ export class ApiKeyRepository {
   }
 
   /** Why a key of the caller cannot be rotated: null when there is no such key of theirs. */
-  async keyStanding(userId: string, keyId: string, manager: EntityManager = this.db.manager): Promise<{ revokedAt: Date | null; expiresAt: Date | null } | null> {
-    const rows: Array<{ revokedAt: Date | null; expiresAt: Date | null }> = await manager.query(KEY_STANDING_SQL, [keyId, userId]);
+  async keyStanding(userId: string, keyId: string, manager: EntityManager = this.db.manager): Promise<KeyStanding | null> {
+    const rows: KeyStanding[] = await manager.query(KEY_STANDING_SQL, [keyId, userId]);
     return rows[0] ?? null;
   }
 

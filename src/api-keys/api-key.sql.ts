@@ -13,28 +13,28 @@ import { activeKeySql, keyStateSql, type KeyState } from './key-state.js';
 export const ENTITY_COLUMNS = `k.id, k.user_id AS "userId", k.org_id AS "orgId", k.name, k.lookup, k.last4, k.key_hash AS "keyHash", k.scopes,
   k.created_at AS "createdAt", k.expires_at AS "expiresAt", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
   k.previous_lookup AS "previousLookup", k.previous_key_hash AS "previousKeyHash", k.previous_expires_at AS "previousExpiresAt",
-  k.created_by AS "createdBy"`;
+  k.created_by AS "createdBy", k.approval`;
 
 // ---- Minting under the cap ---------------------------------------------------------------
 
 /**
  * One mint: `slot` locks the pair's count row if it is below the cap ($11; null: no check, the
  * caller holds the lock and has counted); every other part runs only if `slot` found it.
- * Parameters: the key $1-$10, the cap $11, the audit event from $12 (14 values), the outbox event after it,
- * and last the key's `created_by` (a service key's minting admin, else null).
+ * Parameters: the key $1-$10, the cap $11, the key's approval $12, the audit event from $13 (14 values), the outbox
+ * event after it, and last the key's `created_by` (a service key's minting admin, else null).
  */
 export function mintSql(withAudit: boolean, withEvent: boolean): string {
-  const createdBy = 12 + (withAudit ? 14 : 0) + (withEvent ? 4 : 0);
+  const createdBy = 13 + (withAudit ? 14 : 0) + (withEvent ? 4 : 0);
   const parts = [
     `slot AS (
        SELECT 1 FROM api_key_counts WHERE user_id = $2::uuid AND org_id = $3::uuid AND ($11::int IS NULL OR unrevoked < $11::int) FOR UPDATE)`,
     `k AS (
-       INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, created_by)
-       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::bytea, $8::text[], $9::timestamptz, $10::timestamptz, $${createdBy}::uuid FROM slot
+       INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, approval, created_by)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::bytea, $8::text[], $9::timestamptz, $10::timestamptz, $12::text, $${createdBy}::uuid FROM slot
        RETURNING id)`,
   ];
-  if (withAudit) parts.push(`a AS (${auditInsertSql(12, 'k')})`);
-  if (withEvent) parts.push(`o AS (${outboxInsertSql(withAudit ? 26 : 12, 'k')})`);
+  if (withAudit) parts.push(`a AS (${auditInsertSql(13, 'k')})`);
+  if (withEvent) parts.push(`o AS (${outboxInsertSql(withAudit ? 27 : 13, 'k')})`);
   return `WITH ${parts.join(',\n')}\nSELECT id FROM k`;
 }
 
@@ -77,8 +77,8 @@ export const MINT_BATCH_SQL = `
     RETURNING user_id, org_id, unrevoked),
   slot AS (SELECT * FROM locked UNION ALL SELECT * FROM seeded),
   k AS (
-    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, created_by)
-    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at, r.created_by
+    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, approval, created_by)
+    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at, r.approval, r.created_by
       FROM (SELECT i.*, row_number() OVER (PARTITION BY i.user_id, i.org_id ORDER BY i.n) AS place FROM input i) r
       JOIN slot s ON s.user_id = r.user_id AND s.org_id = r.org_id
      WHERE s.unrevoked + r.place <= r.cap
@@ -170,7 +170,7 @@ export const ROTATE_SQL = `UPDATE api_keys k
   WHERE k.id = $1 AND k.user_id = $2 AND ${activeKeySql('k', '$6')}
   RETURNING ${ENTITY_COLUMNS}`;
 
-export const KEY_STANDING_SQL = `SELECT revoked_at AS "revokedAt", expires_at AS "expiresAt" FROM api_keys WHERE id = $1 AND user_id = $2`;
+export const KEY_STANDING_SQL = `SELECT revoked_at AS "revokedAt", expires_at AS "expiresAt", org_id AS "orgId" FROM api_keys WHERE id = $1 AND user_id = $2`;
 
 /** Who may revoke: the owner, an admin of the key's org, or (a reported leak) anyone holding the key id. */
 export type RevokeScope = 'user_id' | 'org_id' | 'id';
@@ -224,8 +224,11 @@ const VERIFY_COLUMNS = `k.id, k.lookup, k.key_hash,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_key_hash END AS previous_key_hash,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_expires_at END AS previous_expires_at,
   k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at`;
-/** A key answers to its lookup or, only during a rotation's grace ($3: now), to its previous lookup. */
-const VERIFY_WHERE = `k.lookup = ANY($1::text[]) OR (k.previous_lookup = ANY($1::text[]) AND ${PREVIOUS_IN_GRACE})`;
+/**
+ * A key answers to its lookup or, only during a rotation's grace ($3: now), to its previous lookup;
+ * a key awaiting approval or denied (the org's key policy) answers to nothing, as if it did not exist.
+ */
+const VERIFY_WHERE = `(k.lookup = ANY($1::text[]) OR (k.previous_lookup = ANY($1::text[]) AND ${PREVIOUS_IN_GRACE})) AND k.approval IS NULL`;
 
 /**
  * One statement for a whole batch of verifications ($1 lookups): key, owner, membership, member

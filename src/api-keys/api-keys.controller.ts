@@ -66,7 +66,7 @@ export class ApiKeysController {
     type: ApiKeyListDto,
   })
   @ApiErrors({
-    400: 'org_id filter is not a UUID, state is not active, revoked or expired, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
+    400: 'org_id filter is not a UUID, state is not one of active, revoked, expired, pending, denied, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
     ...AUTH_ERRORS,
     403: SESSION_REQUIRED,
     404: "The org_id filter names an org that does not exist or is not the caller's.",

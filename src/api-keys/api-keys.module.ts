@@ -11,16 +11,18 @@ import { OrgApiKeysController } from './org-api-keys.controller.js';
 import { MintRateGuard } from './mint-rate.guard.js';
 import { KeyChanges } from './key-changes.js';
 import { LapsedSecretsJob } from './lapsed-secrets.job.js';
+import { KeyApprovalsController } from './key-approvals.controller.js';
+import { KeyApprovalsService } from './key-approvals.service.js';
 
 @Module({
   imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
-  providers: [KeyChanges, ApiKeysService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob],
-  // KeyChanges: the service-keys feature mints, rotates and revokes through the same unit of work.
+  providers: [KeyChanges, ApiKeysService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob, KeyApprovalsService],
+  // KeyChanges: the service-keys and key-policies features change keys through the same unit of work.
   exports: [ApiKeysService, KeyChanges],
 })
 export class ApiKeysModule {
   /** The same module with its HTTP routes mounted. */
   static withHttp(): DynamicModule {
-    return { module: ApiKeysModule, controllers: [ApiKeysController, OrgApiKeysController] };
+    return { module: ApiKeysModule, controllers: [ApiKeysController, OrgApiKeysController, KeyApprovalsController] };
   }
 }

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey, parseApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
 import { TestClock } from '../../test/support/clock.js';
-import { keyChangesOverFakes, type FakeKeys, type Written } from '../../test/support/key-store-fakes.js';
+import { keyChangesOverFakes, noKeyPolicy, type FakeKeys, type Written } from '../../test/support/key-store-fakes.js';
 import { testSession } from '../../test/support/principal.js';
 import { ERRORS } from '../common/error-messages.js';
 import type { Role } from '../common/roles.js';
@@ -57,7 +57,7 @@ describe('ApiKeysService', () => {
   const service = (s: Settings) => {
     const fixture = keyChangesOverFakes();
     ({ keys: repo, written, invalidation } = fixture);
-    return new ApiKeysService(repo as never as ApiKeyRepository, fixture.changes, directory, s);
+    return new ApiKeysService(repo as never as ApiKeyRepository, fixture.changes, directory, s, noKeyPolicy);
   };
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });

@@ -15,6 +15,7 @@ import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
 import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 import { KeyChanges } from './key-changes.js';
+import { KeyPolicyPort } from './key-policy.port.js';
 import type { KeyState } from './key-state.js';
 import { ERRORS } from '../common/error-messages.js';
 
@@ -39,6 +40,7 @@ export class ApiKeysService {
     private readonly changes: KeyChanges,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
+    private readonly policy: KeyPolicyPort,
   ) {}
 
   async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
@@ -57,6 +59,8 @@ export class ApiKeysService {
     if (!standing.hasWorkspace) {
       throw new ConflictException(ERRORS.noWorkspace);
     }
+    // The org's key policy (key-policies/): lifetime, required expiry, scopes by role, approval.
+    const { pending } = await this.policy.judgeMint({ orgId, role: standing.role, scopes, expiresInDays: dto.expires_in_days ?? 0 });
 
     const hmacKey = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
     const now = this.settings.clock.now();
@@ -75,6 +79,7 @@ export class ApiKeysService {
         scopes,
         createdAt: now,
         expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
+        approval: pending ? ('pending' as const) : null,
       };
       return {
         secret: generated.key,
@@ -84,9 +89,10 @@ export class ApiKeysService {
           action: 'api_key.minted',
           ...actorOf(principal),
           target: { type: 'api_key', id: key.id },
-          details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null },
+          details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null, ...(pending ? { status: 'pending' } : {}) },
         },
-        event: { orgId, type: 'api_key.created', data: keyEventData({ ...key, revokedAt: null }), at: now },
+        // A key awaiting approval is announced as pending; `api_key.approved` follows the approval.
+        event: { orgId, type: pending ? 'api_key.pending' : 'api_key.created', data: keyEventData({ ...key, revokedAt: null }), at: now },
       };
     });
     if (!minted) throw new ConflictException(ERRORS.tooManyActiveKeys(cap));
@@ -104,6 +110,9 @@ export class ApiKeysService {
     const now = this.settings.clock.now();
     const graceEndsAt = grace > 0 ? new Date(now.getTime() + grace * 1000) : null;
     const previousExpiresAt = graceEndsAt?.toISOString() ?? null;
+    // The rotated key keeps its expiry: a policy that requires one refuses a key without (400).
+    const before = await this.keys.keyStanding(principal.userId, keyId);
+    if (before && !before.revokedAt) await this.policy.judgeRotation(before.orgId, before.expiresAt);
     const rotated = await this.changes.rotate(() => {
       const generated = generateApiKey();
       return {

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../auth/api-key-format.js';
 import type { Principal } from '../auth/principal.js';
 import { TestClock } from '../../test/support/clock.js';
-import { keyChangesOverFakes } from '../../test/support/key-store-fakes.js';
+import { keyChangesOverFakes, noKeyPolicy } from '../../test/support/key-store-fakes.js';
 import { testSession } from '../../test/support/principal.js';
 import { ERRORS } from '../common/error-messages.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
@@ -47,7 +47,7 @@ describe('KeyChanges, the unit of work of every key change', () => {
     clock = new TestClock('2030-01-02T03:04:05.678Z');
     f = keyChangesOverFakes();
     settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
-    sut = new ApiKeysService(f.keys as never as ApiKeyRepository, f.changes, new OneOrgDirectory(), settings);
+    sut = new ApiKeysService(f.keys as never as ApiKeyRepository, f.changes, new OneOrgDirectory(), settings, noKeyPolicy);
   });
 
   describe('mint', () => {

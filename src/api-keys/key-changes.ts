@@ -6,8 +6,9 @@
  *   events are one SQL statement and one round trip (api-key.sql.ts: MINT_BATCH_SQL / mintSql,
  *   revokeWritingSql), measured faster on the benchmarked mint and revoke routes than a
  *   transaction of four statements;
- * - one transaction (rotate, leaked revoke, and what comes next; ApiKeyRepository): `transact`
- *   runs the change on the transaction's manager, then AuditService.record and EventOutbox.write.
+ * - one transaction (rotate, leaked revoke, the org key policy's changes: the lifetime cut, approval
+ *   decisions, the stale sweep; ApiKeyRepository, ApiKeyPolicyRepository): `transact` runs the
+ *   change on the transaction's manager, then AuditService.record and EventOutbox.write.
  *
  * Either way the commit is followed by one tail (`committed`): wake the outbox relay, wait until
  * every serving instance has applied the change when it narrows what verifies, then emit the
@@ -26,6 +27,7 @@ import type { EventType, OutboxEvent } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyWriteRepository, type NewApiKey } from './api-key-write.repository.js';
 import { ApiKeyRepository, type NewSecret, type RevokedKey } from './api-key.repository.js';
+import { ApiKeyPolicyRepository, type Decision, type WarnedKey } from './api-key-policy.repository.js';
 
 /** An audit entry whose org and target id only the change's own statement knows (a revoke by key id). */
 export type KeyAuditTemplate = Omit<AuditEntry, 'orgId' | 'target'> & { target: { type: string } };
@@ -57,6 +59,33 @@ export interface LeakedRevokeChange {
   events: (revoked: RevokedKey) => OutboxEvent[];
 }
 
+/** An org key policy written, with the org's keys that outlive its lifetime limit (if any) cut to it. */
+export interface PolicyChange {
+  /** The policy's own write (its feature's repository), on the unit of work's manager. */
+  policy: (manager: EntityManager) => Promise<void>;
+  change: { orgId: string; maxLifetimeDays: number | null; now: Date };
+  audit: (shortened: RevokedKey[]) => AuditEntry;
+  events: (shortened: RevokedKey[]) => OutboxEvent[];
+}
+
+/** An owner's or admin's decision on a pending key. */
+export interface DecisionChange {
+  change: { orgId: string; keyId: string; decision: Decision; at: Date };
+  audit: (decided: RevokedKey) => AuditEntry;
+  event: (decided: RevokedKey) => OutboxEvent;
+}
+
+/** The stale sweep's warning (an event only: no key changes) and its revoke of one key. */
+export interface StaleWarning {
+  change: { orgId: string; idleSince: Date; now: Date; limit: number };
+  event: (warned: WarnedKey) => OutboxEvent;
+}
+export interface StaleRevokeChange {
+  change: { orgId: string; keyId: string; idleSince: Date; at: Date };
+  audit: (revoked: RevokedKey) => AuditEntry;
+  event: (revoked: RevokedKey) => OutboxEvent;
+}
+
 /** A change drawn again on a lookup collision: `secret` is what the caller shows once (never written). */
 export type Drawn<C> = C & { secret: string };
 
@@ -72,6 +101,7 @@ export class KeyChanges {
     private readonly outbox: EventOutbox,
     private readonly invalidation: VerificationInvalidation,
     private readonly activity: ActivityEvents,
+    private readonly policyKeys: ApiKeyPolicyRepository,
   ) {}
 
   /** One statement (ApiKeyWriteRepository.mintWithinCap); null when the owner is at the cap. A new key narrows nothing: no wait. */
@@ -138,6 +168,52 @@ export class KeyChanges {
     const revokedNow = found.filter((k) => !k.alreadyRevoked).length;
     if (found.length > 0) await this.committed({ type: 'api_key.revoked' }, revokedNow, true);
     return found;
+  }
+
+  /**
+   * An org key policy and the keys it shortens, in one transaction: the policy, the org's keys
+   * that outlive its lifetime cut to it, the audit event and the events. Waits for every instance
+   * (a shortened key may be cached), so the policy holds everywhere once this returns.
+   */
+  async applyPolicy({ policy, change, audit, events }: PolicyChange): Promise<RevokedKey[]> {
+    const shortened = await this.transactions.run(async (manager) => {
+      await policy(manager);
+      const keys = change.maxLifetimeDays === null ? [] : await this.policyKeys.capLifetime(change.orgId, change.maxLifetimeDays, change.now, manager);
+      await this.audit.record(manager, audit(keys));
+      for (const event of events(keys)) await this.outbox.write(manager, event);
+      return keys;
+    });
+    await this.committed({ type: 'api_key.revoked' }, 0, shortened.length > 0);
+    return shortened;
+  }
+
+  /** Approves or denies a pending key; null when the org has no such pending key. A denial waits for every instance. */
+  async decide({ change: c, audit, event }: DecisionChange): Promise<RevokedKey | null> {
+    const decided = await this.transact((m) => this.policyKeys.decide(c.orgId, c.keyId, c.decision, c.at, m), audit, (k) => [event(k)]);
+    if (decided) await this.committed({ type: c.decision === 'deny' ? 'api_key.revoked' : 'api_key.minted' }, 1, c.decision === 'deny');
+    return decided;
+  }
+
+  /** Warns of coming stale revokes, once per key and idle period whichever instance runs it; returns how many. */
+  async warnStale({ change: c, event }: StaleWarning): Promise<number> {
+    const warned = await this.transactions.run(async (manager) => {
+      const keys = await this.policyKeys.warnStale(c.orgId, c.idleSince, c.now, c.limit, manager);
+      for (const key of keys) await this.outbox.write(manager, event(key));
+      return keys.length;
+    });
+    if (warned > 0) this.outbox.written();
+    return warned;
+  }
+
+  /** Stale keys revoked, each in its own transaction and only if still stale (so once, whoever runs it); returns how many. */
+  async revokeStale(changes: StaleRevokeChange[]): Promise<number> {
+    let revoked = 0;
+    for (const { change: c, audit, event } of changes) {
+      const key = await this.transact((m) => this.policyKeys.revokeStale(c.orgId, c.keyId, c.idleSince, c.at, m), audit, (k) => [event(k)]);
+      if (key) revoked++;
+    }
+    if (revoked > 0) await this.committed({ type: 'api_key.revoked' }, revoked, true);
+    return revoked;
   }
 
   /** The transaction strategy: the change, then (if it changed something) its audit event and outbox events. */

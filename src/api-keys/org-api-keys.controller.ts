@@ -31,7 +31,7 @@ export class OrgApiKeysController {
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: OrgApiKeyListDto })
   @ApiErrors({
-    400: 'org_id or user_id is not a UUID, state is not active, revoked or expired, limit outside 1 to 100, or a cursor this service did not return.',
+    400: 'org_id or user_id is not a UUID, state is not one of active, revoked, expired, pending, denied, limit outside 1 to 100, or a cursor this service did not return.',
     ...AUTH_ERRORS,
     403: ADMINS_ONLY,
     404: ORG_404,

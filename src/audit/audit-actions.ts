@@ -14,6 +14,11 @@ export const AUDIT_ACTIONS = [
   'service_key.minted',
   'service_key.rotated',
   'service_key.revoked',
+  // The org's key policy
+  'api_key.approved',
+  'api_key.denied',
+  'api_key.revoked_as_stale',
+  'org.key_policy_updated',
   // Orgs and members (today through the operator CLI)
   'org.created',
   'org.plan_changed',

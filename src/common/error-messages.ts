@@ -41,6 +41,17 @@ export const ERRORS = {
     `This organisation already holds ${cap} active service keys (the limit, MAX_ACTIVE_SERVICE_KEYS_PER_ORG): revoke one before minting another`,
   serviceAccountAddressTaken: 'The service account address of this organisation is held by a person; it cannot hold service keys',
 
+  // The org's key policy
+  keyNotPending: 'This API key is not pending approval',
+  policyMaxLifetime: (days: number) =>
+    `expires_in_days must be from 1 to ${days}: the organisation's key policy (max_lifetime_days) allows keys of at most ${days} days`,
+  policyRequiresExpiry: "expires_in_days must be given (1 or more): the organisation's key policy (require_expiry) requires keys to expire",
+  policyRotationNeedsExpiry: "This API key never expires, which the organisation's key policy forbids: mint a new key with an expiry instead",
+  policyScopesByRole: (role: string, above: readonly string[], allowed: readonly string[]) =>
+    `The organisation's key policy (allowed_scopes_by_role) lets the role "${role}" grant at most: ${allowed.join(', ') || 'nothing'}; not ${above.join(', ')}`,
+  policyOwnersOnly: "Only owners of this organisation may change its key policy",
+  policyScopeAboveRole: (role: string, scope: string) => `allowed_scopes_by_role.${role} may not contain ${scope}: the role "${role}" cannot hold it`,
+
   // Usage
   keyUsageAdminsOnly: 'Only owners and admins of the organisation can read its keys’ usage',
   dayFormat: (name: string) => `${name} must be a date in the form YYYY-MM-DD (a UTC day)`,

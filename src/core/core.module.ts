@@ -5,6 +5,9 @@ import { discardUnsafeReleases, pgPoolOf } from '../database/pg-pool.js';
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { ApiKeyVerificationStore } from '../api-keys/api-key-verification.store.js';
 import { ApiKeyStore } from '../auth/api-key-store.js';
+import { KeyPolicyPort } from '../api-keys/key-policy.port.js';
+import { KeyPolicyRules } from '../key-policies/key-policy-rules.js';
+import { KeyPolicyStoreModule } from '../key-policies/key-policy-store.module.js';
 import { Clock } from '../common/clock.js';
 import { ENTITIES } from './schema.js';
 import { OrgDirectory } from '../directory/org-directory.js';
@@ -40,7 +43,7 @@ export class CoreModule {
   static register(optionsProviders: Provider[], imports: DynamicModule['imports'], directory: Type<OrgDirectory>): DynamicModule {
     return {
       module: CoreModule,
-      imports: [...(imports ?? []), TypeOrmModule.forFeature(ENTITIES), DatabaseModule, ApiKeyStoreModule],
+      imports: [...(imports ?? []), TypeOrmModule.forFeature(ENTITIES), DatabaseModule, ApiKeyStoreModule, KeyPolicyStoreModule],
       providers: [
         ...optionsProviders,
         {
@@ -53,10 +56,12 @@ export class CoreModule {
         EventOutbox,
         PoolHygiene,
         { provide: ApiKeyStore, useExisting: ApiKeyVerificationStore },
+        // The key feature's port to the org's key policy (key-policies/), bound here so neither imports the other's module.
+        { provide: KeyPolicyPort, useExisting: KeyPolicyRules },
         directory,
         { provide: OrgDirectory, useExisting: directory },
       ],
-      exports: [Settings, Clock, ActivityEvents, EventOutbox, DatabaseModule, ApiKeyStore, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
+      exports: [Settings, Clock, ActivityEvents, EventOutbox, DatabaseModule, ApiKeyStore, KeyPolicyPort, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
     };
   }
 }

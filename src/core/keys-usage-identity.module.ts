@@ -7,6 +7,7 @@ import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { OrgsModule } from '../orgs/orgs.module.js';
 import { ServiceKeysModule } from '../service-keys/service-keys.module.js';
+import { KeyPoliciesModule } from '../key-policies/key-policies.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { checkDataSourceSchema, checkDirectoryScope, checkMigrated, checkSingleRoot } from './boot-checks.js';
 import { CoreModule } from './core.module.js';
@@ -61,15 +62,17 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
 
   private static assemble(base: DynamicModule, extras: KeysUsageIdentityExtras): DynamicModule {
     const mount = extras.mountControllers !== false;
+    // One object for the key feature: the service-key and policy features import this very module, not a copy.
     const apiKeys = mount ? ApiKeysModule.withHttp() : ApiKeysModule;
     const serviceKeys = ServiceKeysModule.register(apiKeys, mount);
+    const keyPolicies = KeyPoliciesModule.register(apiKeys, mount);
     const features = mount
-      ? [apiKeys, UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp(), serviceKeys]
-      : [apiKeys, UsageModule, IdentityModule, AuditModule, OrgsModule, serviceKeys];
+      ? [apiKeys, UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp(), serviceKeys, keyPolicies]
+      : [apiKeys, UsageModule, IdentityModule, AuditModule, OrgsModule, serviceKeys, keyPolicies];
     // RouterModule prefixes only the modules it names, so the host's own routes keep their paths.
     const prefix = extras.routePrefix?.replace(/^\/+|\/+$/g, '') ?? '';
     const routes = mount && prefix
-      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule, ServiceKeysModule] }])]
+      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule, ServiceKeysModule, KeyPoliciesModule] }])]
       : [];
     return {
       module: KeysUsageIdentityModule,

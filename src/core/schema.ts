@@ -23,13 +23,18 @@ import { AuditOwnerOnlyRetention1764910001000 } from '../database/migrations/176
 import { ServiceKeys1765200000000 } from '../database/migrations/1765200000000-service-keys.js';
 import { AuditPseudonymise1765400000000 } from '../database/migrations/1765400000000-audit-pseudonymise.js';
 import { OrgApiVersion1765500000000 } from '../database/migrations/1765500000000-org-api-version.js';
+import { OrgKeyPolicies1765300000000 } from '../database/migrations/1765300000000-org-key-policies.js';
+import { OrgKeyPolicyEntity } from '../key-policies/key-policy.entity.js';
+import { ApiKeyStaleWarningEntity } from '../api-keys/api-key-stale-warning.entity.js';
 import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
 export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity,
-  EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity, ApiKeyCountEntity];
+  EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity, ApiKeyCountEntity,
+  OrgKeyPolicyEntity, ApiKeyStaleWarningEntity];
 export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000,
   Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000, ActiveKeysIndex1764700000000,
   ApiKeyCounts1764800000000, WebhookSecretRotation1764900500000, VerificationNotifyMoves1764910000000,
-  AuditOwnerOnlyRetention1764910001000, ServiceKeys1765200000000, AuditPseudonymise1765400000000, OrgApiVersion1765500000000];
+  AuditOwnerOnlyRetention1764910001000, ServiceKeys1765200000000, OrgKeyPolicies1765300000000, AuditPseudonymise1765400000000,
+  OrgApiVersion1765500000000];

@@ -172,7 +172,7 @@ describe('the key store', () => {
 
       const expired = await mint(o, { createdAt: at(-2 * HOUR), expiresAt: at(-HOUR) });
       expect(await keys.rotateOwned(o.userId, expired.id, next, NOW, null)).toBeNull();
-      expect(await keys.keyStanding(o.userId, expired.id)).toEqual({ revokedAt: null, expiresAt: at(-HOUR) });
+      expect(await keys.keyStanding(o.userId, expired.id)).toEqual({ revokedAt: null, expiresAt: at(-HOUR), orgId: o.orgId });
       expect(await keys.keyStanding(o.userId, randomUUID())).toBeNull();
     });
   });

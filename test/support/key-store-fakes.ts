@@ -1,6 +1,8 @@
 import { vi } from 'vitest';
 import type { EntityManager } from 'typeorm';
 import type { ApiKeyEntity } from '../../src/api-keys/api-key.entity.js';
+import type { ApiKeyPolicyRepository } from '../../src/api-keys/api-key-policy.repository.js';
+import type { KeyPolicyPort } from '../../src/api-keys/key-policy.port.js';
 import type { ApiKeyWriteRepository, MintWrite, NewApiKey, RevokeWrite } from '../../src/api-keys/api-key-write.repository.js';
 import type { ApiKeyRepository, KeyListFilter, KeyRow, NewSecret, RevokedKey } from '../../src/api-keys/api-key.repository.js';
 import { KeyChanges } from '../../src/api-keys/key-changes.js';
@@ -46,7 +48,7 @@ export class FakeKeys {
     this.inserted.push(key);
     const failure = this.failInserts.shift();
     if (failure) throw failure;
-    const row: ApiKeyEntity = { ...key, createdBy: key.createdBy ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null };
+    const row: ApiKeyEntity = { ...key, createdBy: key.createdBy ?? null, approval: key.approval ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null };
     this.rows.push(row);
     // One statement: the events are written with the key or not at all. The fake audit's prepare returns the entry itself.
     if (write.audit) this.written.audit.push(write.audit as never);
@@ -100,9 +102,9 @@ export class FakeKeys {
     return { ...row };
   }
 
-  async keyStanding(userId: string, keyId: string): Promise<{ revokedAt: Date | null; expiresAt: Date | null } | null> {
+  async keyStanding(userId: string, keyId: string): Promise<{ revokedAt: Date | null; expiresAt: Date | null; orgId: string } | null> {
     const row = this.rows.find((r) => r.id === keyId && r.userId === userId);
-    return row ? { revokedAt: row.revokedAt, expiresAt: row.expiresAt } : null;
+    return row ? { revokedAt: row.revokedAt, expiresAt: row.expiresAt, orgId: row.orgId } : null;
   }
 }
 
@@ -154,6 +156,10 @@ export function keyChangesOverFakes() {
     outbox as never as EventOutbox,
     invalidation as never as VerificationInvalidation,
     activity,
+    keys as never as ApiKeyPolicyRepository,
   );
   return { changes, keys, written, outbox, signals, invalidation };
 }
+
+/** The org key policy port of an org that set none: everything allowed, nothing held for approval. */
+export const noKeyPolicy: KeyPolicyPort = { judgeMint: async () => ({ pending: false }), judgeRotation: async () => undefined };

@@ -37,6 +37,12 @@ export class ApiKeyRecordDto {
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Present while a rotation’s grace period runs: the replaced secret verifies until then.' })
   previous_secret_expires_at?: string;
+
+  @ApiPropertyOptional({
+    enum: ['pending', 'denied'],
+    description: "Present only for a key minted under the org's approval policy: `pending` until an owner or admin approves it (it does not verify until then; approved, the field goes away), `denied` once refused (it never verifies).",
+  })
+  status?: 'pending' | 'denied';
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })
