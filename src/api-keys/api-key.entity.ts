@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { Scope } from '../common/roles.js';
+import type { CreditRefill, RateWindow } from '../auth/key-limits/key-settings.js';
 
 @Entity({ name: 'api_keys' })
 @Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
@@ -56,4 +57,30 @@ export class ApiKeyEntity {
 
   @Column({ name: 'previous_expires_at', type: 'timestamptz', nullable: true })
   previousExpiresAt: Date | null;
+
+  /** Per-key controls (migration 1765100000000, docs/key-controls.md); null: not set. */
+  @Column({ type: 'boolean', default: true })
+  enabled: boolean;
+
+  @Column({ name: 'rate_limits', type: 'jsonb', nullable: true })
+  rateLimits: RateWindow[] | null;
+
+  /** The balance not yet leased by an instance (bigint: read as a string). */
+  @Column({ name: 'credits_remaining', type: 'bigint', nullable: true })
+  creditsRemaining: string | null;
+
+  @Column({ name: 'credits_refill', type: 'jsonb', nullable: true })
+  creditsRefill: CreditRefill | null;
+
+  @Column({ name: 'credits_period', type: 'timestamptz', nullable: true })
+  creditsPeriod: Date | null;
+
+  @Column({ name: 'credits_epoch', type: 'integer', default: 0 })
+  creditsEpoch: number;
+
+  @Column({ name: 'allowed_cidrs', type: 'text', array: true, nullable: true })
+  allowedCidrs: string[] | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  metadata: Record<string, unknown> | null;
 }

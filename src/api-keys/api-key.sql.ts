@@ -7,11 +7,13 @@ import { scrubCredentialsSql } from '../common/request-context.js';
 import { auditInsertManySql, auditInsertPerRowSql, auditInsertSql } from '../audit/audit.repository.js';
 import { keyEventPerRowSql, outboxInsertSql } from '../events/event-types.js';
 import { activeKeySql, keyStateSql, type KeyState } from './key-state.js';
+import { KEY_SETTINGS_COLUMNS } from './key-settings.sql.js';
 
 /** An api_keys row aliased `k`, as ApiKeyEntity. */
 export const ENTITY_COLUMNS = `k.id, k.user_id AS "userId", k.org_id AS "orgId", k.name, k.lookup, k.last4, k.key_hash AS "keyHash", k.scopes,
   k.created_at AS "createdAt", k.expires_at AS "expiresAt", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
-  k.previous_lookup AS "previousLookup", k.previous_key_hash AS "previousKeyHash", k.previous_expires_at AS "previousExpiresAt"`;
+  k.previous_lookup AS "previousLookup", k.previous_key_hash AS "previousKeyHash", k.previous_expires_at AS "previousExpiresAt",
+  ${KEY_SETTINGS_COLUMNS}`;
 
 // ---- Minting under the cap ---------------------------------------------------------------
 
@@ -219,7 +221,8 @@ const VERIFY_COLUMNS = `k.id, k.lookup, k.key_hash,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_lookup END AS previous_lookup,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_key_hash END AS previous_key_hash,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_expires_at END AS previous_expires_at,
-  k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at`;
+  k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
+  k.enabled, k.rate_limits, (k.credits_remaining IS NOT NULL) AS has_credits, k.credits_refill, k.credits_epoch, k.allowed_cidrs, k.metadata`;
 /** A key answers to its lookup or, only during a rotation's grace ($3: now), to its previous lookup. */
 const VERIFY_WHERE = `k.lookup = ANY($1::text[]) OR (k.previous_lookup = ANY($1::text[]) AND ${PREVIOUS_IN_GRACE})`;
 

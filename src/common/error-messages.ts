@@ -35,6 +35,10 @@ export const ERRORS = {
   tooManyMints: (seconds: number) => `Too many keys minted by this user (MINT_RATE_LIMIT per minute); retry in ${seconds} s`,
   keyRevokedCannotRotate: 'This API key is revoked: it cannot be rotated',
   keyExpiredCannotRotate: 'This API key has expired: it cannot be rotated',
+  keyAddressRefused: 'This API key may not be used from this address (allowed_cidrs)',
+  keyRateLimited: (window: string) => `This API key's rate limit "${window}" is reached; retry after Retry-After seconds`,
+  keyCreditsSpent: "This API key's credits are spent",
+  noKeySettings: 'Send at least one of name, enabled, rate_limits, credits, allowed_cidrs, metadata',
 
   // Usage
   keyUsageAdminsOnly: 'Only owners and admins of the organisation can read its keys’ usage',

@@ -37,6 +37,21 @@ export class ApiKeyRecordDto {
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Present while a rotation’s grace period runs: the replaced secret verifies until then.' })
   previous_secret_expires_at?: string;
+
+  @ApiPropertyOptional({ description: 'Present (false) while the key is disabled: it answers 401 until enabled again.' })
+  enabled?: boolean;
+
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'Present when the key has its own rate windows { name, limit, window_seconds }.' })
+  rate_limits?: Array<{ name: string; limit: number; window_seconds: number }>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Present when the key has credits: { remaining, refill?, next_refill_at? }. `remaining` counts credits instances have leased and not yet spent as spent.' })
+  credits?: { remaining: number; refill?: { amount: number; interval: 'daily' | 'monthly'; day_of_month?: number }; next_refill_at?: string };
+
+  @ApiPropertyOptional({ type: [String], description: 'Present when the key may be used only from these networks.' })
+  allowed_cidrs?: string[];
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Present when the key has metadata.' })
+  metadata?: Record<string, unknown>;
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })
