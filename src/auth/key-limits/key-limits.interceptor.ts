@@ -93,7 +93,8 @@ export class KeyLimitsInterceptor implements NestInterceptor {
         const wait = await this.credits.take(keyId, credits, cost, this.settings.clock.now());
         if (wait !== 0) {
           giveBack(false);
-          if (wait > 0) setResponseHeader(response, 'Retry-After', String(Math.max(1, Math.ceil(wait / 1000))));
+          // Without a refill nothing comes back by itself: a day, by which its owner may have added credits.
+          setResponseHeader(response, 'Retry-After', String(wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 86_400));
           throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyCreditsSpent }, HttpStatus.TOO_MANY_REQUESTS);
         }
       }

@@ -3,10 +3,13 @@ import { LRUCache } from 'lru-cache';
 import { KeyLimitStore } from './key-limit.store.js';
 import type { RateWindow } from './key-settings.js';
 
-/** The shared bucket holds this share of a window's limit: the burst beyond the steady rate. */
-export const BURST_SHARE = 0.05;
+/**
+ * The shared bucket holds this share of a window's limit: the burst beyond the steady rate, and
+ * the slack that keeps instances' late asks (a busy event loop) from losing allowance.
+ */
+export const BURST_SHARE = 0.08;
 /** A lease is spent within this share of the window or dropped, so no instance hoards allowance. */
-export const LEASE_LIFE_SHARE = 0.05;
+export const LEASE_LIFE_SHARE = 0.02;
 
 interface Lease {
   tokens: number;
@@ -27,8 +30,8 @@ export type Admission = number;
  * an instance leases what the bucket holds in one statement, spends it from memory, and asks
  * again when it runs out (one request per key and window at a time). An empty bucket is
  * remembered until its next token is due, so refused requests cost no database traffic.
- * Over any span T a key gets at most burst + limit * T / window (+ one lease life's worth):
- * within 1.1 x limit over any window, and the steady rate when it asks for more.
+ * Over any span T a key gets at most burst + limit * (T + lease life) / window: 1.1 x limit over
+ * any window (0.08 + 1 + 0.02), and the steady rate when it asks for more.
  */
 @Injectable()
 export class WindowLeases {
