@@ -16,6 +16,8 @@ interface Lease {
   period: number | null;
   tokens: number;
   notBefore: number;
+  /** The cost the balance could not cover: a cheaper request still asks. */
+  refusedCost: number;
   lastUsed: number;
   pending: Promise<boolean> | null;
 }
@@ -69,8 +71,8 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
       lease.lastUsed = t;
       return 0;
     }
-    if (lease && lease.notBefore > t) return this.spent(credits.refill, now);
-    if (!lease) this.leases.set(keyId, (lease = { epoch: credits.epoch, period, tokens: 0, notBefore: 0, lastUsed: t, pending: null }));
+    if (lease && lease.notBefore > t && cost >= lease.refusedCost) return this.spent(credits.refill, now);
+    if (!lease) this.leases.set(keyId, (lease = { epoch: credits.epoch, period, tokens: 0, notBefore: 0, refusedCost: 0, lastUsed: t, pending: null }));
     return this.lease(keyId, credits, cost, now, lease);
   }
 
@@ -115,7 +117,7 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
         lease.lastUsed = now.getTime();
         return 0;
       }
-      if (lease.notBefore > now.getTime()) return this.spent(credits.refill, now);
+      if (lease.notBefore > now.getTime() && cost >= lease.refusedCost) return this.spent(credits.refill, now);
     }
     return this.spent(credits.refill, now);
   }
@@ -129,7 +131,10 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
         lease.tokens = 0;
       }
       if (grant.granted > 0) lease.tokens += grant.granted;
-      else lease.notBefore = Date.now() + RECHECK_MS;
+      else {
+        lease.notBefore = Date.now() + RECHECK_MS;
+        lease.refusedCost = cost;
+      }
       return true;
     });
   }
