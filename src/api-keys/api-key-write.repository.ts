@@ -10,6 +10,7 @@ import { outboxParams, type OutboxEvent } from '../events/event-types.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { revokedKey, type RevokedKey, type RevokedRow } from './api-key.repository.js';
 import { LOCK_COUNT_SQL, MINT_BATCH_SQL, mintSql, RECOUNT_SQL, revokeWritingSql } from './api-key.sql.js';
+import { MINT_SETTINGS_SQL, type MintSettings } from './key-settings.sql.js';
 
 export interface NewApiKey {
   id: string;
@@ -22,6 +23,8 @@ export interface NewApiKey {
   scopes: Scope[];
   expiresAt: Date | null;
   createdAt: Date;
+  /** Per-key controls given at mint; absent: none. */
+  settings?: MintSettings;
 }
 
 /** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
@@ -43,8 +46,13 @@ export interface RevokeWrite {
 
 type Outcome = 'minted' | 'full' | 'check';
 
-const mintedEntity = (k: NewApiKey): ApiKeyEntity =>
-  Object.assign(new ApiKeyEntity(), { ...k, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
+const mintedEntity = ({ settings: s, ...k }: NewApiKey): ApiKeyEntity =>
+  Object.assign(new ApiKeyEntity(), {
+    ...k, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null,
+    enabled: s?.enabled ?? true, rateLimits: s?.rate_limits ?? null, creditsRemaining: s?.credits_remaining?.toString() ?? null,
+    creditsRefill: s?.credits_refill ?? null, creditsPeriod: s?.credits_period ? new Date(s.credits_period) : null, creditsEpoch: 0,
+    allowedCidrs: s?.allowed_cidrs ?? null, metadata: s?.metadata ?? null,
+  });
 
 /**
  * The key changes that carry their audit and outbox events in the same SQL statement: a mint
@@ -108,7 +116,7 @@ export class ApiKeyWriteRepository {
       cap,
       key: {
         id: k.id, user_id: k.userId, org_id: k.orgId, name: k.name, lookup: k.lookup, last4: k.last4, key_hash: `\\x${k.keyHash.toString('hex')}`,
-        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null,
+        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null, ...k.settings,
       },
     }));
     const audits = items.flatMap(({ write }) => (write.audit ? [write.audit] : []));
@@ -142,6 +150,7 @@ export class ApiKeyWriteRepository {
       const { rows } = await client.query<{ active: number }>({ name: 'kui_mint_recount', text: RECOUNT_SQL, values: [userId, orgId, createdAt] });
       if (rows[0].active >= cap) return null;
       await client.query(mintSql(write.audit !== null, write.event !== null), mintValues(write));
+      if (write.key.settings) await client.query(MINT_SETTINGS_SQL, [write.key.id, JSON.stringify(write.key.settings)]);
       return mintedEntity(write.key);
     });
   }

@@ -7,7 +7,7 @@ import { scrubCredentialsSql } from '../common/request-context.js';
 import { auditInsertManySql, auditInsertPerRowSql, auditInsertSql } from '../audit/audit.repository.js';
 import { keyEventPerRowSql, outboxInsertSql } from '../events/event-types.js';
 import { activeKeySql, keyStateSql, type KeyState } from './key-state.js';
-import { KEY_SETTINGS_COLUMNS } from './key-settings.sql.js';
+import { KEY_SETTINGS_COLUMNS, MINT_SETTINGS_COLUMNS, mintSettingsValues } from './key-settings.sql.js';
 
 /** An api_keys row aliased `k`, as ApiKeyEntity. */
 export const ENTITY_COLUMNS = `k.id, k.user_id AS "userId", k.org_id AS "orgId", k.name, k.lookup, k.last4, k.key_hash AS "keyHash", k.scopes,
@@ -75,8 +75,8 @@ export const MINT_BATCH_SQL = `
     RETURNING user_id, org_id, unrevoked),
   slot AS (SELECT * FROM locked UNION ALL SELECT * FROM seeded),
   k AS (
-    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at)
-    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at
+    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, ${MINT_SETTINGS_COLUMNS})
+    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at, ${mintSettingsValues('r')}
       FROM (SELECT i.*, row_number() OVER (PARTITION BY i.user_id, i.org_id ORDER BY i.n) AS place FROM input i) r
       JOIN slot s ON s.user_id = r.user_id AND s.org_id = r.org_id
      WHERE s.unrevoked + r.place <= r.cap

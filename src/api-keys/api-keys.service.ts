@@ -15,6 +15,7 @@ import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
 import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 import { KeyChanges } from './key-changes.js';
+import { mintSettingsOf } from './key-settings.service.js';
 import type { KeyState } from './key-state.js';
 import { ERRORS } from '../common/error-messages.js';
 
@@ -75,6 +76,7 @@ export class ApiKeysService {
         scopes,
         createdAt: now,
         expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
+        settings: mintSettingsOf(dto, now),
       };
       return {
         secret: generated.key,

@@ -2,6 +2,26 @@
 export const KEY_SETTINGS_COLUMNS = `k.enabled, k.rate_limits AS "rateLimits", k.credits_remaining AS "creditsRemaining", k.credits_refill AS "creditsRefill",
   k.credits_period AS "creditsPeriod", k.credits_epoch AS "creditsEpoch", k.allowed_cidrs AS "allowedCidrs", k.metadata`;
 
+/** A key's settings at mint, named as api_keys' columns (read by jsonb_populate_record); absent: the column's default. */
+export interface MintSettings {
+  enabled?: boolean;
+  rate_limits?: unknown[];
+  credits_remaining?: number;
+  credits_refill?: unknown;
+  credits_period?: string | null;
+  allowed_cidrs?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+/** The settings columns of the mint's INSERT, and their values from a populated api_keys record `r`. */
+export const MINT_SETTINGS_COLUMNS = 'enabled, rate_limits, credits_remaining, credits_refill, credits_period, allowed_cidrs, metadata';
+export const mintSettingsValues = (r: string) =>
+  `COALESCE(${r}.enabled, true), ${r}.rate_limits, ${r}.credits_remaining, ${r}.credits_refill, ${r}.credits_period, ${r}.allowed_cidrs, ${r}.metadata`;
+
+/** The exact mint path's settings, in its transaction after its INSERT: key $1, settings $2 (MintSettings as JSON). */
+export const MINT_SETTINGS_SQL = `UPDATE api_keys k SET (${MINT_SETTINGS_COLUMNS}) = (SELECT ${mintSettingsValues('s')})
+    FROM jsonb_populate_record(NULL::api_keys, $2::jsonb) s WHERE k.id = $1::uuid`;
+
 /** What a PATCH sets; undefined: unchanged; null: cleared. */
 export interface KeySettingsChange {
   name?: string;

@@ -26,11 +26,7 @@ export class ErrorBody {
 
 const HEADERS: Record<number, Record<string, { description: string; required: boolean; schema: { type: 'string' | 'integer'; minimum?: number } }>> = {
   401: { 'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer`, or `Bearer error="invalid_token"` when a token was sent.', required: true, schema: { type: 'string' } } },
-  429: {
-    'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } },
-    'RateLimit-Policy': { description: 'A key\'s rate windows of this route (draft-ietf-httpapi-ratelimit-headers): `"name";q=<limit>;w=<seconds>`, comma-separated. Also on successful answers.', required: false, schema: { type: 'string' } },
-    RateLimit: { description: 'What is left of each window: `"name";r=<remaining>;t=<seconds>`. Also on successful answers.', required: false, schema: { type: 'string' } },
-  },
+  429: { 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } } },
 };
 
 /** One documented error response per status, each with the standard error body. */
@@ -52,6 +48,6 @@ export const BODY_ERRORS = {
 export const AUTH_ERRORS = {
   401: 'Missing, malformed, expired or revoked credential (also: a key whose owner left its org).',
   403: "An API key used from outside its allowed_cidrs.",
-  429: "Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); or the API key's rate window is reached or its credits are spent (see RateLimit-Policy and RateLimit); see Retry-After.",
+  429: "Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); or the API key's rate window is reached (the answer carries RateLimit-Policy and RateLimit, draft-ietf-httpapi-ratelimit-headers, as every answer of a rate-limited key does) or its credits are spent; see Retry-After.",
   503: 'The database is unavailable; retry shortly.',
 } as const;

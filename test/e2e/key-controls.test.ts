@@ -138,6 +138,29 @@ describe('key controls across three instances', () => {
     expect(limited!.headers.get('ratelimit-policy')).toBe('"default";q=50;w=1');
   });
 
+  it('takes the settings at mint, refusing bad ones with a 400 that names the field and writing nothing', async () => {
+    const w = await a.seed.world('owner');
+    const bad = await a.api.post('/api-keys', w.session, { org_id: w.orgId, credits: { remaining: 1, refill: { amount: 2 } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain('credits.refill.interval');
+    expect((await a.api.get('/api-keys', w.session)).body.keys).toEqual([]);
+    const minted = await a.api.post('/api-keys', w.session, {
+      org_id: w.orgId,
+      enabled: false,
+      rate_limits: [{ name: 'default', limit: 1000, window_seconds: 60 }],
+      credits: { remaining: 2 },
+      allowed_cidrs: ['127.0.0.0/8', '::1/128'],
+      metadata: { partner: 'acme' },
+    });
+    expect(minted.status).toBe(201);
+    expect(minted.body).toMatchObject({ enabled: false, credits: { remaining: 2 }, allowed_cidrs: ['127.0.0.0/8', '::1/128'], metadata: { partner: 'acme' } });
+    expect((await b.api.get('/me', minted.body.key)).status).toBe(401);
+    expect((await patch(w.session, minted.body.id, { enabled: true })).status).toBe(200);
+    expect((await b.api.get('/me', minted.body.key)).status).toBe(200);
+    expect((await c.api.get('/me', minted.body.key)).status).toBe(200);
+    expect((await a.api.get('/me', minted.body.key)).status).toBe(429);
+  });
+
   it('keeps metadata off GET /me and shows the settings on the key record', async () => {
     const w = await mint();
     const res = await patch(w.session, w.keyId, { metadata: { team: 'batch' }, name: 'renamed' });

@@ -9,7 +9,9 @@
  * (the request's cost) are there. Returns the grant and what is left (to say when the next token comes).
  */
 const AVAILABLE = `LEAST($3::float8, w.tokens + GREATEST(0, extract(epoch FROM ($6::timestamptz - w.at)) * 1000) * $4::float8)`;
-const grant = (available: string) => `CASE WHEN ${available} >= $7::int THEN LEAST(floor(${available}), $5::int) ELSE 0 END`;
+// A quarter of what the bucket holds (at least the cost, at most $5): the other instances find some left.
+const grant = (available: string) =>
+  `CASE WHEN ${available} >= $7::int THEN LEAST(floor(${available}), $5::int, GREATEST($7::int, ceil(${available} / 4))) ELSE 0 END`;
 export const LEASE_WINDOW_SQL = `
   INSERT INTO key_rate_windows AS w (key_id, name, tokens, at, last_grant)
   VALUES ($1::uuid, $2::text, $3::float8 - ${grant('$3::float8')}, $6::timestamptz, ${grant('$3::float8')})
