@@ -106,7 +106,7 @@ export class ApiKeyRepository {
   }
 
   /** A key's settings (updateSettingsSql), in the unit of work's transaction; null for no such key in the scope. */
-  async updateSettings(scope: 'user_id' | 'org_id', owner: string, keyId: string, change: KeySettingsChange, manager: EntityManager = this.db.manager): Promise<ApiKeyEntity | null> {
+  async updateSettings(scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, change: KeySettingsChange, manager: EntityManager = this.db.manager): Promise<ApiKeyEntity | null> {
     const { text, values } = updateSettingsSql(scope, change, ENTITY_COLUMNS);
     return returnedRows<ApiKeyEntity>(await manager.query(text, [keyId, owner, ...values]))[0] ?? null;
   }

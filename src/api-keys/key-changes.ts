@@ -59,7 +59,7 @@ export interface LeakedRevokeChange {
 }
 
 export interface UpdateChange {
-  change: { scope: 'user_id' | 'org_id'; owner: string; keyId: string; settings: KeySettingsChange };
+  change: { scope: 'user_id' | 'org_id' | 'id'; owner: string; keyId: string; settings: KeySettingsChange };
   audit: (updated: ApiKeyEntity) => AuditEntry;
   event: (updated: ApiKeyEntity) => OutboxEvent;
 }

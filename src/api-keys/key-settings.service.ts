@@ -1,5 +1,5 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
-import { actorOf } from '../audit/audit.service.js';
+import { actorOf, OPERATOR, type AuditEntry } from '../audit/audit.service.js';
 import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
@@ -27,15 +27,20 @@ export class KeySettingsService {
   ) {}
 
   update(principal: Principal, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
-    return this.apply(principal, 'user_id', principal.userId, keyId, dto);
+    return this.apply(actorOf(principal), 'user_id', principal.userId, keyId, dto);
+  }
+
+  /** The operator CLI (`key update`): any key by its id, audited with the CLI as actor. */
+  updateAsOperator(keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+    return this.apply(OPERATOR, 'id', keyId, keyId, dto);
   }
 
   async updateInOrg(principal: Principal, orgId: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
     await requireOrgAdmin(this.directory, principal, orgId);
-    return this.apply(principal, 'org_id', orgId, keyId, dto);
+    return this.apply(actorOf(principal), 'org_id', orgId, keyId, dto);
   }
 
-  private async apply(principal: Principal, scope: 'user_id' | 'org_id', owner: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+  private async apply(actor: Pick<AuditEntry, 'actor' | 'credential'>, scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
     const now = this.settings.clock.now();
     const settings = toChange(dto, now);
     const fields = Object.keys(dto).filter((k) => (dto as Record<string, unknown>)[k] !== undefined);
@@ -45,7 +50,7 @@ export class KeySettingsService {
       audit: (k) => ({
         orgId: k.orgId,
         action: 'api_key.updated',
-        ...actorOf(principal),
+        ...actor,
         target: { type: 'api_key', id: k.id },
         // What changed, by name: metadata and networks can be sensitive to their owner, so only named.
         details: { name: k.name, changed: fields, ...(dto.enabled !== undefined ? { enabled: dto.enabled } : {}) },

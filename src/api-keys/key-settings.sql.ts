@@ -37,7 +37,7 @@ export interface KeySettingsChange {
  * columns the change names. A new credits setting (or its removal) moves `credits_epoch`, so credits
  * that instances leased before it are neither spent nor given back after it.
  */
-export function updateSettingsSql(scope: 'user_id' | 'org_id', change: KeySettingsChange, returning: string): { text: string; values: unknown[] } {
+export function updateSettingsSql(scope: 'user_id' | 'org_id' | 'id', change: KeySettingsChange, returning: string): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const sets: string[] = [];
   const set = (column: string, value: unknown, cast: string) => {
