@@ -64,6 +64,9 @@ describe('key controls across three instances', () => {
     expect(off.status).toBe(200);
     expect(off.body.enabled).toBe(false);
     for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).status).toBe(401);
+    const listed = await a.api.get('/api-keys?state=disabled', w.session);
+    expect(listed.body.keys.map((k: { id: string }) => k.id)).toEqual([w.keyId]);
+    expect((await a.api.get('/api-keys?state=active', w.session)).body.keys).toEqual([]);
     const on = await patch(w.session, w.keyId, { enabled: true });
     expect(on.body.enabled).toBeUndefined();
     for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).status).toBe(200);
