@@ -1052,7 +1052,7 @@ function controlsPanel(key) {
   const credits = key.credits;
   const facts = h(
     'dl',
-    { class: 'facts' },
+    { class: 'control-facts' },
     h('div', {}, h('dt', { text: 'Rate limits' }), h('dd', { text: key.rate_limits ? key.rate_limits.map((w) => `${w.name}: ${w.limit} per ${w.window_seconds} s`).join('; ') : 'Plan default' })),
     h('div', {}, h('dt', { text: 'Credits' }), h('dd', { 'data-credits': '', text: credits ? `${credits.remaining} left${credits.next_refill_at ? `, refill to ${credits.refill.amount} ${exactTime(credits.next_refill_at)}` : ''}` : 'Unlimited' })),
     h('div', {}, h('dt', { text: 'Allowed networks' }), h('dd', { text: key.allowed_cidrs ? key.allowed_cidrs.join(', ') : 'Anywhere' })),
