@@ -15,6 +15,7 @@ import type { RateWindow } from '../../common/plan-rate-limits.js';
 import { Settings } from '../../settings/settings.js';
 import { isDatabaseUnavailable, setResponseHeader } from '../http-utils.js';
 import type { Principal } from '../principal.js';
+import type { KeyLimits } from './key-limits.js';
 import { CreditLeases } from './credit-leases.js';
 import { DEFAULT_RATE_LIMIT, RateLimitedMeta, type RateLimitSpec } from './rate-limited.decorator.js';
 import { WindowLeases } from './window-leases.js';
@@ -22,6 +23,17 @@ import { WindowLeases } from './window-leases.js';
 /** Marks a request already admitted, so a route with the interceptor listed twice spends once. */
 const ADMITTED = Symbol('kui.keyLimits');
 type LimitedRequest = { user?: Principal; ip?: string; [ADMITTED]?: true };
+
+/** One request's way through the limits: what it has taken so far, to give back on a refusal. */
+interface Attempt {
+  keyId: string;
+  windows: readonly RateWindow[];
+  credits: KeyLimits['credits'];
+  cost: number;
+  response: unknown;
+  windowsTaken: number;
+  creditsTaken: boolean;
+}
 
 /** `RateLimit-Policy` items (draft-ietf-httpapi-ratelimit-headers), written once per window. */
 const policies = new WeakMap<readonly RateWindow[], string>();
@@ -62,56 +74,88 @@ export class KeyLimitsInterceptor implements NestInterceptor {
     if (limits?.allows && !limits.allows(request.ip ?? '')) throw new ForbiddenException(ERRORS.keyAddressRefused);
     const spec = this.specOf(ctx);
     const windows = this.windowsNamed(own ?? planned, spec.window);
-    return this.admit(principal.keyId!, windows, limits?.credits ?? null, spec.cost, http.getResponse(), next);
+    const attempt: Attempt = { keyId: principal.keyId!, windows, credits: limits?.credits ?? null, cost: spec.cost, response: http.getResponse(), windowsTaken: 0, creditsTaken: false };
+    return this.admit(attempt, next);
   }
 
-  private async admit(
-    keyId: string,
-    windows: readonly RateWindow[],
-    credits: NonNullable<Principal['limits']>['credits'],
-    cost: number,
-    response: unknown,
-    next: CallHandler,
-  ): Promise<Observable<unknown>> {
-    const taken: RateWindow[] = [];
-    const giveBack = (withCredits: boolean) => {
-      for (const w of taken) this.windows.giveBack(keyId, w, cost);
-      if (withCredits) this.credits.giveBack(keyId, cost);
-    };
-    try {
-      for (const w of windows) {
-        const wait = await this.windows.take(keyId, w, cost, Date.now());
-        if (wait > 0) {
-          giveBack(false);
-          this.headers(keyId, windows, response);
-          setResponseHeader(response, 'Retry-After', String(Math.max(1, Math.ceil(wait / 1000))));
-          throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyRateLimited(w.name) }, HttpStatus.TOO_MANY_REQUESTS);
-        }
-        taken.push(w);
+  /**
+   * Takes the route's cost from each window, then from the credits: synchronously while this
+   * instance's leases cover it (the common case, no promise), asynchronously from the first step
+   * that has to lease. A refusal gives back what the earlier steps took.
+   */
+  private admit(a: Attempt, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
+    while (a.windowsTaken < a.windows.length) {
+      const w = a.windows[a.windowsTaken]!;
+      const wait = this.windows.take(a.keyId, w, a.cost, Date.now());
+      if (typeof wait !== 'number') {
+        return wait.then(
+          (later) => {
+            this.tookWindow(a, w, later);
+            return this.admit(a, next);
+          },
+          (error: unknown) => this.failed(a, error),
+        );
       }
-      if (credits) {
-        const wait = await this.credits.take(keyId, credits, cost, this.settings.clock.now());
-        if (wait !== 0) {
-          giveBack(false);
-          // Without a refill nothing comes back by itself: a day, by which its owner may have added credits.
-          setResponseHeader(response, 'Retry-After', String(wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 86_400));
-          throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyCreditsSpent }, HttpStatus.TOO_MANY_REQUESTS);
-        }
-      }
-    } catch (error) {
-      if (error instanceof HttpException) throw error;
-      giveBack(false);
-      // Fail closed: without the shared state no instance can tell what the key has left.
-      if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException(ERRORS.databaseUnavailable);
-      throw error;
+      this.tookWindow(a, w, wait);
     }
-    if (windows.length > 0) this.headers(keyId, windows, response);
+    if (a.credits && !a.creditsTaken) {
+      const wait = this.credits.take(a.keyId, a.credits, a.cost, this.settings.clock.now());
+      if (typeof wait !== 'number') {
+        return wait.then(
+          (later) => {
+            this.tookCredits(a, later);
+            return this.admitted(a, next);
+          },
+          (error: unknown) => this.failed(a, error),
+        );
+      }
+      this.tookCredits(a, wait);
+    }
+    return this.admitted(a, next);
+  }
+
+  private tookWindow(a: Attempt, w: RateWindow, wait: number): void {
+    if (wait > 0) {
+      this.giveBack(a, false);
+      this.headers(a.keyId, a.windows, a.response);
+      setResponseHeader(a.response, 'Retry-After', String(Math.max(1, Math.ceil(wait / 1000))));
+      throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyRateLimited(w.name) }, HttpStatus.TOO_MANY_REQUESTS);
+    }
+    a.windowsTaken++;
+  }
+
+  private tookCredits(a: Attempt, wait: number): void {
+    if (wait !== 0) {
+      this.giveBack(a, false);
+      // Without a refill nothing comes back by itself: a day, by which its owner may have added credits.
+      setResponseHeader(a.response, 'Retry-After', String(wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 86_400));
+      throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyCreditsSpent }, HttpStatus.TOO_MANY_REQUESTS);
+    }
+    a.creditsTaken = true;
+  }
+
+  private admitted(a: Attempt, next: CallHandler): Observable<unknown> {
+    if (a.windows.length > 0) this.headers(a.keyId, a.windows, a.response);
     return next.handle().pipe(
       catchError((error: unknown) => {
-        giveBack(credits !== null);
+        this.giveBack(a, true);
         return throwError(() => error);
       }),
     );
+  }
+
+  /** A lease that failed (the database): what was taken goes back; fail closed, as 503. */
+  private failed(a: Attempt, error: unknown): never {
+    this.giveBack(a, false);
+    if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException(ERRORS.databaseUnavailable);
+    throw error;
+  }
+
+  private giveBack(a: Attempt, withCredits: boolean): void {
+    for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i]!, a.cost);
+    a.windowsTaken = 0;
+    if (withCredits && a.creditsTaken) this.credits.giveBack(a.keyId, a.cost);
+    a.creditsTaken = false;
   }
 
   /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-10), on every answer of a limited route. */

@@ -8,8 +8,12 @@ import type { RateWindow } from './key-settings.js';
  * the slack that keeps instances' late asks (a busy event loop) from losing allowance.
  */
 export const BURST_SHARE = 0.08;
-/** A lease is spent within this share of the window or dropped, so no instance hoards allowance. */
-export const LEASE_LIFE_SHARE = 0.02;
+/**
+ * An instance leases at most this share of a window's limit at a time (at least the request's
+ * cost) and may keep it for the window's length: what all instances hold unspent adds at most
+ * this share per instance to any window.
+ */
+export const LEASE_SHARE = 0.005;
 
 interface Lease {
   tokens: number;
@@ -30,8 +34,9 @@ export type Admission = number;
  * an instance leases what the bucket holds in one statement, spends it from memory, and asks
  * again when it runs out (one request per key and window at a time). An empty bucket is
  * remembered until its next token is due, so refused requests cost no database traffic.
- * Over any span T a key gets at most burst + limit * (T + lease life) / window: 1.1 x limit over
- * any window (0.08 + 1 + 0.02), and the steady rate when it asks for more.
+ * Over any span T a key gets at most burst + limit * T / window + what the instances hold
+ * (LEASE_SHARE each): within 1.1 x limit over any window for up to 4 instances, and the steady
+ * rate when it asks for more.
  */
 @Injectable()
 export class WindowLeases {
@@ -86,14 +91,15 @@ export class WindowLeases {
     const windowMs = w.window_seconds * 1000;
     const perMs = w.limit / windowMs;
     const capacity = Math.max(cost, Math.floor(w.limit * BURST_SHARE), 1);
+    const want = Math.max(cost, Math.ceil(w.limit * LEASE_SHARE));
     const at = Date.now();
-    const grant = await this.store.leaseWindow(keyId, w.name, capacity, perMs, capacity, new Date(at), cost);
+    const grant = await this.store.leaseWindow(keyId, w.name, capacity, perMs, want, new Date(at), cost);
     const now = Date.now();
     if (lease.expiresAt <= now) lease.tokens = 0;
     lease.left = grant.left;
     if (grant.granted > 0) {
       lease.tokens += grant.granted;
-      lease.expiresAt = now + Math.max(1, windowMs * LEASE_LIFE_SHARE);
+      lease.expiresAt = now + windowMs;
     } else {
       lease.notBefore = now + Math.max(1, Math.ceil((cost - grant.left) / perMs));
     }
