@@ -1,8 +1,9 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { Scope } from '../common/roles.js';
 import type { CreditRefill, RateWindow } from '../auth/key-limits/key-settings.js';
 
 @Entity({ name: 'api_keys' })
+@Check('api_keys_credits_remaining_check', `credits_remaining >= 0`)
 @Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
 @Index('api_keys_org_id_idx', ['orgId'])
 @Index('api_keys_org_created_idx', ['orgId', 'createdAt', 'id'])

@@ -22,7 +22,7 @@ export class KeyControls1765100000000 implements MigrationInterface {
       ALTER TABLE api_keys
         ADD COLUMN enabled boolean NOT NULL DEFAULT true,
         ADD COLUMN rate_limits jsonb,
-        ADD COLUMN credits_remaining bigint CHECK (credits_remaining >= 0),
+        ADD COLUMN credits_remaining bigint CONSTRAINT api_keys_credits_remaining_check CHECK (credits_remaining >= 0),
         ADD COLUMN credits_refill jsonb,
         ADD COLUMN credits_period timestamptz,
         ADD COLUMN credits_epoch integer NOT NULL DEFAULT 0,
