@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreditLeases } from '../../src/auth/key-limits/credit-leases.js';
 import { KeyLimitStore } from '../../src/auth/key-limits/key-limit.store.js';
+import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
 import { insertKeyRow, openRepositoryDatabase, type RepositoryDatabase } from '../support/factories.js';
 
 /** The statements of per-key enforcement on real PostgreSQL, without the app. */
@@ -57,6 +59,20 @@ describe('the key limit store', () => {
     await store.returnCredits(k.id, 1, refilled!.epoch + 1, T0);
     await store.returnCredits(k.id, 1, refilled!.epoch, T0);
     expect((await r.db.pool.query(`SELECT credits_remaining::int AS left FROM api_keys WHERE id = $1`, [k.id])).rows[0].left).toBe(7);
+  });
+
+  it('gives credits leased and not spent back to the key when idle or at shutdown', async () => {
+    const k = await key();
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 100 WHERE id = $1`, [k.id]);
+    const leases = new CreditLeases(store, new PeriodicJobs());
+    const credits = { refill: null, epoch: 0 };
+    expect(await leases.take(k.id, credits, 1, T0)).toBe(0);
+    expect(leases.take(k.id, credits, 1, T0)).toBe(0);
+    const balance = async () => (await r.db.pool.query(`SELECT credits_remaining::int AS n FROM api_keys WHERE id = $1`, [k.id])).rows[0].n;
+    expect(await balance()).toBe(87);
+    expect(await leases.returnIdle(Date.now() - 60_000)).toBe(0);
+    await leases.onApplicationShutdown();
+    expect(await balance()).toBe(98);
   });
 
   it('answers null for a key without credits', async () => {

@@ -201,3 +201,25 @@ describe('credits refill at the boundary', () => {
     expect(after.map((r) => r.status).sort()).toEqual([200, 200, 200, 429]);
   });
 });
+
+describe('plan default windows', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { PLAN_RATE_LIMITS: '{"free":[{"name":"default","limit":20,"window_seconds":3600}]}' } });
+  });
+  afterAll(async () => t?.close());
+
+  it('limit a key of a free org that has no windows of its own, and not one that has', async () => {
+    const w = await t.seed.world('owner');
+    const plain = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
+    const own = await t.api.post('/api-keys', w.session, { org_id: w.orgId, rate_limits: [{ name: 'default', limit: 1000, window_seconds: 1 }] });
+    // The bucket holds 8% of 20 at first: one request, then about one every 3 minutes.
+    const first = await t.api.get('/me', plain.body.key);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=20;w=3600');
+    const second = await t.api.get('/me', plain.body.key);
+    expect(second.status).toBe(429);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(60);
+    for (let i = 0; i < 5; i++) expect((await t.api.get('/me', own.body.key)).status).toBe(200);
+  });
+});
