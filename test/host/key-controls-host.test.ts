@@ -1,6 +1,6 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Post } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Authenticated, CurrentPrincipal, RateLimited, type Principal } from '../../src/index.js';
+import { Authenticated, Charges, CurrentPrincipal, RateLimited, RequireScopes, type Principal } from '../../src/index.js';
 import { createSeededDatabase, type TestDatabase } from '../support/database.js';
 import type { Seeder } from '../support/seed.js';
 import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
@@ -16,6 +16,17 @@ class ReportsController {
   }
 }
 
+/** Scopes above charges, as hosts write them: the key's limits must still come before the meter. */
+@Controller('uploads')
+class UploadsController {
+  @Post()
+  @RequireScopes('decisions:write')
+  @Charges('imports')
+  upload(): { ok: true } {
+    return { ok: true };
+  }
+}
+
 let db: TestDatabase;
 let seed: Seeder;
 beforeAll(async () => ({ db, seed } = await createSeededDatabase()));
@@ -24,7 +35,7 @@ afterAll(async () => db?.drop());
 describe.each(PLATFORMS)('a host route with @RateLimited on %s', (platform) => {
   let host: HostApp;
   beforeAll(async () => {
-    host = await startHost({ platform, databaseUrl: db.url, hostControllers: [ReportsController] });
+    host = await startHost({ platform, databaseUrl: db.url, hostControllers: [ReportsController, UploadsController] });
   });
   afterAll(async () => host?.close());
 
@@ -45,5 +56,22 @@ describe.each(PLATFORMS)('a host route with @RateLimited on %s', (platform) => {
     expect((await host.api.get('/me', key)).status).toBe(200);
     expect((await host.api.get('/me', key)).status).toBe(200);
     expect((await host.api.get('/me', key)).status).toBe(429);
+  });
+
+  it('applies the key’s credits before the org’s meter, and a refusal charges neither', async () => {
+    const w = await seed.world('owner');
+    const plain = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'] });
+    const spent = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'], credits: { remaining: 0 } });
+    const refused = await host.api.post('/uploads', spent.body.key, {});
+    expect(refused.status).toBe(429);
+    expect(refused.body.message).toContain('credits');
+    // The refused request charged nothing: the org's whole daily allowance of imports (2) is still there.
+    expect((await host.api.post('/uploads', plain.body.key, {})).status).toBe(201);
+    expect((await host.api.post('/uploads', plain.body.key, {})).status).toBe(201);
+    const meter = await host.api.post('/uploads', plain.body.key, {});
+    expect(meter.status).toBe(429);
+    expect(meter.body.message).not.toContain('credits');
+    // With the meter spent too, the key's own limit is what a spent key hears first.
+    expect((await host.api.post('/uploads', spent.body.key, {})).body.message).toContain('credits');
   });
 });
