@@ -75,6 +75,25 @@ describe('the key limit store', () => {
     expect(await balance()).toBe(98);
   });
 
+  it('notifies no cached verification when credits are leased, and does when a setting changes', async () => {
+    const k = await key();
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 50 WHERE id = $1`, [k.id]);
+    const listener = await r.db.pool.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(n.payload ?? ''));
+    try {
+      await listener.query('LISTEN kui_verification');
+      await store.leaseCredits(k.id, 1, null, 10);
+      await store.returnCredits(k.id, 1, 0, null);
+      await r.db.pool.query(`SELECT pg_sleep(0.2)`);
+      expect(heard).toEqual([]);
+      await r.db.pool.query(`UPDATE api_keys SET enabled = false WHERE id = $1`, [k.id]);
+      await expect.poll(() => heard.some((p) => p.includes(k.id))).toBe(true);
+    } finally {
+      listener.release();
+    }
+  });
+
   it('answers null for a key without credits', async () => {
     const k = await key();
     expect(await store.leaseCredits(k.id, 1, null, 10)).toBeNull();
