@@ -5,7 +5,12 @@ import { defineConfig } from 'vitest/config';
 // The inline projects below extend this config (Vitest 5), plugins included.
 const plugins = [swc.vite({ module: { type: 'es6' }, jsc: { target: 'es2022' } })];
 
-const BROWSER_TESTS = ['test/e2e/account-page.test.ts', 'test/e2e/account-page-service-keys.test.ts', 'test/e2e/account-page-key-policy.test.ts'];
+const BROWSER_TESTS = [
+  'test/e2e/account-page.test.ts',
+  'test/e2e/account-page-service-keys.test.ts',
+  'test/e2e/account-page-key-policy.test.ts',
+  'test/e2e/account-key-controls.test.ts',
+];
 
 const databaseTier = {
   environment: 'node' as const,

@@ -53,7 +53,14 @@ const TARGETS = {
   'me-key-1000': { ratio: 0.45, p99: 10 },
   'me-session-50': { ratio: 0.4 },
   'revoke-under-load': { revokeP99: 50 },
+  // Per-key controls: the same 1,000-key GET /me with keys that have a rate window (far above the
+  // load, so every request is admitted) or credits; ratios to me-key-1000 of the same run.
+  'me-key-1000-limited': { ofCase: 'me-key-1000', ofRatio: 0.9, p99: 10 },
+  'me-key-1000-credits': { ofCase: 'me-key-1000', ofRatio: 0.6, p99: 10 },
 };
+/** The controls of the keys of the two cases above: never reached by a bench run. */
+const LIMITED_KEY = { rate_limits: [{ name: 'default', limit: 1_000_000_000, window_seconds: 60 }] };
+const CREDITED_KEY = { credits: { remaining: 100_000_000_000 } };
 const MANY_USERS = 50;
 const KEYS_PER_USER = 20; // 50 × 20 = 1,000 distinct keys
 // 100 per run, so that the p99 is the 99th of 100 latencies, not the one worst (as it was with 40).
@@ -204,11 +211,11 @@ async function seed(databaseUrl, serviceUrl) {
   }
 }
 
-async function mintKey(serviceUrl, session, orgId) {
+async function mintKey(serviceUrl, session, orgId, controls = {}) {
   const res = await fetch(`${serviceUrl}/api-keys`, {
     method: 'POST',
     headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ org_id: orgId, name: 'bench', scopes: ['decisions:read'] }),
+    body: JSON.stringify({ org_id: orgId, name: 'bench', scopes: ['decisions:read'], ...controls }),
   });
   const body = await res.json();
   if (res.status !== 201) throw new Error(`minting a bench key failed: ${res.status} ${JSON.stringify(body)}`);
@@ -219,6 +226,11 @@ async function mintKey(serviceUrl, session, orgId) {
 async function seedMany(client, orgId, serviceUrl) {
   const manySessions = [];
   const manyKeys = [];
+  const limitedKeys = [];
+  const creditedKeys = [];
+  const requested = process.env.BENCH_CASES ?? Object.keys(TARGETS).join(',');
+  const withLimited = requested.includes('me-key-1000-limited');
+  const withCredits = requested.includes('me-key-1000-credits');
   const revocable = [];
   for (let i = 0; i < MANY_USERS; i++) {
     const email = `bench-many-${i}@example.com`;
@@ -228,12 +240,14 @@ async function seedMany(client, orgId, serviceUrl) {
     const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), { algorithm: 'HS256', subject: userId, expiresIn: 3600 });
     manySessions.push(session);
     for (let k = 0; k < KEYS_PER_USER; k++) manyKeys.push((await mintKey(serviceUrl, session, orgId)).key);
+    for (let k = 0; withLimited && k < KEYS_PER_USER; k++) limitedKeys.push((await mintKey(serviceUrl, session, orgId, LIMITED_KEY)).key);
+    for (let k = 0; withCredits && k < KEYS_PER_USER; k++) creditedKeys.push((await mintKey(serviceUrl, session, orgId, CREDITED_KEY)).key);
     // Enough for the warm-up and every round of the revoke case.
     for (let k = 0; k < Math.ceil(((ROUNDS + 1) * REVOKES_PER_RUN) / MANY_USERS) + 1; k++) {
       revocable.push({ session, ...(await mintKey(serviceUrl, session, orgId)) });
     }
   }
-  return { manySessions, manyKeys, revocable };
+  return { manySessions, manyKeys, limitedKeys, creditedKeys, revocable };
 }
 
 /**
@@ -368,6 +382,10 @@ function caseRequest(name, ctx) {
     case 'me-key-1000':
     case 'revoke-under-load':
       return { url: `${ctx.service.url}/me`, headersPerRequest: bearer(ctx.seed.manyKeys) };
+    case 'me-key-1000-limited':
+      return { url: `${ctx.service.url}/me`, headersPerRequest: bearer(ctx.seed.limitedKeys) };
+    case 'me-key-1000-credits':
+      return { url: `${ctx.service.url}/me`, headersPerRequest: bearer(ctx.seed.creditedKeys) };
     case 'me-session-50':
       return { url: `${ctx.service.url}/me`, headersPerRequest: bearer(ctx.seed.manySessions) };
     case 'mint-session':
@@ -509,6 +527,12 @@ async function main() {
       if (t.ratio !== undefined) {
         wanted.push(`≥ ${t.ratio.toFixed(2)}`);
         checks.push(ratio >= t.ratio);
+      }
+      if (t.ofCase !== undefined) {
+        // Against the named case of the same run (both paired with their own baselines).
+        const of = runs[t.ofCase] ? mean(runs[t.ofCase].map((r) => r.pairedRatio)) : NaN;
+        wanted.push(`≥ ${t.ofRatio.toFixed(2)} of ${t.ofCase} (${Number.isNaN(of) ? 'not run' : (ratio / of).toFixed(2)})`);
+        checks.push(!Number.isNaN(of) && ratio / of >= t.ofRatio);
       }
       if (t.p99 !== undefined) {
         wanted.push(`p99 ≤ ${t.p99}`);

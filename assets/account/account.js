@@ -611,8 +611,12 @@ function keyStatus(key, now = Date.now()) {
   if (key.revoked_at) return 'revoked';
   if (key.status === 'pending') return 'pending';
   if (key.expires_at && Date.parse(key.expires_at) <= now) return 'expired';
+  if (key.enabled === false) return 'disabled';
   return 'active';
 }
+
+/** Still the owner's to use again: active, or disabled (it keeps its place in the main list, with an Enable button). */
+const usable = (status) => status === 'active' || status === 'disabled';
 
 /** The badge a key shows: its state, how soon it expires, or its rotation grace. */
 function keyBadge(key, now = Date.now()) {
@@ -621,6 +625,7 @@ function keyBadge(key, now = Date.now()) {
   if (status === 'pending') return { variant: 'expiring', text: 'Pending approval', title: 'Does not verify until an owner or admin approves it' };
   if (status === 'revoked') return { variant: 'revoked', text: 'Revoked', title: `Revoked ${exactTime(key.revoked_at)}` };
   if (status === 'expired') return { variant: 'expired', text: 'Expired', title: `Expired ${exactTime(key.expires_at)}` };
+  if (status === 'disabled') return { variant: 'expired', text: 'Disabled', title: 'Refused (401) until enabled again' };
   if (key.previous_secret_expires_at && Date.parse(key.previous_secret_expires_at) > now) {
     return { variant: 'grace', text: 'In grace', title: `Rotated: the previous secret works until ${exactTime(key.previous_secret_expires_at)}` };
   }
@@ -640,8 +645,8 @@ const keyName = (key) => key.name || 'Untitled key';
 
 function renderKeys() {
   const now = Date.now();
-  const active = state.keys.filter((k) => keyStatus(k, now) === 'active');
-  const inactive = state.keys.filter((k) => keyStatus(k, now) !== 'active');
+  const active = state.keys.filter((k) => usable(keyStatus(k, now)));
+  const inactive = state.keys.filter((k) => !usable(keyStatus(k, now)));
   $('keys-body').replaceChildren(...active.flatMap((key) => keyRows(key, now)));
   $('keys-inactive').replaceChildren(...inactive.flatMap((key) => keyRows(key, now)));
   show($('keys-inactive'), state.showInactive && inactive.length > 0);
@@ -675,6 +680,16 @@ function keyRows(key, now) {
   if (live && hasRoute('post', '/api-keys/{keyID}/rotate')) {
     actions.push(h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Rotate ${name}`, text: 'Rotate', onclick: (e) => openRotate(key, e.currentTarget) }));
   }
+  if (usable(status) && hasRoute('patch', '/api-keys/{keyID}')) {
+    const enable = status === 'disabled';
+    actions.push(h('button', {
+      type: 'button',
+      class: enable ? 'button primary small' : 'button secondary small',
+      'aria-label': `${enable ? 'Enable' : 'Disable'} ${name}`,
+      text: enable ? 'Enable' : 'Disable',
+      onclick: () => void updateKey(key, { enabled: enable }, enable ? `Key ${name} enabled.` : `Key ${name} disabled: it is refused until enabled again.`),
+    }));
+  }
   if (status !== 'revoked') {
     actions.push(h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${name}`, text: 'Revoke', onclick: (e) => openRevoke(key, e.currentTarget) }));
   }
@@ -703,7 +718,7 @@ function detailsPanel(key) {
     key.previous_secret_expires_at ? h('div', {}, h('dt', { text: 'Previous secret works until' }), h('dd', {}, timeCell(key.previous_secret_expires_at, ''))) : null,
   );
   const usage = h('div', { class: 'key-usage', 'data-usage-for': key.id });
-  const panel = h('div', { class: 'details-panel' }, facts, usage);
+  const panel = h('div', { class: 'details-panel' }, facts, controlsPanel(key), usage);
   if (state.openDetails.has(key.id)) void loadKeyUsage(key, usage);
   return panel;
 }
@@ -797,6 +812,7 @@ async function onCreate(event) {
     dialog.returnFocus = null;
     dialog.close();
     openReveal(key, record, 'created');
+    void refreshOrgPanels();
   } catch (err) {
     if (handledElsewhere(err)) return;
     if (err instanceof ApiError && err.status === 400) {
@@ -1000,6 +1016,7 @@ async function confirmRevoke(event) {
     state.showInactive = true;
     renderKeys();
     focusRow(key.id);
+    void refreshOrgPanels();
   } catch (err) {
     if (handledElsewhere(err)) return;
     showAlert($('revoke-error'), err);
@@ -1007,6 +1024,80 @@ async function confirmRevoke(event) {
     button.disabled = false;
     button.textContent = 'Revoke key';
   }
+}
+
+// Key controls --------------------------------------------------------------------------------
+
+/** The org-wide key list and the audit log, for owners and admins: every change shows there at once, not after a reload. */
+async function refreshOrgPanels() {
+  if (!isManager()) return;
+  await Promise.all([loadOrgKeys(), loadAudit()]);
+}
+
+/** PATCH /api-keys/{id}; the record that comes back replaces the key's row. Returns false on a refusal (shown in `alertEl`, or announced). */
+async function updateKey(key, body, done, alertEl = null) {
+  try {
+    const record = await api('PATCH', `/api-keys/${encodeURIComponent(key.id)}`, body);
+    state.keys = state.keys.map((k) => (k.id === key.id ? { ...record } : k));
+    renderKeys();
+    focusRow(key.id);
+    announce(done);
+    void refreshOrgPanels();
+    return true;
+  } catch (err) {
+    if (handledElsewhere(err)) return false;
+    if (alertEl) showAlert(alertEl, err);
+    else announce(describeError(err), { error: true });
+    return false;
+  }
+}
+
+const pretty = (value) => (value === undefined || value === null ? '' : JSON.stringify(value, null, 2));
+
+/** A key's controls in its details: what applies now, and a form to change them (JSON, checked by the server). */
+function controlsPanel(key) {
+  const credits = key.credits;
+  const facts = h(
+    'dl',
+    { class: 'control-facts' },
+    h('div', {}, h('dt', { text: 'Rate limits' }), h('dd', { text: key.rate_limits ? key.rate_limits.map((w) => `${w.name}: ${w.limit} per ${w.window_seconds} s`).join('; ') : 'Plan default' })),
+    h('div', {}, h('dt', { text: 'Credits' }), h('dd', { 'data-credits': '', text: credits ? `${credits.remaining} left${credits.next_refill_at ? `, refill to ${credits.refill.amount} ${exactTime(credits.next_refill_at)}` : ''}` : 'Unlimited' })),
+    h('div', {}, h('dt', { text: 'Allowed networks' }), h('dd', { text: key.allowed_cidrs ? key.allowed_cidrs.join(', ') : 'Anywhere' })),
+    key.metadata ? h('div', {}, h('dt', { text: 'Metadata' }), h('dd', {}, h('code', { text: JSON.stringify(key.metadata) }))) : null,
+  );
+  if (keyStatus(key) === 'revoked' || !hasRoute('patch', '/api-keys/{keyID}')) return facts;
+  const id = (field) => `ctl-${field}-${key.id}`;
+  const area = (field, label, value, hint) =>
+    h('div', { class: 'field' }, h('label', { for: id(field), text: label }), h('textarea', { id: id(field), rows: '3', spellcheck: 'false', 'aria-describedby': `${id(field)}-hint` }, value), h('p', { class: 'hint', id: `${id(field)}-hint`, text: hint }));
+  const alert = h('div', { class: 'alert', hidden: true, role: 'alert' });
+  const form = h(
+    'form',
+    { class: 'controls-form', 'aria-label': `Controls of ${keyName(key)}` },
+    area('rate_limits', 'Rate limits (JSON)', pretty(key.rate_limits), 'Up to 5 windows, e.g. [{"name":"default","limit":10,"window_seconds":1}]; empty: the plan default.'),
+    area('credits', 'Credits (JSON)', credits ? pretty({ remaining: credits.remaining, ...(credits.refill ? { refill: credits.refill } : {}) }) : '', 'e.g. {"remaining":1000,"refill":{"amount":1000,"interval":"monthly"}}; empty: unlimited.'),
+    area('allowed_cidrs', 'Allowed networks (one CIDR a line)', (key.allowed_cidrs ?? []).join('\n'), 'e.g. 203.0.113.0/24; empty: anywhere.'),
+    area('metadata', 'Metadata (JSON object)', pretty(key.metadata), 'At most 1 KB; given to your services with each request; empty: none.'),
+    alert,
+    h('button', { type: 'submit', class: 'button primary small', text: 'Save controls' }),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    clearAlert(alert);
+    const body = {};
+    for (const field of ['rate_limits', 'credits', 'metadata']) {
+      const text = form.querySelector(`#${CSS.escape(id(field))}`).value.trim();
+      try {
+        body[field] = text === '' ? null : JSON.parse(text);
+      } catch {
+        showAlert(alert, new ApiError(400, `${field} is not valid JSON`));
+        return;
+      }
+    }
+    const cidrs = form.querySelector(`#${CSS.escape(id('allowed_cidrs'))}`).value.split('\n').map((s) => s.trim()).filter(Boolean);
+    body.allowed_cidrs = cidrs.length > 0 ? cidrs : null;
+    void updateKey(key, body, `Controls of ${keyName(key)} saved.`, alert);
+  });
+  return h('div', { class: 'key-controls' }, h('p', { class: 'facts-title', text: 'Controls' }), facts, form);
 }
 
 // Rotate --------------------------------------------------------------------------------------
@@ -1048,6 +1139,7 @@ async function confirmRotate(event) {
     dialog.returnFocus = null;
     dialog.close();
     openReveal(key, merged, 'rotated');
+    void refreshOrgPanels();
   } catch (err) {
     if (handledElsewhere(err)) return;
     showAlert($('rotate-error'), err);

@@ -2,12 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { ApiKeyStore, KeyVerificationRow } from '../auth/api-key-store.js';
+import { keyLimitsOf, type KeyLimitColumns } from '../auth/key-limits/key-limits.js';
 import { Clock } from '../common/clock.js';
 import type { Plan, Role } from '../common/roles.js';
 import { pgPool } from '../database/pg-pool.js';
 import { TOUCH_LAST_USED_SQL, VERIFY_KEYS_ONLY_SQL, VERIFY_WITH_DIRECTORY_SQL } from './api-key.sql.js';
 
-interface RawVerificationRow {
+interface RawVerificationRow extends KeyLimitColumns {
+  enabled: boolean;
+  metadata: Record<string, unknown> | null;
   id: string;
   lookup: string;
   key_hash: Buffer;
@@ -44,6 +47,9 @@ const toVerificationRow = (r: RawVerificationRow): KeyVerificationRow => ({
   expiresAt: r.expires_at,
   revokedAt: r.revoked_at,
   lastUsedAt: r.last_used_at,
+  enabled: r.enabled,
+  limits: keyLimitsOf(r),
+  metadata: r.metadata,
   email: r.email,
   role: r.role,
   plan: r.plan,

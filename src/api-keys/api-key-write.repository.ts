@@ -10,6 +10,7 @@ import { outboxParams, type EventType, type OutboxEvent } from '../events/event-
 import { ApiKeyEntity } from './api-key.entity.js';
 import { revokedKey, type RevokedKey, type RevokedRow } from './api-key.repository.js';
 import { LOCK_COUNT_SQL, MINT_BATCH_SQL, mintSql, RECOUNT_SQL, revokeWritingSql } from './api-key.sql.js';
+import { MINT_SETTINGS_SQL, type MintSettings } from './key-settings.sql.js';
 
 export interface NewApiKey {
   id: string;
@@ -26,6 +27,8 @@ export interface NewApiKey {
   createdBy?: string | null;
   /** `pending` when the org's approval policy holds the key until an admin approves it. */
   approval?: 'pending' | null;
+  /** Per-key controls given at mint; absent: none. */
+  settings?: MintSettings;
 }
 
 /** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
@@ -47,8 +50,14 @@ export interface RevokeWrite {
 
 type Outcome = 'minted' | 'full' | 'check';
 
-const mintedEntity = (k: NewApiKey): ApiKeyEntity =>
-  Object.assign(new ApiKeyEntity(), { ...k, createdBy: k.createdBy ?? null, approval: k.approval ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
+const mintedEntity = ({ settings: s, ...k }: NewApiKey): ApiKeyEntity =>
+  Object.assign(new ApiKeyEntity(), {
+    ...k, createdBy: k.createdBy ?? null, approval: k.approval ?? null,
+    lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null,
+    enabled: s?.enabled ?? true, rateLimits: s?.rate_limits ?? null, creditsRemaining: s?.credits_remaining?.toString() ?? null,
+    creditsRefill: s?.credits_refill ?? null, creditsPeriod: s?.credits_period ? new Date(s.credits_period) : null, creditsEpoch: 0,
+    allowedCidrs: s?.allowed_cidrs ?? null, metadata: s?.metadata ?? null,
+  });
 
 /**
  * The key changes that carry their audit and outbox events in the same SQL statement: a mint
@@ -113,7 +122,7 @@ export class ApiKeyWriteRepository {
       cap,
       key: {
         id: k.id, user_id: k.userId, org_id: k.orgId, name: k.name, lookup: k.lookup, last4: k.last4, key_hash: `\\x${k.keyHash.toString('hex')}`,
-        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null, created_by: k.createdBy ?? null, approval: k.approval ?? null,
+        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null, created_by: k.createdBy ?? null, approval: k.approval ?? null, ...k.settings,
       },
     }));
     const audits = items.flatMap(({ write }) => (write.audit ? [write.audit] : []));
@@ -147,6 +156,7 @@ export class ApiKeyWriteRepository {
       const { rows } = await client.query<{ active: number }>({ name: 'kui_mint_recount', text: RECOUNT_SQL, values: [userId, orgId, createdAt] });
       if (rows[0].active >= cap) return null;
       await client.query(mintSql(write.audit !== null, write.event !== null), mintValues(write));
+      if (write.key.settings) await client.query(MINT_SETTINGS_SQL, [write.key.id, JSON.stringify(write.key.settings)]);
       return mintedEntity(write.key);
     });
   }

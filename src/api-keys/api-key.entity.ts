@@ -1,8 +1,10 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { Scope } from '../common/roles.js';
+import type { CreditRefill, RateWindow } from '../auth/key-limits/key-settings.js';
 
 @Entity({ name: 'api_keys' })
 @Check('api_keys_approval_check', `approval IN ('pending', 'denied')`)
+@Check('api_keys_credits_remaining_check', `credits_remaining >= 0`)
 @Index('api_keys_user_created_idx', ['userId', 'createdAt', 'id'])
 @Index('api_keys_org_id_idx', ['orgId'])
 @Index('api_keys_org_created_idx', ['orgId', 'createdAt', 'id'])
@@ -65,4 +67,29 @@ export class ApiKeyEntity {
   /** Under the org's approval policy: `pending` until approved (then null), `denied` once refused; null for every other key. */
   @Column({ type: 'text', nullable: true })
   approval: 'pending' | 'denied' | null;
+  /** Per-key controls (migration 1765100000000, docs/key-controls.md); null: not set. */
+  @Column({ type: 'boolean', default: true })
+  enabled: boolean;
+
+  @Column({ name: 'rate_limits', type: 'jsonb', nullable: true })
+  rateLimits: RateWindow[] | null;
+
+  /** The balance not yet leased by an instance (bigint: read as a string). */
+  @Column({ name: 'credits_remaining', type: 'bigint', nullable: true })
+  creditsRemaining: string | null;
+
+  @Column({ name: 'credits_refill', type: 'jsonb', nullable: true })
+  creditsRefill: CreditRefill | null;
+
+  @Column({ name: 'credits_period', type: 'timestamptz', nullable: true })
+  creditsPeriod: Date | null;
+
+  @Column({ name: 'credits_epoch', type: 'integer', default: 0 })
+  creditsEpoch: number;
+
+  @Column({ name: 'allowed_cidrs', type: 'text', array: true, nullable: true })
+  allowedCidrs: string[] | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  metadata: Record<string, unknown> | null;
 }

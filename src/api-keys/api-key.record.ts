@@ -1,4 +1,5 @@
 import type { ApiKeyEntity } from './api-key.entity.js';
+import { nextRefill, refillPeriodStart } from '../auth/key-limits/key-settings.js';
 import type { ApiKeyRecordDto, MintedApiKeyDto, OrgApiKeyDto } from './dto/api-key-record.dto.js';
 
 /**
@@ -28,5 +29,20 @@ export function toApiKeyRecord(k: ApiKeyEntity, now?: Date): ApiKeyRecord {
   if (k.previousExpiresAt && !k.revokedAt && (!now || k.previousExpiresAt.getTime() > now.getTime())) {
     record.previous_secret_expires_at = k.previousExpiresAt.toISOString();
   }
+  // The settings appear only when set, so a key without them keeps the contract's record exactly.
+  if (k.enabled === false) record.enabled = false;
+  if (k.rateLimits) record.rate_limits = k.rateLimits;
+  if (k.creditsRemaining !== null && k.creditsRemaining !== undefined) {
+    record.credits = { remaining: Number(k.creditsRemaining) };
+    if (k.creditsRefill) {
+      // A refill that no request has applied yet is due all the same.
+      const period = refillPeriodStart(k.creditsRefill, now ?? new Date());
+      if (!k.creditsPeriod || k.creditsPeriod.getTime() < period.getTime()) record.credits.remaining = k.creditsRefill.amount;
+      record.credits.refill = k.creditsRefill;
+      record.credits.next_refill_at = nextRefill(k.creditsRefill, now ?? new Date()).toISOString();
+    }
+  }
+  if (k.allowedCidrs) record.allowed_cidrs = k.allowedCidrs;
+  if (k.metadata) record.metadata = k.metadata;
   return record;
 }

@@ -6,10 +6,11 @@ import { returnedRows } from '../database/transactions.js';
 import type { KeyEventFields } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
 import {
-  CLEAR_LAPSED_PREVIOUS_SQL, FIND_BY_LOOKUPS_SQL, FIND_OWNERSHIP_SQL, KEY_STANDING_SQL, keyPageSql, revokeSql, ROTATE_SQL,
+  CLEAR_LAPSED_PREVIOUS_SQL, ENTITY_COLUMNS, FIND_BY_LOOKUPS_SQL, FIND_OWNERSHIP_SQL, KEY_STANDING_SQL, keyPageSql, revokeSql, ROTATE_SQL,
   type RevokeScope,
 } from './api-key.sql.js';
 import type { KeyState } from './key-state.js';
+import { updateSettingsSql, type KeySettingsChange } from './key-settings.sql.js';
 
 /** The secret a rotation puts in place. */
 export interface NewSecret {
@@ -111,6 +112,12 @@ export class ApiKeyRepository {
   async rotateOwned(userId: string, keyId: string, secret: NewSecret, now: Date, graceEndsAt: Date | null, manager: EntityManager = this.db.manager): Promise<ApiKeyEntity | null> {
     const rows = returnedRows<ApiKeyEntity>(await manager.query(ROTATE_SQL, [keyId, userId, secret.lookup, secret.last4, secret.keyHash, now, graceEndsAt]));
     return rows[0] ?? null;
+  }
+
+  /** A key's settings (updateSettingsSql), in the unit of work's transaction; null for no such key in the scope. */
+  async updateSettings(scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, change: KeySettingsChange, manager: EntityManager = this.db.manager): Promise<ApiKeyEntity | null> {
+    const { text, values } = updateSettingsSql(scope, change, ENTITY_COLUMNS);
+    return returnedRows<ApiKeyEntity>(await manager.query(text, [keyId, owner, ...values]))[0] ?? null;
   }
 
   /** Why a key of the caller cannot be rotated: null when there is no such key of theirs. */

@@ -8,12 +8,14 @@ import { auditInsertManySql, auditInsertPerRowSql, auditInsertSql } from '../aud
 import { keyEventPerRowSql, outboxInsertSql, type EventType } from '../events/event-types.js';
 import { orgPeopleCountSql } from '../directory/org-people.sql.js';
 import { activeKeySql, keyStateSql, type KeyState } from './key-state.js';
+import { KEY_SETTINGS_COLUMNS, MINT_SETTINGS_COLUMNS, mintSettingsValues } from './key-settings.sql.js';
 
 /** An api_keys row aliased `k`, as ApiKeyEntity. */
 export const ENTITY_COLUMNS = `k.id, k.user_id AS "userId", k.org_id AS "orgId", k.name, k.lookup, k.last4, k.key_hash AS "keyHash", k.scopes,
   k.created_at AS "createdAt", k.expires_at AS "expiresAt", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
   k.previous_lookup AS "previousLookup", k.previous_key_hash AS "previousKeyHash", k.previous_expires_at AS "previousExpiresAt",
-  k.created_by AS "createdBy", k.approval`;
+  k.created_by AS "createdBy", k.approval,
+  ${KEY_SETTINGS_COLUMNS}`;
 
 // ---- Minting under the cap ---------------------------------------------------------------
 
@@ -77,8 +79,8 @@ export const MINT_BATCH_SQL = `
     RETURNING user_id, org_id, unrevoked),
   slot AS (SELECT * FROM locked UNION ALL SELECT * FROM seeded),
   k AS (
-    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, approval, created_by)
-    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at, r.approval, r.created_by
+    INSERT INTO api_keys (id, user_id, org_id, name, lookup, last4, key_hash, scopes, created_at, expires_at, approval, created_by, ${MINT_SETTINGS_COLUMNS})
+    SELECT r.id, r.user_id, r.org_id, r.name, r.lookup, r.last4, r.key_hash, r.scopes, r.created_at, r.expires_at, r.approval, r.created_by, ${mintSettingsValues('r')}
       FROM (SELECT i.*, row_number() OVER (PARTITION BY i.user_id, i.org_id ORDER BY i.n) AS place FROM input i) r
       JOIN slot s ON s.user_id = r.user_id AND s.org_id = r.org_id
      WHERE s.unrevoked + r.place <= r.cap
@@ -223,7 +225,8 @@ const VERIFY_COLUMNS = `k.id, k.lookup, k.key_hash,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_lookup END AS previous_lookup,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_key_hash END AS previous_key_hash,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_expires_at END AS previous_expires_at,
-  k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at`;
+  k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
+  k.enabled, k.rate_limits, (k.credits_remaining IS NOT NULL) AS has_credits, k.credits_refill, k.credits_epoch, k.allowed_cidrs, k.metadata`;
 /**
  * A key answers to its lookup or, only during a rotation's grace ($3: now), to its previous lookup;
  * a key awaiting approval or denied (the org's key policy) answers to nothing, as if it did not exist.

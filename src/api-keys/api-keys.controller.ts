@@ -39,7 +39,7 @@ export class ApiKeysController {
   @ApiBody({ type: MintApiKeyDto })
   @ApiCreatedResponse({ description: 'Created: the key record including `key`, shown exactly once.', type: MintedApiKeyDto })
   @ApiErrors({
-    400: 'org_id missing or not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, an unknown field, or a body that is not a JSON object.',
+    400: 'org_id missing or not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key control (enabled, rate_limits, credits, allowed_cidrs, metadata) outside its rules (the message names it), an unknown field, or a body that is not a JSON object.',
     ...AUTH_ERRORS,
     403: `${SESSION_REQUIRED} Or: the requested scopes exceed the caller's role in the org.`,
     404: "The org does not exist or is not the caller's; both cases look identical.",
@@ -58,7 +58,7 @@ export class ApiKeysController {
   @KeyLifecycle()
   @ApiOperation({ operationId: 'listApiKeys', summary: 'List keys', description: 'Browser session only. Masked records: the full key is never listable.' })
   @ApiQuery({ name: 'org_id', required: false, type: String, format: 'uuid', description: 'Only keys bound to this org (one of yours: another is a 404).' })
-  @ApiQuery({ name: 'state', required: false, enum: ['active', 'revoked', 'expired'], description: 'Only keys in this state (revoked wins over expired).' })
+  @ApiQuery({ name: 'state', required: false, enum: ['active', 'revoked', 'expired', 'disabled'], description: 'Only keys in this state (revoked wins over expired, expired over disabled).' })
   @ApiQuery({ name: 'limit', required: false, type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, description: `Keys per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).` })
   @ApiQuery({ name: 'cursor', required: false, type: String, description: 'The `next_cursor` of the previous page; opaque.' })
   @ApiOkResponse({
@@ -66,7 +66,7 @@ export class ApiKeysController {
     type: ApiKeyListDto,
   })
   @ApiErrors({
-    400: 'org_id filter is not a UUID, state is not one of active, revoked, expired, pending, denied, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
+    400: 'org_id filter is not a UUID, state is not one of active, revoked, expired, pending, denied, disabled, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
     ...AUTH_ERRORS,
     403: SESSION_REQUIRED,
     404: "The org_id filter names an org that does not exist or is not the caller's.",

@@ -13,16 +13,18 @@ import { KeyChanges } from './key-changes.js';
 import { LapsedSecretsJob } from './lapsed-secrets.job.js';
 import { KeyApprovalsController } from './key-approvals.controller.js';
 import { KeyApprovalsService } from './key-approvals.service.js';
+import { KeySettingsService } from './key-settings.service.js';
+import { KeySettingsController } from './key-settings.controller.js';
 
 @Module({
   imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
-  providers: [KeyChanges, ApiKeysService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob, KeyApprovalsService],
+  providers: [KeyChanges, ApiKeysService, KeySettingsService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob, KeyApprovalsService],
   // KeyChanges: the service-keys and key-policies features change keys through the same unit of work.
-  exports: [ApiKeysService, KeyChanges],
+  exports: [ApiKeysService, KeySettingsService, KeyChanges],
 })
 export class ApiKeysModule {
   /** The same module with its HTTP routes mounted. */
   static withHttp(): DynamicModule {
-    return { module: ApiKeysModule, controllers: [ApiKeysController, OrgApiKeysController, KeyApprovalsController] };
+    return { module: ApiKeysModule, controllers: [ApiKeysController, OrgApiKeysController, KeyApprovalsController, KeySettingsController] };
   }
 }

@@ -16,6 +16,7 @@ import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from './dto/rotate
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 import { KeyChanges } from './key-changes.js';
 import { KeyPolicyPort } from './key-policy.port.js';
+import { mintSettingsOf } from './key-settings.service.js';
 import type { KeyState } from './key-state.js';
 import { ERRORS } from '../common/error-messages.js';
 
@@ -80,6 +81,7 @@ export class ApiKeysService {
         createdAt: now,
         expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
         approval: pending ? ('pending' as const) : null,
+        settings: mintSettingsOf(dto, now),
       };
       return {
         secret: generated.key,

@@ -28,6 +28,7 @@ import type { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyWriteRepository, type NewApiKey } from './api-key-write.repository.js';
 import { ApiKeyRepository, type NewSecret, type RevokedKey } from './api-key.repository.js';
 import { ApiKeyPolicyRepository, type Decision, type WarnedKey } from './api-key-policy.repository.js';
+import type { KeySettingsChange } from './key-settings.sql.js';
 
 /** An audit entry whose org and target id only the change's own statement knows (a revoke by key id). */
 export type KeyAuditTemplate = Omit<AuditEntry, 'orgId' | 'target'> & { target: { type: string } };
@@ -86,6 +87,13 @@ export interface StaleRevokeChange {
   event: (revoked: RevokedKey) => OutboxEvent;
 }
 
+/** A key's settings changed (name, enabled, rate windows, credits, networks, metadata). */
+export interface UpdateChange {
+  change: { scope: 'user_id' | 'org_id' | 'id'; owner: string; keyId: string; settings: KeySettingsChange };
+  audit: (updated: ApiKeyEntity) => AuditEntry;
+  event: (updated: ApiKeyEntity) => OutboxEvent;
+}
+
 /** A change drawn again on a lookup collision: `secret` is what the caller shows once (never written). */
 export type Drawn<C> = C & { secret: string };
 
@@ -137,6 +145,17 @@ export class KeyChanges {
     );
     if (rotated.written) await this.committed({ type: 'api_key.rotated' }, 1, true);
     return rotated.written ? { key: rotated.written, secret: rotated.secret } : null;
+  }
+
+  /**
+   * A key's settings (name, enabled, limits, credits, networks, metadata): one transaction; null
+   * for no such key in the scope. Disabling or narrowing changes what verifies, and every change
+   * reaches the cached rows enforcement reads: waits for every instance, as a revoke does.
+   */
+  async update({ change: c, audit, event }: UpdateChange): Promise<ApiKeyEntity | null> {
+    const updated = await this.transact((m) => this.keys.updateSettings(c.scope, c.owner, c.keyId, c.settings, m), audit, (k) => [event(k)]);
+    if (updated) await this.committed({ type: 'api_key.updated' }, 1, true);
+    return updated;
   }
 
   /**

@@ -1,11 +1,11 @@
 /**
  * A key's state, the one rule: denied (an admin refused its approval) wins, then revoked, then
- * pending (awaiting an admin's approval under the org's key policy), then expired; a key that is
- * none of these is active. The list filters (`?state=`), the org admins' `state` field, rotation
- * and the active-key cap all use the SQL below, so a new state (e.g. disabled) is added here and
- * nowhere else.
+ * pending (awaiting an admin's approval under the org's key policy), then expired, then disabled;
+ * a key that is none of these is active. The list filters (`?state=`), the org admins' `state`
+ * field, rotation and the active-key cap all use the SQL below, so a new state is added here and
+ * nowhere else. A disabled key still holds its place under the cap (it can be enabled again).
  */
-export const KEY_STATES = ['active', 'revoked', 'expired', 'pending', 'denied'] as const;
+export const KEY_STATES = ['active', 'revoked', 'expired', 'pending', 'denied', 'disabled'] as const;
 export type KeyState = (typeof KEY_STATES)[number];
 
 const revoked = (alias: string) => `${alias}.revoked_at IS NOT NULL`;
@@ -14,13 +14,13 @@ const expired = (alias: string, now: string) => `(${alias}.expires_at IS NOT NUL
 /** The state of the api_keys row aliased `alias`, judged at the timestamptz `now` (an SQL expression, e.g. `$2`). */
 export function keyStateSql(alias: string, now: string): string {
   return `(CASE WHEN ${alias}.approval = 'denied' THEN 'denied' WHEN ${revoked(alias)} THEN 'revoked' WHEN ${alias}.approval = 'pending' THEN 'pending'
-    WHEN ${expired(alias, now)} THEN 'expired' ELSE 'active' END)`;
+    WHEN ${expired(alias, now)} THEN 'expired' WHEN NOT ${alias}.enabled THEN 'disabled' ELSE 'active' END)`;
 }
 
 /**
- * A key that holds a place under the cap and may rotate: active or pending (a pending key counts
- * against the cap, as it becomes active on approval; it still verifies only once approved). The
- * state 'active' or 'pending' of `keyStateSql` as a plain condition, which PostgreSQL turns into
+ * A key that holds a place under the cap and may rotate: active, disabled or pending (a pending key
+ * counts against the cap, as it becomes active on approval; it still verifies only once approved).
+ * Neither revoked nor expired, as a plain condition, which PostgreSQL turns into
  * `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now)`: the cap's counts stay
  * index-only scans of the partial index api_keys_active_owner_idx.
  */

@@ -1,5 +1,6 @@
 import type { Counters } from '../common/meters.js';
 import type { Plan, Role } from '../common/roles.js';
+import type { KeyLimits } from './key-limits/key-limits.js';
 
 /** A key row as verification needs it, with its owner's standing in the key's org. */
 export interface KeyVerificationRow {
@@ -16,6 +17,11 @@ export interface KeyVerificationRow {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** A disabled key is refused like a revoked one (absent: enabled). */
+  enabled?: boolean;
+  /** Its limits as enforcement needs them (absent or null: none set); its metadata for host code. */
+  limits?: KeyLimits | null;
+  metadata?: Record<string, unknown> | null;
   /** Owner standing: null when the owner is no longer a member of the key's org. */
   email: string | null;
   role: Role | null;

@@ -104,6 +104,7 @@ export class ApiKeyVerifier {
     // The secret a rotation replaced verifies until its grace period ends.
     if (!current && (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= now.getTime())) return this.refuse('expired');
     if (row.revokedAt) return this.refuse('revoked');
+    if (row.enabled === false) return this.refuse('disabled');
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
     if (!row.role || !row.email || !row.plan) return this.refuse('not_member');
     this.lastUsed.touch(row.id, row.lastUsedAt, now);
@@ -119,6 +120,8 @@ export class ApiKeyVerifier {
       plan: row.plan,
       scopes: effectiveScopes(row.scopes, row.role),
     };
+    if (row.limits) principal.limits = row.limits;
+    if (row.metadata) principal.metadata = row.metadata;
     // Meters are never cached: a cached answer leaves GET /usage to read them.
     if ('usage' in row) attachUsageSnapshot(principal, row.day, row.usage);
     return principal;

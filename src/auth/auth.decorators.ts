@@ -1,4 +1,5 @@
-import { applyDecorators, createParamDecorator, UseGuards, type ExecutionContext } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, UseGuards, UseInterceptors, type ExecutionContext } from '@nestjs/common';
+import { KeyLimitsInterceptor } from './key-limits/key-limits.interceptor.js';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { API_KEY_SCHEME, SESSION_SCHEME } from '../common/openapi.js';
 import type { Scope } from '../common/roles.js';
@@ -15,9 +16,9 @@ import type { Principal } from './principal.js';
  * together verify the credential once (see CredentialGuard).
  */
 
-/** Any valid credential, session or API key; no scope needed. */
+/** Any valid credential, session or API key; no scope needed. A key's limits apply (KeyLimitsInterceptor). */
 export const Authenticated = () =>
-  applyDecorators(AuthModeMeta('any'), UseGuards(CredentialGuard), ApiBearerAuth(SESSION_SCHEME), ApiBearerAuth(API_KEY_SCHEME));
+  applyDecorators(AuthModeMeta('any'), UseGuards(CredentialGuard), UseInterceptors(KeyLimitsInterceptor), ApiBearerAuth(SESSION_SCHEME), ApiBearerAuth(API_KEY_SCHEME));
 
 /** A browser session only: an API key gets 403, so a leaked key cannot manage keys. */
 export const SessionOnly = () =>
@@ -29,6 +30,7 @@ export const RequireScopes = (...scopes: Scope[]) =>
     AuthModeMeta('any'),
     RequiredScopesMeta(scopes),
     UseGuards(CredentialGuard, ScopesGuard),
+    UseInterceptors(KeyLimitsInterceptor),
     ApiBearerAuth(SESSION_SCHEME),
     ApiBearerAuth(API_KEY_SCHEME),
   );

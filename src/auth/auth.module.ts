@@ -11,6 +11,11 @@ import { SessionStrategy } from './session.strategy.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
 import { VerificationInvalidation } from './verification-cache/verification-invalidation.js';
 import { VerificationLease } from './verification-cache/verification-lease.js';
+import { PeriodicJobsModule } from '../common/periodic-jobs.js';
+import { CreditLeases } from './key-limits/credit-leases.js';
+import { KeyLimitStore } from './key-limits/key-limit.store.js';
+import { KeyLimitsInterceptor } from './key-limits/key-limits.interceptor.js';
+import { WindowLeases } from './key-limits/window-leases.js';
 
 const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
 
@@ -19,7 +24,8 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
  * `@Authenticated()`, `@SessionOnly()` and `@RequireScopes()`. Registers no global guard.
  */
 @Module({
-  providers: [ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
-  exports: [...GUARDS, ApiKeyStrategy, SessionStrategy, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation, VerificationLease],
+  imports: [PeriodicJobsModule],
+  providers: [KeyLimitStore, WindowLeases, CreditLeases, KeyLimitsInterceptor, ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
+  exports: [...GUARDS, KeyLimitsInterceptor, WindowLeases, CreditLeases, ApiKeyStrategy, SessionStrategy, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation, VerificationLease],
 })
 export class AuthModule {}

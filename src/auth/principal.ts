@@ -1,4 +1,5 @@
 import type { Plan, Role, Scope } from '../common/roles.js';
+import type { KeyLimits } from './key-limits/key-limits.js';
 
 /**
  * The one identity both credentials produce. Routes read it with `@CurrentPrincipal()`. `kind`:
@@ -18,6 +19,10 @@ export interface Principal {
   scopes: Scope[];
   /** API keys only. */
   keyId?: string;
+  /** API keys only: the key's metadata as its owner set it (never on GET /me), for host code. */
+  metadata?: Record<string, unknown> | null;
+  /** API keys only: what the key's limits enforcement needs; absent when the key sets none. */
+  limits?: KeyLimits | null;
   /** Sessions only: the org named by the `org_id` claim or the `X-Org-Id` header, before resolution. */
   requestedOrgId?: string | null;
 }

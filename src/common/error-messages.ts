@@ -52,6 +52,12 @@ export const ERRORS = {
   policyOwnersOnly: "Only owners of this organisation may change its key policy",
   policyScopeAboveRole: (role: string, scope: string) => `allowed_scopes_by_role.${role} may not contain ${scope}: the role "${role}" cannot hold it`,
 
+  // Per-key controls
+  keyAddressRefused: 'This API key may not be used from this address (allowed_cidrs)',
+  keyRateLimited: (window: string) => `This API key's rate limit "${window}" is reached; retry after Retry-After seconds`,
+  keyCreditsSpent: "This API key's credits are spent",
+  noKeySettings: 'Send at least one of name, enabled, rate_limits, credits, allowed_cidrs, metadata',
+
   // Usage
   keyUsageAdminsOnly: 'Only owners and admins of the organisation can read its keys’ usage',
   dayFormat: (name: string) => `${name} must be a date in the form YYYY-MM-DD (a UTC day)`,

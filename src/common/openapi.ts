@@ -47,6 +47,7 @@ export const BODY_ERRORS = {
 /** The answers every authenticated route can give, whatever it does. */
 export const AUTH_ERRORS = {
   401: 'Missing, malformed, expired or revoked credential (also: a key whose owner left its org).',
-  429: 'Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); see Retry-After.',
+  403: "An API key used from outside its allowed_cidrs.",
+  429: "Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); or the API key's rate window is reached (the answer carries RateLimit-Policy and RateLimit, draft-ietf-httpapi-ratelimit-headers, as every answer of a rate-limited key does) or its credits are spent; see Retry-After.",
   503: 'The database is unavailable; retry shortly.',
 } as const;

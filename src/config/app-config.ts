@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
+import { parsePlanRateLimits, type PlanRateLimits } from '../common/plan-rate-limits.js';
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 import { productionSessionProblems } from './session-requirements.js';
 import { EnvironmentVariables } from './environment-variables.js';
@@ -26,6 +27,7 @@ export interface AppConfig {
   embedded: boolean;
   dataDir: string;
   planLimits: PlanLimits;
+  planRateLimits: PlanRateLimits;
   /** GitHub secret scanning keys (JSON text), from GITHUB_SECRET_SCANNING_KEYS or its _FILE; checked at start. */
   githubScanningKeys?: string;
 }
@@ -38,7 +40,7 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
   const known = Object.keys(new EnvironmentVariables());
   const raw: Record<string, unknown> = {};
   for (const name of [...known, 'DATABASE_URL', 'DATABASE_MIGRATION_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
-    'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'TRUST_PROXY', 'NODE_ENV',
+    'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'PLAN_RATE_LIMITS', 'TRUST_PROXY', 'NODE_ENV',
     'WEBHOOK_ALLOW_CIDRS', 'WEBHOOK_ALLOWED_PORTS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE', 'ADMIN_API_TOKEN']) {
     if (source[name] !== undefined) raw[name] = source[name];
   }
@@ -77,11 +79,13 @@ function readConfigFile(path: string, variable: string): string {
 
 export function buildAppConfig(env: EnvironmentVariables): AppConfig {
   let planLimits;
+  let planRateLimits;
   try {
     if (env.PLAN_LIMITS && env.PLAN_LIMITS_FILE) throw new Error('set PLAN_LIMITS or PLAN_LIMITS_FILE, not both');
     if (env.PLAN_LIMITS) planLimits = parsePlanLimits(parseJson(env.PLAN_LIMITS, 'PLAN_LIMITS'), 'PLAN_LIMITS');
     else if (env.PLAN_LIMITS_FILE) planLimits = parsePlanLimits(parseJson(readConfigFile(env.PLAN_LIMITS_FILE, 'PLAN_LIMITS_FILE'), 'PLAN_LIMITS_FILE'), 'PLAN_LIMITS_FILE');
     else planLimits = parsePlanLimits({});
+    planRateLimits = parsePlanRateLimits(env.PLAN_RATE_LIMITS ? parseJson(env.PLAN_RATE_LIMITS, 'PLAN_RATE_LIMITS') : {});
   } catch (error) {
     throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
   }
@@ -101,6 +105,7 @@ export function buildAppConfig(env: EnvironmentVariables): AppConfig {
     embedded: !env.DATABASE_URL,
     dataDir: resolve(env.DATA_DIR),
     planLimits,
+    planRateLimits,
   };
 }
 
@@ -117,6 +122,7 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
       audience: env.SESSION_JWT_AUDIENCE,
     },
     planLimits: config.planLimits,
+    planRateLimits: config.planRateLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
     // On the embedded database the cache needs no lease (one process; see VerificationLease).

@@ -11,6 +11,10 @@ export class EnvironmentVariables extends BaseEnvironment {
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   PLAN_LIMITS_FILE?: string;
 
+  /** Per plan, the rate windows of keys without their own, as JSON (docs/key-controls.md); unset: none. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  PLAN_RATE_LIMITS?: string;
+
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   TRUST_PROXY?: string;
 

@@ -20,6 +20,7 @@ import { ApiKeyCounts1764800000000 } from '../database/migrations/1764800000000-
 import { WebhookSecretRotation1764900500000 } from '../database/migrations/1764900500000-webhook-secret-rotation.js';
 import { VerificationNotifyMoves1764910000000 } from '../database/migrations/1764910000000-verification-notify-moves.js';
 import { AuditOwnerOnlyRetention1764910001000 } from '../database/migrations/1764910001000-audit-owner-only-retention.js';
+import { KeyControls1765100000000 } from '../database/migrations/1765100000000-key-controls.js';
 import { ServiceKeys1765200000000 } from '../database/migrations/1765200000000-service-keys.js';
 import { AuditPseudonymise1765400000000 } from '../database/migrations/1765400000000-audit-pseudonymise.js';
 import { OrgApiVersion1765500000000 } from '../database/migrations/1765500000000-org-api-version.js';
@@ -36,5 +37,5 @@ export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntit
 export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000,
   Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000, ActiveKeysIndex1764700000000,
   ApiKeyCounts1764800000000, WebhookSecretRotation1764900500000, VerificationNotifyMoves1764910000000,
-  AuditOwnerOnlyRetention1764910001000, ServiceKeys1765200000000, OrgKeyPolicies1765300000000, AuditPseudonymise1765400000000,
-  OrgApiVersion1765500000000];
+  AuditOwnerOnlyRetention1764910001000, KeyControls1765100000000, ServiceKeys1765200000000, OrgKeyPolicies1765300000000,
+  AuditPseudonymise1765400000000, OrgApiVersion1765500000000];

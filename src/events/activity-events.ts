@@ -5,6 +5,7 @@ export type ActivityEvent =
   | { type: 'api_key.minted' }
   | { type: 'api_key.revoked' }
   | { type: 'api_key.rotated' }
+  | { type: 'api_key.updated' }
   | { type: 'usage.charged'; meter: Meter; count: number }
   | { type: 'usage.refused'; meter: Meter; count: number }
   | { type: 'usage.refunded'; meter: Meter; count: number }

@@ -6,6 +6,7 @@ export const EVENT_TYPES = [
   'api_key.created',
   'api_key.revoked',
   'api_key.rotated',
+  'api_key.updated',
   'api_key.expiring',
   'api_key.expired',
   'api_key.leaked',

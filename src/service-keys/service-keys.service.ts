@@ -76,7 +76,10 @@ export class ServiceKeysService {
           target: { type: 'api_key', id: key.id },
           details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null, service_account_id: accountId },
         },
-        event: { orgId, type: 'service_key.created', data: serviceKeyEventData({ ...key, approval: null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null }), at: now },
+        event: { orgId, type: 'service_key.created', data: serviceKeyEventData({
+            ...key, approval: null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null,
+            enabled: true, rateLimits: null, creditsRemaining: null, creditsRefill: null, creditsPeriod: null, creditsEpoch: 0, allowedCidrs: null, metadata: null,
+          }), at: now },
       };
     });
     if (!minted) throw new ConflictException(ERRORS.tooManyServiceKeys(cap));

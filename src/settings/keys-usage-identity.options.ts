@@ -1,5 +1,6 @@
 import type { Clock } from '../common/clock.js';
 import type { PlanLimits } from '../common/plan-limits.js';
+import type { PlanRateLimits } from '../common/plan-rate-limits.js';
 
 export interface SessionVerificationOptions {
   /** HS256 shared secret. */
@@ -36,6 +37,8 @@ export interface KeysUsageIdentityOptions {
   session: SessionVerificationOptions;
   /** Daily limits per plan; defaults to the documented free/pro limits. */
   planLimits?: PlanLimits;
+  /** Per plan, the rate windows of keys without their own; default none (docs/key-controls.md). */
+  planRateLimits?: PlanRateLimits;
   /** Failed authentications per client address per minute before 429; 0 turns throttling off. */
   authFailureLimit?: number;
   /** Audit events older than this many days are pruned by the retention job (default 400; 0 = keep forever). */

@@ -1,6 +1,7 @@
 import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { SystemClock, type Clock } from '../common/clock.js';
 import { DEFAULT_PLAN_LIMITS, type PlanLimits } from '../common/plan-limits.js';
+import { DEFAULT_PLAN_RATE_LIMITS, type PlanRateLimits } from '../common/plan-rate-limits.js';
 import type { KeysUsageIdentityOptions, VerificationCacheOptions } from './keys-usage-identity.options.js';
 
 /**
@@ -15,6 +16,8 @@ export class Settings {
   readonly issuer: string | undefined;
   readonly audience: string | undefined;
   readonly planLimits: PlanLimits;
+  /** Per plan, the rate windows of keys without their own (docs/key-controls.md). */
+  readonly planRateLimits: PlanRateLimits;
   readonly authFailureLimit: number;
   readonly maxActiveKeysPerUserOrg: number;
   readonly maxActiveServiceKeysPerOrg: number;
@@ -40,6 +43,7 @@ export class Settings {
       throw new Error('Session verification needs a secret, a public key or a JWKS URI');
     }
     this.planLimits = options.planLimits ?? DEFAULT_PLAN_LIMITS;
+    this.planRateLimits = options.planRateLimits ?? DEFAULT_PLAN_RATE_LIMITS;
     this.authFailureLimit = options.authFailureLimit ?? 30;
     this.maxActiveKeysPerUserOrg = options.maxActiveKeysPerUserOrg ?? 100;
     this.maxActiveServiceKeysPerOrg = options.maxActiveServiceKeysPerOrg ?? 100;

@@ -23,7 +23,7 @@ describe('migrations on an empty PostgreSQL database', () => {
       `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
     );
     expect(tables.map((t) => t.tablename)).toEqual(
-      ['api_key_counts', 'api_key_stale_warnings', 'api_keys', 'audit_events', 'auth_failure_counts', 'cache_leases', 'event_marks', 'event_outbox', 'memberships', 'migrations', 'org_key_policies', 'orgs', 'usage_attribution', 'usage_counters', 'users', 'verification_invalidations', 'webhook_deliveries', 'webhook_endpoints', 'workspaces'],
+      ['api_key_counts', 'api_key_stale_warnings', 'api_keys', 'audit_events', 'auth_failure_counts', 'cache_leases', 'event_marks', 'event_outbox', 'key_rate_windows', 'memberships', 'migrations', 'org_key_policies', 'orgs', 'usage_attribution', 'usage_counters', 'users', 'verification_invalidations', 'webhook_deliveries', 'webhook_endpoints', 'workspaces'],
     );
     // The entity metadata matches the schema the migrations built: nothing left to synchronise.
     const pending = await ds.driver.createSchemaBuilder().log();

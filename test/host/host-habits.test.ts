@@ -265,7 +265,7 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
       );
       expect(tables.rows.map((r) => `${r.schemaname}.${r.tablename}`)).toEqual(
         [
-          'api_key_counts', 'api_key_stale_warnings', 'api_keys', 'audit_events', 'auth_failure_counts', 'cache_leases', 'event_marks', 'event_outbox', 'memberships', 'migrations', 'org_key_policies', 'orgs',
+          'api_key_counts', 'api_key_stale_warnings', 'api_keys', 'audit_events', 'auth_failure_counts', 'cache_leases', 'event_marks', 'event_outbox', 'key_rate_windows', 'memberships', 'migrations', 'org_key_policies', 'orgs',
           'usage_attribution', 'usage_counters', 'users', 'verification_invalidations', 'webhook_deliveries', 'webhook_endpoints', 'workspaces',
         ].map((t) => `app.${t}`),
       );

@@ -48,7 +48,10 @@ export class FakeKeys {
     this.inserted.push(key);
     const failure = this.failInserts.shift();
     if (failure) throw failure;
-    const row: ApiKeyEntity = { ...key, createdBy: key.createdBy ?? null, approval: key.approval ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null };
+    const row: ApiKeyEntity = {
+      ...key, createdBy: key.createdBy ?? null, approval: key.approval ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null,
+      enabled: true, rateLimits: null, creditsRemaining: null, creditsRefill: null, creditsPeriod: null, creditsEpoch: 0, allowedCidrs: null, metadata: null,
+    };
     this.rows.push(row);
     // One statement: the events are written with the key or not at all. The fake audit's prepare returns the entry itself.
     if (write.audit) this.written.audit.push(write.audit as never);

@@ -43,6 +43,21 @@ export class ApiKeyRecordDto {
     description: "Present only for a key minted under the org's approval policy: `pending` until an owner or admin approves it (it does not verify until then; approved, the field goes away), `denied` once refused (it never verifies).",
   })
   status?: 'pending' | 'denied';
+
+  @ApiPropertyOptional({ description: 'Present (false) while the key is disabled: it answers 401 until enabled again.' })
+  enabled?: boolean;
+
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'Present when the key has its own rate windows { name, limit, window_seconds }.' })
+  rate_limits?: Array<{ name: string; limit: number; window_seconds: number }>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Present when the key has credits: { remaining, refill?, next_refill_at? }. `remaining` counts credits instances have leased and not yet spent as spent.' })
+  credits?: { remaining: number; refill?: { amount: number; interval: 'daily' | 'monthly'; day_of_month?: number }; next_refill_at?: string };
+
+  @ApiPropertyOptional({ type: [String], description: 'Present when the key may be used only from these networks.' })
+  allowed_cidrs?: string[];
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Present when the key has metadata.' })
+  metadata?: Record<string, unknown>;
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsArray, IsDefined, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
+import { IsArray, IsBoolean, IsDefined, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
 import { SCOPES, type Scope } from '../../common/roles.js';
 import { EachIn, IsStorableText, IsUuidString, MaxStringLength } from '../../common/validation.js';
+import { AllowedCidrsSetting, CreditsSetting, MetadataSetting, RateLimitsSetting, type CreditsValue } from './key-settings.fields.js';
 
 const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
@@ -37,4 +38,22 @@ export class MintApiKeyDto {
   @Min(0, { message: 'expires_in_days must be an integer from 0 to 366' })
   @Max(366, { message: 'expires_in_days must be an integer from 0 to 366' })
   expires_in_days?: number;
+
+  // The per-key controls (docs/key-controls.md), all optional: the contract's body is valid as is.
+  @ApiPropertyOptional({ description: 'false: minted disabled (401 until enabled with PATCH). Omitted: true.' })
+  @present('enabled')
+  @IsBoolean({ message: 'enabled must be a boolean' })
+  enabled?: boolean;
+
+  @RateLimitsSetting()
+  rate_limits?: unknown[] | null;
+
+  @CreditsSetting()
+  credits?: CreditsValue | null;
+
+  @AllowedCidrsSetting()
+  allowed_cidrs?: string[] | null;
+
+  @MetadataSetting()
+  metadata?: Record<string, unknown> | null;
 }

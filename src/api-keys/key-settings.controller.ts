@@ -1,0 +1,65 @@
+import { Body, Controller, Param, Patch, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
+import { CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
+import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
+import { StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { KeyLifecycle, NOT_CONFIGURED, SESSION_REQUIRED } from './api-keys.controller.js';
+import type { ApiKeyRecord } from './api-key.record.js';
+import { ApiKeyRecordDto } from './dto/api-key-record.dto.js';
+import { UpdateApiKeyDto } from './dto/update-api-key.dto.js';
+import { KeySettingsService } from './key-settings.service.js';
+
+const BAD_SETTINGS =
+  'keyID (or org_id) is not a UUID; no field given; name over 100 characters; enabled not a boolean; rate_limits not an array of at most 5 windows with a limit of at least 1 and window_seconds from 1 to 86400; ' +
+  'credits.remaining negative or a refill without amount or interval; allowed_cidrs over 20, malformed or wider than /8 (/16 for IPv6) except 0.0.0.0/0 and ::/0; metadata not an object, over 1 KB or deeper than 4; an unknown field.';
+const CHANGE = 'Only the fields sent change; null clears a setting. Audited and emitted as `api_key.updated`; every instance applies it before this answers (a disabled key is refused everywhere from then on).';
+
+/** A key's settings: its owner's route and the org admins' route. */
+@ApiTags('api-keys')
+@UseInterceptors(RequestOriginInterceptor)
+@Controller()
+export class KeySettingsController {
+  constructor(private readonly keys: KeySettingsService) {}
+
+  @Patch('api-keys/:keyID')
+  @KeyLifecycle()
+  @ApiOperation({ operationId: 'updateApiKey', summary: 'Change a key’s settings', description: `Browser session only, your own key. ${CHANGE}` })
+  @ApiParam({ name: 'keyID', format: 'uuid' })
+  @ApiBody({ type: UpdateApiKeyDto })
+  @ApiOkResponse({ type: ApiKeyRecordDto, description: 'The key record with its settings.' })
+  @ApiErrors({ 400: BAD_SETTINGS, ...AUTH_ERRORS, 403: SESSION_REQUIRED, 404: "No such key, or not the caller's; both cases look identical.", ...BODY_ERRORS, 501: NOT_CONFIGURED })
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @Body(new StrictBodyPipe(UpdateApiKeyDto)) dto: Readonly<UpdateApiKeyDto>,
+  ): Promise<ApiKeyRecord> {
+    return this.keys.update(principal, keyId, dto);
+  }
+
+  @Patch('orgs/:org_id/api-keys/:keyID')
+  @KeyLifecycle()
+  @ApiTags('orgs')
+  @ApiOperation({ operationId: 'updateOrgApiKey', summary: 'Change the settings of any key of an org (owners and admins)', description: `Browser session only. ${CHANGE}` })
+  @ApiParam({ name: 'org_id', format: 'uuid' })
+  @ApiParam({ name: 'keyID', format: 'uuid' })
+  @ApiBody({ type: UpdateApiKeyDto })
+  @ApiOkResponse({ type: ApiKeyRecordDto })
+  @ApiErrors({
+    400: BAD_SETTINGS,
+    ...AUTH_ERRORS,
+    403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
+    404: 'The org does not exist or the caller is not a member; or no such key in this org.',
+    ...BODY_ERRORS,
+    501: NOT_CONFIGURED,
+  })
+  updateInOrg(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @Body(new StrictBodyPipe(UpdateApiKeyDto)) dto: Readonly<UpdateApiKeyDto>,
+  ): Promise<ApiKeyRecord> {
+    return this.keys.updateInOrg(principal, orgId, keyId, dto);
+  }
+}

@@ -1,0 +1,98 @@
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { actorOf, OPERATOR, type AuditEntry } from '../audit/audit.service.js';
+import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
+import { requireOrgAdmin } from '../auth/org-access.js';
+import type { Principal } from '../auth/principal.js';
+import { ERRORS } from '../common/error-messages.js';
+import { OrgDirectory } from '../directory/org-directory.js';
+import { keyEventData } from '../events/event-types.js';
+import { Settings } from '../settings/settings.js';
+import { toApiKeyRecord, type ApiKeyRecord } from './api-key.record.js';
+import type { UpdateApiKeyDto } from './dto/update-api-key.dto.js';
+import { KeyChanges } from './key-changes.js';
+import type { KeySettingsChange, MintSettings } from './key-settings.sql.js';
+import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
+
+/**
+ * A key's settings changed by its owner (`PATCH /api-keys/{id}`) or an org owner or admin
+ * (`PATCH /orgs/{org_id}/api-keys/{id}`), through KeyChanges: audited and announced as
+ * `api_key.updated`, applied on every instance before the answer. Not yours or missing: 404.
+ */
+@Injectable()
+export class KeySettingsService {
+  constructor(
+    private readonly changes: KeyChanges,
+    private readonly directory: OrgDirectory,
+    private readonly settings: Settings,
+  ) {}
+
+  update(principal: Principal, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+    return this.apply(actorOf(principal), 'user_id', principal.userId, keyId, dto);
+  }
+
+  /** The operator CLI (`key update`): any key by its id, audited with the CLI as actor. */
+  updateAsOperator(keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+    return this.apply(OPERATOR, 'id', keyId, keyId, dto);
+  }
+
+  async updateInOrg(principal: Principal, orgId: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+    await requireOrgAdmin(this.directory, principal, orgId);
+    return this.apply(actorOf(principal), 'org_id', orgId, keyId, dto);
+  }
+
+  private async apply(actor: Pick<AuditEntry, 'actor' | 'credential'>, scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+    const now = this.settings.clock.now();
+    const settings = toChange(dto, now);
+    const fields = Object.keys(dto).filter((k) => (dto as Record<string, unknown>)[k] !== undefined);
+    if (fields.length === 0) throw new BadRequestException(ERRORS.noKeySettings);
+    const updated = await this.changes.update({
+      change: { scope, owner, keyId, settings },
+      audit: (k) => ({
+        orgId: k.orgId,
+        action: 'api_key.updated',
+        ...actor,
+        target: { type: 'api_key', id: k.id },
+        // What changed, by name: metadata and networks can be sensitive to their owner, so only named.
+        details: { name: k.name, changed: fields, ...(dto.enabled !== undefined ? { enabled: dto.enabled } : {}) },
+      }),
+      event: (k) => ({ orgId: k.orgId, type: 'api_key.updated', data: { ...keyEventData(k), changed: fields, enabled: k.enabled }, at: now }),
+    });
+    if (!updated) throw new NotFoundException(ERRORS.keyNotFound);
+    return toApiKeyRecord(updated, now);
+  }
+}
+
+function toChange(dto: UpdateApiKeyDto, now: Date): KeySettingsChange {
+  const change: KeySettingsChange = {};
+  if (dto.name !== undefined) change.name = dto.name;
+  if (dto.enabled !== undefined) change.enabled = dto.enabled;
+  if (dto.rate_limits !== undefined) change.rateLimits = dto.rate_limits;
+  if (dto.credits !== undefined) {
+    change.credits = dto.credits && {
+      remaining: dto.credits.remaining,
+      refill: dto.credits.refill,
+      // The balance given belongs to the current refill period: the next refill is at its end.
+      period: dto.credits.refill ? refillPeriodStart(dto.credits.refill, now) : null,
+    };
+  }
+  if (dto.allowed_cidrs !== undefined) change.allowedCidrs = dto.allowed_cidrs;
+  if (dto.metadata !== undefined) change.metadata = dto.metadata;
+  return change;
+}
+
+/** The controls a mint body sets, as api_keys' columns; undefined when it sets none (the contract's body). */
+export function mintSettingsOf(dto: MintApiKeyDto, now: Date): MintSettings | undefined {
+  const s: MintSettings = {};
+  if (dto.enabled !== undefined) s.enabled = dto.enabled;
+  if (dto.rate_limits) s.rate_limits = dto.rate_limits;
+  if (dto.credits) {
+    s.credits_remaining = dto.credits.remaining;
+    if (dto.credits.refill) {
+      s.credits_refill = dto.credits.refill;
+      s.credits_period = refillPeriodStart(dto.credits.refill, now).toISOString();
+    }
+  }
+  if (dto.allowed_cidrs) s.allowed_cidrs = dto.allowed_cidrs;
+  if (dto.metadata) s.metadata = dto.metadata;
+  return Object.keys(s).length > 0 ? s : undefined;
+}

@@ -1,0 +1,141 @@
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { PeriodicJobs } from '../../common/periodic-jobs.js';
+import { KeyLimitStore } from './key-limit.store.js';
+import { nextRefill, refillPeriodStart, type CreditRefill } from './key-settings.js';
+
+/** The most credits one lease takes: a block ends in a few thousand requests on the busiest key. */
+export const MAX_CREDIT_BLOCK = 10_000;
+/** Credits leased and not spent for this long are given back to the key. */
+export const CREDIT_IDLE_MS = 10_000;
+/** An instance told "spent" asks again after this long (others may have given credits back). */
+const RECHECK_MS = 1000;
+
+interface Lease {
+  epoch: number;
+  period: number | null;
+  tokens: number;
+  notBefore: number;
+  /** The cost the balance could not cover: a cheaper request still asks. */
+  refusedCost: number;
+  lastUsed: number;
+  pending: Promise<boolean> | null;
+}
+
+/** 0: admitted; -1: spent with no refill; otherwise spent, and milliseconds until the refill. */
+export type CreditAdmission = number;
+
+/**
+ * Credits, exact across instances: the balance lives on the key row and an instance leases a
+ * block of it in one statement (never below zero: the row lock orders leases), spends it from
+ * memory, and gives back what it has not spent after CREDIT_IDLE_MS or at shutdown. A lease
+ * belongs to one setting (credits_epoch) and one refill period: credits leased before a change
+ * or a refill are not spent after it.
+ */
+@Injectable()
+export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('CreditLeases');
+  private readonly leases = new LRUCache<string, Lease>({
+    max: 100_000,
+    dispose: (lease, keyId, reason) => {
+      if (reason === 'evict' && lease.tokens > 0) void this.giveBackNow(keyId, lease);
+    },
+  });
+
+  constructor(
+    private readonly store: KeyLimitStore,
+    private readonly jobs: PeriodicJobs,
+  ) {}
+
+  onModuleInit(): void {
+    this.jobs.add({ name: 'credit-leases-return', everyMs: CREDIT_IDLE_MS, firstRunAfterMs: CREDIT_IDLE_MS, run: () => this.returnIdle(Date.now() - CREDIT_IDLE_MS) });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.returnIdle(Number.POSITIVE_INFINITY);
+  }
+
+  take(keyId: string, credits: { refill: CreditRefill | null; epoch: number }, cost: number, now: Date): CreditAdmission | Promise<CreditAdmission> {
+    const t = now.getTime();
+    const period = credits.refill ? refillPeriodStart(credits.refill, now).getTime() : null;
+    let lease = this.leases.get(keyId);
+    if (lease && (lease.epoch !== credits.epoch || lease.period !== period)) {
+      // Leased under another setting or before the refill: not this balance's credits.
+      lease.tokens = 0;
+      lease.notBefore = 0;
+      lease.epoch = credits.epoch;
+      lease.period = period;
+    }
+    if (lease && lease.tokens >= cost) {
+      lease.tokens -= cost;
+      lease.lastUsed = t;
+      return 0;
+    }
+    if (lease && lease.notBefore > t && cost >= lease.refusedCost) return this.spent(credits.refill, now);
+    if (!lease) this.leases.set(keyId, (lease = { epoch: credits.epoch, period, tokens: 0, notBefore: 0, refusedCost: 0, lastUsed: t, pending: null }));
+    return this.lease(keyId, credits, cost, now, lease);
+  }
+
+  giveBack(keyId: string, cost: number): void {
+    const lease = this.leases.get(keyId);
+    if (lease) lease.tokens += cost;
+  }
+
+  /** Gives back every lease unused since `before`. */
+  async returnIdle(before: number): Promise<number> {
+    let returned = 0;
+    for (const [keyId, lease] of this.leases.entries()) {
+      if (lease.tokens > 0 && lease.lastUsed < before && !lease.pending) {
+        returned += lease.tokens;
+        await this.giveBackNow(keyId, lease);
+      }
+    }
+    return returned;
+  }
+
+  private async giveBackNow(keyId: string, lease: Lease): Promise<void> {
+    const amount = lease.tokens;
+    lease.tokens = 0;
+    try {
+      await this.store.returnCredits(keyId, amount, lease.epoch, lease.period === null ? null : new Date(lease.period));
+    } catch (error) {
+      this.logger.warn(`could not give back ${amount} credits of key ${keyId}: ${(error as Error).message}`);
+    }
+  }
+
+  private spent(refill: CreditRefill | null, now: Date): CreditAdmission {
+    return refill ? Math.max(1, nextRefill(refill, now).getTime() - now.getTime()) : -1;
+  }
+
+  private async lease(keyId: string, credits: { refill: CreditRefill | null; epoch: number }, cost: number, now: Date, lease: Lease): Promise<CreditAdmission> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (!lease.pending) lease.pending = this.fetch(keyId, cost, lease).finally(() => (lease.pending = null));
+      const stillApplies = await lease.pending;
+      if (stillApplies === false) return 0;
+      if (lease.tokens >= cost) {
+        lease.tokens -= cost;
+        lease.lastUsed = now.getTime();
+        return 0;
+      }
+      if (lease.notBefore > now.getTime() && cost >= lease.refusedCost) return this.spent(credits.refill, now);
+    }
+    return this.spent(credits.refill, now);
+  }
+
+  /** False when the key has no credits any more (a change this instance's row predates). */
+  private fetch(keyId: string, cost: number, lease: Lease): Promise<boolean> {
+    return this.store.leaseCredits(keyId, cost, lease.period === null ? null : new Date(lease.period), MAX_CREDIT_BLOCK).then((grant) => {
+      if (!grant) return false;
+      if (grant.epoch !== lease.epoch) {
+        lease.epoch = grant.epoch;
+        lease.tokens = 0;
+      }
+      if (grant.granted > 0) lease.tokens += grant.granted;
+      else {
+        lease.notBefore = Date.now() + RECHECK_MS;
+        lease.refusedCost = cost;
+      }
+      return true;
+    });
+  }
+}

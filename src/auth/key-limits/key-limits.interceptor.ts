@@ -1,0 +1,192 @@
+import {
+  ForbiddenException,
+  HttpException,
+  HttpStatus,
+  Injectable,
+  ServiceUnavailableException,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { catchError, throwError, type Observable } from 'rxjs';
+import { ERRORS } from '../../common/error-messages.js';
+import type { RateWindow } from '../../common/plan-rate-limits.js';
+import { Settings } from '../../settings/settings.js';
+import { isDatabaseUnavailable, setResponseHeader } from '../http-utils.js';
+import type { Principal } from '../principal.js';
+import type { KeyLimits } from './key-limits.js';
+import { CreditLeases } from './credit-leases.js';
+import { DEFAULT_RATE_LIMIT, RateLimitedMeta, type RateLimitSpec } from './rate-limited.decorator.js';
+import { WindowLeases } from './window-leases.js';
+
+/** Marks a request already admitted, so a route with the interceptor listed twice spends once. */
+const ADMITTED = Symbol('kui.keyLimits');
+type LimitedRequest = { user?: Principal; ip?: string; [ADMITTED]?: true };
+
+/** One request's way through the limits: what it has taken so far, to give back on a refusal. */
+interface Attempt {
+  keyId: string;
+  windows: readonly RateWindow[];
+  credits: KeyLimits['credits'];
+  cost: number;
+  response: unknown;
+  windowsTaken: number;
+  creditsTaken: boolean;
+}
+
+/** `RateLimit-Policy` items (draft-ietf-httpapi-ratelimit-headers), written once per window. */
+const policies = new WeakMap<readonly RateWindow[], string>();
+const policyOf = (windows: readonly RateWindow[]): string => {
+  let text = policies.get(windows);
+  if (text === undefined) policies.set(windows, (text = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.window_seconds}`).join(', ')));
+  return text;
+};
+
+/**
+ * Per-key limits on every route behind our auth decorators, after every guard (a request the
+ * guards refuse spends nothing): the key's networks (403), its rate windows for the route's
+ * window name, then its credits (429 with Retry-After); a request refused later (the meters,
+ * the route itself) gives back what it took, in this instance's memory only. Session requests,
+ * and keys with no limits and no plan default, pass with one comparison.
+ */
+@Injectable()
+export class KeyLimitsInterceptor implements NestInterceptor {
+  private readonly specs = new WeakMap<object, WeakMap<object, RateLimitSpec>>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly windows: WindowLeases,
+    private readonly credits: CreditLeases,
+    private readonly settings: Settings,
+  ) {}
+
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
+    const http = ctx.switchToHttp();
+    const request = http.getRequest<LimitedRequest>();
+    const principal = request.user;
+    if (!principal || principal.kind !== 'api_key' || request[ADMITTED]) return next.handle();
+    const limits = principal.limits ?? null;
+    const own = limits?.windows ?? null;
+    const planned = own ? null : principal.plan ? this.settings.planRateLimits[principal.plan] : null;
+    if (!limits && !planned) return next.handle();
+    request[ADMITTED] = true;
+    if (limits?.allows && !limits.allows(request.ip ?? '')) throw new ForbiddenException(ERRORS.keyAddressRefused);
+    const spec = this.specOf(ctx);
+    const windows = this.windowsNamed(own ?? planned, spec.window);
+    const attempt: Attempt = { keyId: principal.keyId!, windows, credits: limits?.credits ?? null, cost: spec.cost, response: http.getResponse(), windowsTaken: 0, creditsTaken: false };
+    return this.admit(attempt, next);
+  }
+
+  /**
+   * Takes the route's cost from each window, then from the credits: synchronously while this
+   * instance's leases cover it (the common case, no promise), asynchronously from the first step
+   * that has to lease. A refusal gives back what the earlier steps took.
+   */
+  private admit(a: Attempt, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
+    while (a.windowsTaken < a.windows.length) {
+      const w = a.windows[a.windowsTaken]!;
+      const wait = this.windows.take(a.keyId, w, a.cost, Date.now());
+      if (typeof wait !== 'number') {
+        return wait.then(
+          (later) => {
+            this.tookWindow(a, w, later);
+            return this.admit(a, next);
+          },
+          (error: unknown) => this.failed(a, error),
+        );
+      }
+      this.tookWindow(a, w, wait);
+    }
+    if (a.credits && !a.creditsTaken) {
+      const wait = this.credits.take(a.keyId, a.credits, a.cost, this.settings.clock.now());
+      if (typeof wait !== 'number') {
+        return wait.then(
+          (later) => {
+            this.tookCredits(a, later);
+            return this.admitted(a, next);
+          },
+          (error: unknown) => this.failed(a, error),
+        );
+      }
+      this.tookCredits(a, wait);
+    }
+    return this.admitted(a, next);
+  }
+
+  private tookWindow(a: Attempt, w: RateWindow, wait: number): void {
+    if (wait > 0) {
+      this.giveBack(a, false);
+      this.headers(a.keyId, a.windows, a.response);
+      setResponseHeader(a.response, 'Retry-After', String(Math.max(1, Math.ceil(wait / 1000))));
+      throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyRateLimited(w.name) }, HttpStatus.TOO_MANY_REQUESTS);
+    }
+    a.windowsTaken++;
+  }
+
+  private tookCredits(a: Attempt, wait: number): void {
+    if (wait !== 0) {
+      this.giveBack(a, false);
+      // Without a refill nothing comes back by itself: a day, by which its owner may have added credits.
+      setResponseHeader(a.response, 'Retry-After', String(wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 86_400));
+      throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyCreditsSpent }, HttpStatus.TOO_MANY_REQUESTS);
+    }
+    a.creditsTaken = true;
+  }
+
+  private admitted(a: Attempt, next: CallHandler): Observable<unknown> {
+    if (a.windows.length > 0) this.headers(a.keyId, a.windows, a.response);
+    return next.handle().pipe(
+      catchError((error: unknown) => {
+        this.giveBack(a, true);
+        return throwError(() => error);
+      }),
+    );
+  }
+
+  /** A lease that failed (the database): what was taken goes back; fail closed, as 503. */
+  private failed(a: Attempt, error: unknown): never {
+    this.giveBack(a, false);
+    if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException(ERRORS.databaseUnavailable);
+    throw error;
+  }
+
+  private giveBack(a: Attempt, withCredits: boolean): void {
+    for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i]!, a.cost);
+    a.windowsTaken = 0;
+    if (withCredits && a.creditsTaken) this.credits.giveBack(a.keyId, a.cost);
+    a.creditsTaken = false;
+  }
+
+  /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-10), on every answer of a limited route. */
+  private headers(keyId: string, windows: readonly RateWindow[], response: unknown): void {
+    if (windows.length === 0) return;
+    setResponseHeader(response, 'RateLimit-Policy', policyOf(windows));
+    setResponseHeader(
+      response,
+      'RateLimit',
+      windows
+        .map((w) => {
+          const r = Math.min(w.limit, this.windows.remaining(keyId, w));
+          return `"${w.name}";r=${r};t=${Math.ceil(((w.limit - r) / w.limit) * w.window_seconds)}`;
+        })
+        .join(', '),
+    );
+  }
+
+  private windowsNamed(all: readonly RateWindow[] | null, name: string): readonly RateWindow[] {
+    if (!all) return [];
+    if (all.length === 1) return all[0]!.name === name ? all : [];
+    return all.filter((w) => w.name === name);
+  }
+
+  private specOf(ctx: ExecutionContext): RateLimitSpec {
+    const cls = ctx.getClass();
+    const handler = ctx.getHandler();
+    let byHandler = this.specs.get(cls);
+    if (!byHandler) this.specs.set(cls, (byHandler = new WeakMap()));
+    let spec = byHandler.get(handler);
+    if (!spec) byHandler.set(handler, (spec = this.reflector.getAllAndOverride(RateLimitedMeta, [handler, cls]) ?? DEFAULT_RATE_LIMIT));
+    return spec;
+  }
+}

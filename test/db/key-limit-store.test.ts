@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreditLeases } from '../../src/auth/key-limits/credit-leases.js';
+import { KeyLimitStore } from '../../src/auth/key-limits/key-limit.store.js';
+import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
+import { insertKeyRow, openRepositoryDatabase, type RepositoryDatabase } from '../support/factories.js';
+
+/** The statements of per-key enforcement on real PostgreSQL, without the app. */
+describe('the key limit store', () => {
+  let r: RepositoryDatabase;
+  let store: KeyLimitStore;
+  let other: KeyLimitStore;
+  const T0 = new Date('2031-06-01T12:00:00.000Z');
+  const at = (ms: number) => new Date(T0.getTime() + ms);
+
+  beforeAll(async () => {
+    r = await openRepositoryDatabase(2);
+    store = new KeyLimitStore(r.sources[0]!);
+    other = new KeyLimitStore(r.sources[1]!);
+  });
+  afterAll(async () => r?.close());
+
+  async function key() {
+    const w = await r.seed.world('owner');
+    return insertKeyRow(r.db.pool, { userId: w.userId, orgId: w.orgId });
+  }
+
+  it('leases window tokens from a bucket that holds at most its capacity and refills at its rate', async () => {
+    const k = await key();
+    // Capacity 8, 10 tokens per second (0.01 per ms); ask for up to 5, cost 1.
+    expect(await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).toEqual({ granted: 2, left: 6 });
+    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).granted).toBe(2);
+    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).granted).toBe(1);
+    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).granted).toBe(1);
+    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).granted).toBe(1);
+    const empty = await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 2);
+    expect(empty.granted).toBe(0);
+    // 300 ms later three tokens have come back; an hour later it is full again, never fuller.
+    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(300), 3)).granted).toBe(3);
+    expect(await store.leaseWindow(k.id, 'default', 8, 0.01, 100, at(3_600_000), 1)).toEqual({ granted: 2, left: 6 });
+  });
+
+  it('never leases credits below zero, whichever instance asks, and refills at a new period', async () => {
+    const k = await key();
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 100 WHERE id = $1`, [k.id]);
+    const grants = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store : other).leaseCredits(k.id, 3, null, 10_000)));
+    const total = grants.reduce((n, g) => n + g!.granted, 0);
+    expect(total).toBeLessThanOrEqual(100);
+    expect(total).toBeGreaterThanOrEqual(98);
+    const { rows } = await r.db.pool.query(`SELECT credits_remaining::int AS left FROM api_keys WHERE id = $1`, [k.id]);
+    expect(rows[0].left).toBe(100 - total);
+
+    const refill = { amount: 7, interval: 'daily' };
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 0, credits_refill = $2, credits_period = $3 WHERE id = $1`, [k.id, JSON.stringify(refill), at(-86_400_000)]);
+    const refilled = await store.leaseCredits(k.id, 1, T0, 10_000);
+    expect(refilled).toMatchObject({ granted: 1, left: 6 });
+    expect(refilled!.period!.toISOString()).toBe(T0.toISOString());
+    // Given back to the same setting and period only.
+    await store.returnCredits(k.id, 1, refilled!.epoch, at(-1));
+    await store.returnCredits(k.id, 1, refilled!.epoch + 1, T0);
+    await store.returnCredits(k.id, 1, refilled!.epoch, T0);
+    expect((await r.db.pool.query(`SELECT credits_remaining::int AS left FROM api_keys WHERE id = $1`, [k.id])).rows[0].left).toBe(7);
+  });
+
+  it('gives credits leased and not spent back to the key when idle or at shutdown', async () => {
+    const k = await key();
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 100 WHERE id = $1`, [k.id]);
+    const leases = new CreditLeases(store, new PeriodicJobs());
+    const credits = { refill: null, epoch: 0 };
+    expect(await leases.take(k.id, credits, 1, T0)).toBe(0);
+    expect(leases.take(k.id, credits, 1, T0)).toBe(0);
+    const balance = async () => (await r.db.pool.query(`SELECT credits_remaining::int AS n FROM api_keys WHERE id = $1`, [k.id])).rows[0].n;
+    expect(await balance()).toBe(87);
+    expect(await leases.returnIdle(Date.now() - 60_000)).toBe(0);
+    await leases.onApplicationShutdown();
+    expect(await balance()).toBe(98);
+  });
+
+  it('notifies no cached verification when credits are leased, and does when a setting changes', async () => {
+    const k = await key();
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 50 WHERE id = $1`, [k.id]);
+    const listener = await r.db.pool.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(n.payload ?? ''));
+    try {
+      await listener.query('LISTEN kui_verification');
+      await store.leaseCredits(k.id, 1, null, 10);
+      await store.returnCredits(k.id, 1, 0, null);
+      await r.db.pool.query(`SELECT pg_sleep(0.2)`);
+      expect(heard).toEqual([]);
+      await r.db.pool.query(`UPDATE api_keys SET enabled = false WHERE id = $1`, [k.id]);
+      await expect.poll(() => heard.some((p) => p.includes(k.id))).toBe(true);
+    } finally {
+      listener.release();
+    }
+  });
+
+  it('answers null for a key without credits', async () => {
+    const k = await key();
+    expect(await store.leaseCredits(k.id, 1, null, 10)).toBeNull();
+  });
+});
