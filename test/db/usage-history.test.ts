@@ -269,7 +269,7 @@ describe('usage attribution and history on real PostgreSQL', () => {
     await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks) VALUES ($1, '2031-01-01', 1), ($1, '2031-03-14', 1)`, [orgId]);
     const jobs = a.app.get(PeriodicJobs);
 
-    expect(jobs.names.sort()).toEqual(['audit-retention', 'lapsed-previous-secrets', 'usage-retention']);
+    expect(jobs.names.sort()).toEqual(['audit-retention', 'credit-leases-return', 'lapsed-previous-secrets', 'stale-keys', 'usage-retention']);
     await jobs.runNow('usage-retention');
 
     expect((await counters(orgId)).map((r) => r.day)).toEqual(['2031-03-14']);

@@ -73,7 +73,7 @@ describe('org-admin oversight: GET /orgs/{org_id}/api-keys and DELETE /orgs/{org
     });
 
     it.each([
-      ['?state=dead', /state must be one of active, revoked, expired, disabled/],
+      ['?state=dead', /state must be one of active, revoked, expired, pending, denied, disabled/],
       ['?user_id=bob', /user_id must be a UUID/],
       ['?limit=-1', /limit/],
       ['?cursor=%%%', /cursor/],
