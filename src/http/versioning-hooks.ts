@@ -6,6 +6,9 @@ import { reasonPhrase } from './reason-phrase.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
+/** The step of the server's onSend hook that stamps the version and converts touched answers. */
+export type VersionedAnswer = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => void;
+
 /** What a versioned route carries in its Fastify config: read by the onSend hook with one property read. */
 interface VersionedConfig {
   versioning?: OperationPlan;
@@ -55,7 +58,7 @@ export function installVersioning(
   fastify: FastifyInstance,
   edge: VersionEdge,
   operationIds: ReadonlyMap<string, string>,
-): (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction & ((err: Error | null, payload?: unknown) => void)) => void {
+): VersionedAnswer {
   assertVersionedOperationsExist(edge, operationIds.values());
   fastify.addHook('onRequest', (request, reply, done) => {
     if (request.headers['api-version'] === undefined) return done();
@@ -77,14 +80,15 @@ export function installVersioning(
     };
     route.preHandler = [...(Array.isArray(route.preHandler) ? route.preHandler : route.preHandler ? [route.preHandler] : []), gone];
   });
-  return (request, reply, payload, done) => {
+  return (fastifyRequest, reply, payload, done) => {
+    const request = fastifyRequest as FastifyRequest & EdgeRequest;
     const now = edge.now();
     const plan = (request.routeOptions?.config as VersionedConfig | undefined)?.versioning;
     const answer = (resolved: ResolvedVersion) => {
-      edge.stamp(resolved, request as FastifyRequest & EdgeRequest, reply, now);
-      done(null, plan ? edge.answer(plan, resolved, request as FastifyRequest & EdgeRequest, reply, payload, now) : payload);
+      edge.stamp(resolved, request, reply, now);
+      done(null, plan ? edge.answer(plan, resolved, request, reply, payload, now) : payload);
     };
-    const served = edge.served(request as FastifyRequest & EdgeRequest, now, plan);
+    const served = edge.served(request, now, plan);
     if (!(served instanceof Promise)) return answer(served);
     // The pin could not be read (the database is down): the answer keeps its status, with the default version.
     served.then(answer, () => answer(edge.policy.table.served(edge.policy.table.oldestSupported(now))));
