@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { LoggerModule, type Params as LoggerParams } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
@@ -15,7 +15,6 @@ import type { EventsSettings } from './webhooks/events-settings.js';
 import { LeaksModule } from './leaks/leaks.module.js';
 import { EventsModule } from './webhooks/events.module.js';
 import { PersonalDataModule } from './personal-data/personal-data.module.js';
-import { VersioningInterceptor } from './versioning/versioning.interceptor.js';
 import { VersioningModule } from './versioning/versioning.module.js';
 
 /**
@@ -91,7 +90,7 @@ export class AppModule {
           allowLoopback: config.env.METRICS_ALLOW_LOOPBACK ?? !config.production,
         }),
       ],
-      providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }, { provide: APP_INTERCEPTOR, useExisting: VersioningInterceptor }],
+      providers: [{ provide: APP_FILTER, useClass: HttpExceptionFilter }],
     };
   }
 }

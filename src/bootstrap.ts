@@ -17,8 +17,8 @@ import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest, type Logging } from './observability/logging.js';
 import { REQUEST_ID_HEADER, newRequestId, routeOf } from './common/request-context.js';
 import { Settings } from './settings/settings.js';
-import { API_VERSION_HEADER } from './versioning/api-versions.js';
-import { VersioningPolicy } from './versioning/versioning-policy.js';
+import { installVersioning, operationIdsByRoute } from './http/versioning-hooks.js';
+import { VersionEdge } from './versioning/version-edge.js';
 import { GITHUB_REPORT_BODY_LIMIT, GITHUB_SCANNING_PATH } from './leaks/leaked-keys.controller.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -109,8 +109,9 @@ export function applicationOptions(logger: CreateAppOptions['logger']): NestAppl
 export function configureApp(app: NestFastifyApplication, config: AppConfig, logging: Logging, logger: CreateAppOptions['logger']): void {
   if (logger === undefined) app.useLogger(app.get(PinoNestLogger));
   const metrics = app.get(MetricsService);
-  const versions = app.get(VersioningPolicy).table;
+  const edge = app.get(VersionEdge);
   const clock = app.get(Settings).clock;
+  const openApi = buildOpenApiDocument(app, { metricsToken: Boolean(config.env.METRICS_TOKEN) });
   const fastify = app.getHttpAdapter().getInstance();
   // Routes are added at init, after this hook: GitHub's scanning reports (up to 1,000 tokens) get
   // their own body limit; every other route keeps BODY_LIMIT_BYTES.
@@ -122,6 +123,8 @@ export function configureApp(app: NestFastifyApplication, config: AppConfig, log
   applySocketLimits(fastify.server, socketLimitsFrom(config), (message) => new Logger('HttpServer').warn(message));
   answerUnsupportedExpectations(fastify.server);
   releaseUnusedConnectionsOnClose(fastify.server, (hook) => fastify.addHook('preClose', hook));
+  // Api-Version refusals, and the routes a version change or deprecation touches (versioning-hooks.ts).
+  const versioned = installVersioning(fastify, edge, operationIdsByRoute(openApi));
   // Callback-style hooks: they run on every request, and async hooks cost a promise each.
   // One hook for every header we stamp (each hook is a step on every request): every reply goes
   // through onSend, errors and refusals below Nest included.
@@ -131,21 +134,15 @@ export function configureApp(app: NestFastifyApplication, config: AppConfig, log
     // Keys are minted in response bodies: nothing here may be cached by a browser or a proxy.
     // (The /docs assets set their own Cache-Control and keep it.)
     if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
-    // Answers given before the versioning interceptor ran (401, unknown routes, refusals below Nest):
-    // the version asked for when it is one, else the default of a caller with no org.
-    if (!reply.hasHeader(API_VERSION_HEADER)) {
-      const asked = request.headers['api-version'];
-      const now = clock.now();
-      reply.header(API_VERSION_HEADER, typeof asked === 'string' && versions.refusal(asked, now) === null ? asked : versions.oldestSupported(now));
-    }
-    done(null, payload);
+    // Every answer names the version it was served with (the org's pin: from memory, read on a miss).
+    versioned(request, reply, payload, done);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     metrics.observeHttp(request.method, routeOf(request), reply.statusCode, reply.elapsedTime / 1000);
     logRequest(logging.logger, request, reply);
     done();
   });
-  setupOpenApi(app, buildOpenApiDocument(app, { metricsToken: Boolean(config.env.METRICS_TOKEN) }), app.get(VersioningPolicy), clock.now());
+  setupOpenApi(app, openApi, edge.policy, clock.now());
   app.enableShutdownHooks();
 }
 

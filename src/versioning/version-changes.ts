@@ -1,9 +1,11 @@
 /*
  * How versions differ, in one place (Stripe's "version change modules"). Services and
  * repositories speak only the newest shape; a change declares, for the operations it touches,
- * how to turn a newest-shape answer into the shape of the version before it (and, when a request
- * shape changed, a request of that older version into the newest one). The edge applies, for a
- * request served with version V, the changes of every version newer than V, newest first.
+ * how to turn a newest-shape answer into the shape of the version before it. The edge
+ * (version-edge.ts) applies, for an answer served with version V, the changes of every version
+ * newer than V, newest first. Requests are not converted: the org that decides a request's version
+ * is known only after authentication, inside the route; a changed request shape is accepted in
+ * both shapes by the route's DTO.
  *
  * Operations are named by their OpenAPI operationId, so a host's route prefix changes nothing.
  */
@@ -22,8 +24,6 @@ export interface VersionChange {
 export interface OperationChange {
   /** Newest-shape response body → the body the version before `version` answered. */
   response?(body: JsonObject): JsonObject;
-  /** The older version's request body → the newest shape (before validation). */
-  request?(body: JsonObject): JsonObject;
   /** The OpenAPI response schema of the older version, for the per-version document. */
   schema?(schema: JsonObject): JsonObject;
 }

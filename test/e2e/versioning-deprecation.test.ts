@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Controller, Get, Logger, Module, Query } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionOrgResolver } from '../../src/auth/session-org.resolver.js';
 import type { VerificationLease } from '../../src/auth/verification-cache/verification-lease.js';
@@ -11,8 +11,8 @@ import type { Deprecation } from '../../src/versioning/deprecations.js';
 import { OrgVersionCache } from '../../src/versioning/org-version.cache.js';
 import type { OrgVersionRepository } from '../../src/versioning/org-version.repository.js';
 import { API_VERSIONS } from '../../src/versioning/api-versions.js';
-import { VERSION_CHANGES } from '../../src/versioning/version-changes.js';
-import { VersioningInterceptor } from '../../src/versioning/versioning.interceptor.js';
+import { VersionEdge } from '../../src/versioning/version-edge.js';
+import { installVersioning, operationIdsByRoute } from '../../src/http/versioning-hooks.js';
 import { VersioningPolicy } from '../../src/versioning/versioning-policy.js';
 import { TestClock, testSettings } from '../support/factories.js';
 
@@ -43,8 +43,8 @@ const DEPRECATIONS: Deprecation[] = [
 ];
 
 /**
- * Deprecation and sunset through the real interceptor on a real Fastify app: the routes are a
- * test's own (nothing in the service is deprecated today), the clock a TestClock.
+ * Deprecation and sunset through the real Fastify hooks (src/http/versioning-hooks.ts) on a real
+ * app: the routes are a test's own (nothing in the service is deprecated today), the clock a TestClock.
  */
 describe('deprecated operations, parameters and versions', () => {
   const clock = new TestClock('2027-02-01T12:00:00Z');
@@ -58,9 +58,12 @@ describe('deprecated operations, parameters and versions', () => {
     usage.onUse((u) => uses.push(u));
     // No request here carries a principal, so no pin is ever read.
     const pins = new OrgVersionCache({ onInvalidate: () => undefined } as Partial<VerificationLease> as VerificationLease, {} as OrgVersionRepository);
-    const policy = new VersioningPolicy(API_VERSIONS, VERSION_CHANGES, DEPRECATIONS);
+    // No version change: the service's own name operations this app does not have.
+    const policy = new VersioningPolicy(API_VERSIONS, [], DEPRECATIONS);
     app = await NestFactory.create<NestFastifyApplication>(WidgetsModule, new FastifyAdapter(), { logger: false });
-    app.useGlobalInterceptors(new VersioningInterceptor(policy, pins, usage, testSettings({ clock }), {} as SessionOrgResolver));
+    const edge = new VersionEdge(policy, pins, usage, testSettings({ clock }), {} as SessionOrgResolver);
+    const operations = operationIdsByRoute(SwaggerModule.createDocument(app, new DocumentBuilder().build()));
+    app.getHttpAdapter().getInstance().addHook('onSend', installVersioning(app.getHttpAdapter().getInstance(), edge, operations));
     await app.listen(0, '127.0.0.1');
     url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   });
@@ -115,5 +118,20 @@ describe('deprecated operations, parameters and versions', () => {
     expect(((await res.json()) as { message: string }).message).toBe('Api-Version header "2026-11-01" is no longer supported (past its sunset); versions: 2026-11-26');
     const unpinned = await fetch(`${url}/widgets`);
     expect(unpinned.headers.get('api-version')).toBe('2026-11-26');
+  });
+});
+
+describe('the operations versioning names', () => {
+  it('must all be routes of the app: a renamed operationId stops the start', async () => {
+    const pins = new OrgVersionCache({ onInvalidate: () => undefined } as Partial<VerificationLease> as VerificationLease, {} as OrgVersionRepository);
+    const policy = new VersioningPolicy(API_VERSIONS, [], [{ ...DEPRECATIONS[0], target: { operationId: 'renamedWidgets' } }]);
+    const app = await NestFactory.create<NestFastifyApplication>(WidgetsModule, new FastifyAdapter(), { logger: false });
+    try {
+      const edge = new VersionEdge(policy, pins, new DeprecationUsage(), testSettings(), {} as SessionOrgResolver);
+      const operations = operationIdsByRoute(SwaggerModule.createDocument(app, new DocumentBuilder().build()));
+      expect(() => installVersioning(app.getHttpAdapter().getInstance(), edge, operations)).toThrow(/names operations no route has .*: renamedWidgets/);
+    } finally {
+      await app.close();
+    }
   });
 });
