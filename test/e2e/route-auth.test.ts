@@ -45,7 +45,9 @@ describe('the auth every route declares', () => {
         }
       }
     }
-    const table = [...lines].sort((a, b) => a.slice(7).localeCompare(b.slice(7)) || a.localeCompare(b)).join('\n');
+    // Code-unit order, not localeCompare: the snapshot must not depend on the machine's locale.
+    const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    const table = [...lines].sort((a, b) => byText(a.slice(7), b.slice(7)) || byText(a, b)).join('\n');
     await expect(`${table}\n`).toMatchFileSnapshot('__snapshots__/route-auth.txt');
   });
 });
