@@ -71,8 +71,8 @@ export class KeyLimitsGuard implements CanActivate {
   ) {}
 
   canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
-    const http = ctx.switchToHttp();
-    const request = http.getRequest<LimitedRequest>();
+    // The request by index: switchToHttp() builds three closures per call, on every request.
+    const request = ctx.getArgByIndex<LimitedRequest>(0);
     const principal = request.user;
     if (!principal || principal.kind !== 'api_key' || request[ADMITTED]) return true;
     const limits = principal.limits ?? null;
@@ -83,7 +83,7 @@ export class KeyLimitsGuard implements CanActivate {
     if (limits?.allows && !limits.allows(request.ip ?? '')) throw new ForbiddenException(ERRORS.keyAddressRefused);
     const spec = this.specOf(ctx);
     const windows = this.windowsNamed(own ?? planned, spec.window);
-    const attempt: Attempt = { keyId: principal.keyId!, windows, credits: limits?.credits ?? null, cost: spec.cost, response: http.getResponse(), windowsTaken: 0, creditsTaken: false };
+    const attempt: Attempt = { keyId: principal.keyId!, windows, credits: limits?.credits ?? null, cost: spec.cost, response: ctx.getArgByIndex<unknown>(1), windowsTaken: 0, creditsTaken: false };
     return this.admit(attempt);
   }
 
