@@ -16,7 +16,7 @@ export type { KeysUsageIdentityOptions, SessionVerificationOptions, Verification
 // Protecting and charging the host's own routes.
 export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
 export { RateLimited, type RateLimitSpec } from './auth/key-limits/rate-limited.decorator.js';
-export { KeyLimitsInterceptor } from './auth/key-limits/key-limits.interceptor.js';
+export { KeyLimitsGuard } from './auth/key-limits/key-limits.guard.js';
 export { DEFAULT_PLAN_RATE_LIMITS, parsePlanRateLimits, type PlanRateLimits, type RateWindow } from './common/plan-rate-limits.js';
 export { ScopesGuard, SessionOnlyGuard } from './auth/access.guards.js';
 export { CredentialGuard } from './auth/credential.guard.js';

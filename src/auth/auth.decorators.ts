@@ -1,9 +1,9 @@
-import { applyDecorators, createParamDecorator, UseGuards, UseInterceptors, type ExecutionContext } from '@nestjs/common';
-import { KeyLimitsInterceptor } from './key-limits/key-limits.interceptor.js';
+import { applyDecorators, createParamDecorator, UseGuards, type ExecutionContext } from '@nestjs/common';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { API_KEY_SCHEME, SESSION_SCHEME } from '../common/openapi.js';
 import type { Scope } from '../common/roles.js';
 import { CredentialGuard } from './credential.guard.js';
+import { KeyLimitsGuard } from './key-limits/key-limits.guard.js';
 import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
 import { AuthModeMeta, RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
@@ -16,21 +16,20 @@ import type { Principal } from './principal.js';
  * together verify the credential once (see CredentialGuard).
  */
 
-/** Any valid credential, session or API key; no scope needed. A key's limits apply (KeyLimitsInterceptor). */
+/** Any valid credential, session or API key; no scope needed. A key's limits apply (KeyLimitsGuard, last). */
 export const Authenticated = () =>
-  applyDecorators(AuthModeMeta('any'), UseGuards(CredentialGuard), UseInterceptors(KeyLimitsInterceptor), ApiBearerAuth(SESSION_SCHEME), ApiBearerAuth(API_KEY_SCHEME));
+  applyDecorators(AuthModeMeta('any'), UseGuards(CredentialGuard, KeyLimitsGuard), ApiBearerAuth(SESSION_SCHEME), ApiBearerAuth(API_KEY_SCHEME));
 
 /** A browser session only: an API key gets 403, so a leaked key cannot manage keys. */
 export const SessionOnly = () =>
   applyDecorators(AuthModeMeta('session'), UseGuards(CredentialGuard, SessionOnlyGuard), ApiBearerAuth(SESSION_SCHEME));
 
-/** Any valid credential that holds every listed scope (403 otherwise). */
+/** Any valid credential that holds every listed scope (403 otherwise); then a key's limits (KeyLimitsGuard, last). */
 export const RequireScopes = (...scopes: Scope[]) =>
   applyDecorators(
     AuthModeMeta('any'),
     RequiredScopesMeta(scopes),
-    UseGuards(CredentialGuard, ScopesGuard),
-    UseInterceptors(KeyLimitsInterceptor),
+    UseGuards(CredentialGuard, ScopesGuard, KeyLimitsGuard),
     ApiBearerAuth(SESSION_SCHEME),
     ApiBearerAuth(API_KEY_SCHEME),
   );

@@ -14,10 +14,10 @@ import { VerificationLease } from './verification-cache/verification-lease.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { CreditLeases } from './key-limits/credit-leases.js';
 import { KeyLimitStore } from './key-limits/key-limit.store.js';
-import { KeyLimitsInterceptor } from './key-limits/key-limits.interceptor.js';
+import { KeyLimitsGuard } from './key-limits/key-limits.guard.js';
 import { WindowLeases } from './key-limits/window-leases.js';
 
-const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
+const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard];
 
 /**
  * Both credentials, one Principal. Exports the guards so routes anywhere in a host can use
@@ -25,7 +25,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard];
  */
 @Module({
   imports: [PeriodicJobsModule],
-  providers: [KeyLimitStore, WindowLeases, CreditLeases, KeyLimitsInterceptor, ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
-  exports: [...GUARDS, KeyLimitsInterceptor, WindowLeases, CreditLeases, ApiKeyStrategy, SessionStrategy, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation, VerificationLease],
+  providers: [KeyLimitStore, WindowLeases, CreditLeases, ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
+  exports: [...GUARDS, WindowLeases, CreditLeases, ApiKeyStrategy, SessionStrategy, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation, VerificationLease],
 })
 export class AuthModule {}

@@ -5,7 +5,6 @@ import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-hos
 import { from, lastValueFrom, mergeAll, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/principal.js';
-import { KeyLimitsInterceptor } from '../auth/key-limits/key-limits.interceptor.js';
 import { testPrincipal } from '../../test/support/principal.js';
 import { TestClock } from '../../test/support/clock.js';
 import { UsageLimitExceededError } from '../common/meters.js';
@@ -51,9 +50,9 @@ describe('@Charges', () => {
   it('sets typed metadata and the one interceptor on a route and on a controller, a route’s own spec winning', () => {
     const reflector = new Reflector();
     expect(reflector.get(ChargesMeta, Handler.prototype.capture)).toEqual({ meter: 'captures', count: 1 });
-    // The key's own limits first (they run once however often they are listed), then the charge.
-    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, Handler.prototype.capture)).toEqual([KeyLimitsInterceptor, ChargeInterceptor]);
-    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, ChargedController)).toEqual([KeyLimitsInterceptor, ChargeInterceptor]);
+    // Only the charge: the key's own limits are a guard of the auth decorators, so they run before it.
+    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, Handler.prototype.capture)).toEqual([ChargeInterceptor]);
+    expect(Reflect.getMetadata(INTERCEPTORS_METADATA, ChargedController)).toEqual([ChargeInterceptor]);
     const spec = (h: () => void) => reflector.getAllAndOverride(ChargesMeta, [h, ChargedController]);
     expect([spec(ChargedController.prototype.own), spec(ChargedController.prototype.inherited)]).toEqual([
       { meter: 'imports', count: 3 },

@@ -1,6 +1,5 @@
 import { applyDecorators, UseInterceptors } from '@nestjs/common';
 import type { Meter } from '../common/meters.js';
-import { KeyLimitsInterceptor } from '../auth/key-limits/key-limits.interceptor.js';
 import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
 
 /**
@@ -10,8 +9,9 @@ import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
  * route's pipes and handler, all or nothing; the charge is given back if a pipe or the handler
  * then fails. Exhausted meter: 429 with `Retry-After` (seconds until the next UTC midnight). On a
  * controller it charges every route; a route's own `@Charges` overrides it (charging once).
- * A key's own limits (KeyLimitsInterceptor, which the auth decorators list too and which runs
- * once) come first, whichever decorator is written above the other: windows and credits, then meters.
+ * A key's own limits (KeyLimitsGuard, which the auth decorators list) come first whichever
+ * decorator is written above the other, since guards run before interceptors: windows and
+ * credits, then meters.
  */
 export const Charges = (meter: Meter, count = 1): ClassDecorator & MethodDecorator =>
-  applyDecorators(ChargesMeta({ meter, count }), UseInterceptors(KeyLimitsInterceptor, ChargeInterceptor));
+  applyDecorators(ChargesMeta({ meter, count }), UseInterceptors(ChargeInterceptor));

@@ -60,7 +60,7 @@ describe(`the built package, imported as '${pkg.name}'`, () => {
       expect.arrayContaining([
         'KeysUsageIdentityModule', 'KEYS_USAGE_IDENTITY_OPTIONS', 'EventsModule',
         'Authenticated', 'SessionOnly', 'RequireScopes', 'CurrentPrincipal', 'Charges',
-        'CredentialGuard', 'SessionOnlyGuard', 'ScopesGuard', 'ChargeInterceptor',
+        'CredentialGuard', 'SessionOnlyGuard', 'ScopesGuard', 'KeyLimitsGuard', 'ChargeInterceptor',
         'UsageService', 'UsageLimitExceededError', 'UnknownOrgError', 'METERS', 'isMeter', 'DEFAULT_PLAN_LIMITS',
         'ApiKeysService', 'OrgDirectory', 'TypeOrmOrgDirectory', 'memberKey',
         'ENTITIES', 'MIGRATIONS', 'runMigrationsLocked', 'Clock', 'SystemClock', 'SCOPES', 'ROLES', 'PLANS',

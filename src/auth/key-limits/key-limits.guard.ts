@@ -4,12 +4,10 @@ import {
   HttpStatus,
   Injectable,
   ServiceUnavailableException,
-  type CallHandler,
+  type CanActivate,
   type ExecutionContext,
-  type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { catchError, throwError, type Observable } from 'rxjs';
 import { ERRORS } from '../../common/error-messages.js';
 import type { RateWindow } from '../../common/plan-rate-limits.js';
 import { Settings } from '../../settings/settings.js';
@@ -20,9 +18,17 @@ import { CreditLeases } from './credit-leases.js';
 import { DEFAULT_RATE_LIMIT, RateLimitedMeta, type RateLimitSpec } from './rate-limited.decorator.js';
 import { WindowLeases } from './window-leases.js';
 
-/** Marks a request already admitted, so a route with the interceptor listed twice spends once. */
+/** Marks a request already admitted, so a route with the guard listed twice (controller and route) spends once. */
 const ADMITTED = Symbol('kui.keyLimits');
 type LimitedRequest = { user?: Principal; ip?: string; [ADMITTED]?: true };
+
+/** The raw Node response (Fastify's `reply.raw`, or Express's response itself), as far as the give-back needs it. */
+interface RawResponse {
+  statusCode: number;
+  writableFinished: boolean;
+  destroyed: boolean;
+  once(event: 'close', listener: () => void): unknown;
+}
 
 /** One request's way through the limits: what it has taken so far, to give back on a refusal. */
 interface Attempt {
@@ -44,14 +50,17 @@ const policyOf = (windows: readonly RateWindow[]): string => {
 };
 
 /**
- * Per-key limits on every route behind our auth decorators, after every guard (a request the
- * guards refuse spends nothing): the key's networks (403), its rate windows for the route's
- * window name, then its credits (429 with Retry-After); a request refused later (the meters,
- * the route itself) gives back what it took, in this instance's memory only. Session requests,
- * and keys with no limits and no plan default, pass with one comparison.
+ * Per-key limits on every route behind our auth decorators, listed after the credential and
+ * scope guards (a request they refuse spends nothing) and so before every interceptor, the
+ * meters' included: the key's networks (403), its rate windows for the route's window name, then
+ * its credits (429 with Retry-After). A guard, not an interceptor: session requests and keys with
+ * no limits and no plan default pass with one comparison and no RxJS pipeline, and a limited key
+ * passes synchronously while this instance's leases cover it. A request refused later (a pipe,
+ * the meters, the route itself) gives back what it took, in this instance's memory only, from one
+ * listener on the raw response.
  */
 @Injectable()
-export class KeyLimitsInterceptor implements NestInterceptor {
+export class KeyLimitsGuard implements CanActivate {
   private readonly specs = new WeakMap<object, WeakMap<object, RateLimitSpec>>();
 
   constructor(
@@ -61,21 +70,21 @@ export class KeyLimitsInterceptor implements NestInterceptor {
     private readonly settings: Settings,
   ) {}
 
-  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
-    const http = ctx.switchToHttp();
-    const request = http.getRequest<LimitedRequest>();
+  canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
+    // The request by index: switchToHttp() builds three closures per call, on every request.
+    const request = ctx.getArgByIndex<LimitedRequest>(0);
     const principal = request.user;
-    if (!principal || principal.kind !== 'api_key' || request[ADMITTED]) return next.handle();
+    if (!principal || principal.kind !== 'api_key' || request[ADMITTED]) return true;
     const limits = principal.limits ?? null;
     const own = limits?.windows ?? null;
     const planned = own ? null : principal.plan ? this.settings.planRateLimits[principal.plan] : null;
-    if (!limits && !planned) return next.handle();
+    if (!limits && !planned) return true;
     request[ADMITTED] = true;
     if (limits?.allows && !limits.allows(request.ip ?? '')) throw new ForbiddenException(ERRORS.keyAddressRefused);
     const spec = this.specOf(ctx);
     const windows = this.windowsNamed(own ?? planned, spec.window);
-    const attempt: Attempt = { keyId: principal.keyId!, windows, credits: limits?.credits ?? null, cost: spec.cost, response: http.getResponse(), windowsTaken: 0, creditsTaken: false };
-    return this.admit(attempt, next);
+    const attempt: Attempt = { keyId: principal.keyId!, windows, credits: limits?.credits ?? null, cost: spec.cost, response: ctx.getArgByIndex<unknown>(1), windowsTaken: 0, creditsTaken: false };
+    return this.admit(attempt);
   }
 
   /**
@@ -83,7 +92,7 @@ export class KeyLimitsInterceptor implements NestInterceptor {
    * instance's leases cover it (the common case, no promise), asynchronously from the first step
    * that has to lease. A refusal gives back what the earlier steps took.
    */
-  private admit(a: Attempt, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
+  private admit(a: Attempt): boolean | Promise<boolean> {
     while (a.windowsTaken < a.windows.length) {
       const w = a.windows[a.windowsTaken]!;
       const wait = this.windows.take(a.keyId, w, a.cost, Date.now());
@@ -91,7 +100,7 @@ export class KeyLimitsInterceptor implements NestInterceptor {
         return wait.then(
           (later) => {
             this.tookWindow(a, w, later);
-            return this.admit(a, next);
+            return this.admit(a);
           },
           (error: unknown) => this.failed(a, error),
         );
@@ -104,14 +113,14 @@ export class KeyLimitsInterceptor implements NestInterceptor {
         return wait.then(
           (later) => {
             this.tookCredits(a, later);
-            return this.admitted(a, next);
+            return this.admitted(a);
           },
           (error: unknown) => this.failed(a, error),
         );
       }
       this.tookCredits(a, wait);
     }
-    return this.admitted(a, next);
+    return this.admitted(a);
   }
 
   private tookWindow(a: Attempt, w: RateWindow, wait: number): void {
@@ -134,14 +143,27 @@ export class KeyLimitsInterceptor implements NestInterceptor {
     a.creditsTaken = true;
   }
 
-  private admitted(a: Attempt, next: CallHandler): Observable<unknown> {
+  private admitted(a: Attempt): true {
     if (a.windows.length > 0) this.headers(a.keyId, a.windows, a.response);
-    return next.handle().pipe(
-      catchError((error: unknown) => {
-        this.giveBack(a, true);
-        return throwError(() => error);
-      }),
-    );
+    if (a.windowsTaken > 0 || a.creditsTaken) this.giveBackIfRefused(a);
+    return true;
+  }
+
+  /**
+   * One listener on the raw response: a request refused after this guard (a pipe's 400, the
+   * meters' 429, the handler's error) finishes with a status of 400 or more, and a request whose
+   * client went away closes before it finishes; both give back what was taken. Node emits 'close'
+   * after 'finish' too, so 'close' alone sees every ending.
+   */
+  private giveBackIfRefused(a: Attempt): void {
+    const response = a.response as { raw?: RawResponse } & Partial<RawResponse>;
+    const raw = response.raw ?? (response as RawResponse);
+    if (typeof raw.once !== 'function') return;
+    const settle = () => {
+      if (!raw.writableFinished || raw.statusCode >= 400) this.giveBack(a, true);
+    };
+    if (raw.destroyed) settle();
+    else raw.once('close', settle);
   }
 
   /** A lease that failed (the database): what was taken goes back; fail closed, as 503. */

@@ -1,0 +1,167 @@
+import { EventEmitter } from 'node:events';
+import { Controller, Get, HttpException, ServiceUnavailableException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import { describe, expect, it } from 'vitest';
+import { testPrincipal } from '../../../test/support/principal.js';
+import { testSettings } from '../../../test/support/factories.js';
+import type { Principal } from '../principal.js';
+import { CreditLeases } from './credit-leases.js';
+import { KeyLimitStore } from './key-limit.store.js';
+import { PeriodicJobs } from '../../common/periodic-jobs.js';
+import type { RateWindow } from '../../common/plan-rate-limits.js';
+import { KeyLimitsGuard } from './key-limits.guard.js';
+import type { KeyLimits } from './key-limits.js';
+import { RateLimited } from './rate-limited.decorator.js';
+import { WindowLeases } from './window-leases.js';
+
+@Controller('r')
+class Routes {
+  @Get('plain')
+  plain() {}
+
+  @Get('costly')
+  @RateLimited('search', { cost: 3 })
+  costly() {}
+}
+
+const WINDOWS = [
+  { name: 'default', limit: 10, window_seconds: 1 },
+  { name: 'search', limit: 5, window_seconds: 1 },
+];
+
+/** Leases that answer from a script and record what was taken and given back. */
+function fakes(window: (name: string) => number | Promise<number>, credit: () => number | Promise<number> = () => 0) {
+  const log: string[] = [];
+  class ScriptedWindows extends WindowLeases {
+    override take(_k: string, w: RateWindow, cost: number) {
+      log.push(`take ${w.name} ${cost}`);
+      return window(w.name);
+    }
+    override giveBack(_k: string, w: RateWindow, cost: number) {
+      log.push(`back ${w.name} ${cost}`);
+    }
+    override remaining() {
+      return 1;
+    }
+  }
+  class ScriptedCredits extends CreditLeases {
+    override take(_k: string, _c: unknown, cost: number) {
+      log.push(`credits ${cost}`);
+      return credit();
+    }
+    override giveBack(_k: string, cost: number) {
+      log.push(`credits back ${cost}`);
+    }
+  }
+  const store = new KeyLimitStore(undefined as never);
+  const sut = new KeyLimitsGuard(new Reflector(), new ScriptedWindows(store), new ScriptedCredits(store, new PeriodicJobs()), testSettings());
+  return { log, sut };
+}
+
+/** A raw Node response, as far as the guard uses it: headers, status, 'close' and whether it finished. */
+class FakeResponse extends EventEmitter {
+  headers: Record<string, string> = {};
+  statusCode = 200;
+  writableFinished = false;
+  destroyed = false;
+  setHeader(n: string, v: string) {
+    this.headers[n] = v;
+  }
+  /** Ends the answer as Node does: finished, then 'close'. */
+  end(status: number) {
+    this.statusCode = status;
+    this.writableFinished = true;
+    this.emit('close');
+  }
+}
+
+function context(limits: KeyLimits | undefined, handler: 'plain' | 'costly' = 'plain', ip = '203.0.113.5', kind: Principal['kind'] = 'api_key') {
+  const principal: Principal = { ...testPrincipal({ kind }), keyId: 'k1', limits };
+  const raw = new FakeResponse();
+  // Fastify's reply: the raw Node response under `.raw`.
+  const reply = { raw, header: (n: string, v: string) => raw.setHeader(n, v) };
+  return { ctx: new ExecutionContextHost([{ user: principal, ip }, reply], Routes, Routes.prototype[handler]), headers: raw.headers, raw };
+}
+
+describe('KeyLimitsGuard', () => {
+  it('passes a session, and a key with no limits and no plan default, synchronously and listening to nothing', () => {
+    const { sut, log } = fakes(() => 0);
+    for (const c of [context(undefined, 'plain', '203.0.113.5', 'session'), context(undefined)]) {
+      expect(sut.canActivate(c.ctx)).toBe(true);
+      expect(c.raw.listenerCount('close')).toBe(0);
+    }
+    expect(log).toEqual([]);
+  });
+
+  it("counts a host route's cost against its named window and the credits, synchronously when leases cover it", () => {
+    const { sut, log } = fakes(() => 0);
+    const { ctx, headers, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null }, 'costly');
+    expect(sut.canActivate(ctx)).toBe(true);
+    expect(log).toEqual(['take search 3', 'credits 3']);
+    expect(headers['RateLimit-Policy']).toBe('"search";q=5;w=1');
+    expect(headers['RateLimit']).toBe('"search";r=1;t=1');
+    expect(raw.listenerCount('close')).toBe(1);
+    raw.end(200);
+    expect(log).toEqual(['take search 3', 'credits 3']);
+  });
+
+  it('spends once when the guard is listed twice (controller and route)', () => {
+    const { sut, log } = fakes(() => 0);
+    const { ctx, raw } = context({ windows: WINDOWS, credits: null, allows: null });
+    expect(sut.canActivate(ctx)).toBe(true);
+    expect(sut.canActivate(ctx)).toBe(true);
+    expect(log).toEqual(['take default 1']);
+    expect(raw.listenerCount('close')).toBe(1);
+  });
+
+  it('gives back the windows when the credits refuse, and answers 429 with Retry-After', () => {
+    const { sut, log } = fakes(() => 0, () => -1);
+    const { ctx, headers, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+    expect(() => sut.canActivate(ctx)).toThrow(HttpException);
+    expect(log).toEqual(['take default 1', 'credits 1', 'back default 1']);
+    expect(headers['Retry-After']).toBe('86400');
+    expect(raw.listenerCount('close')).toBe(0);
+  });
+
+  it('gives back windows and credits when the request is refused after admission (a pipe, the meters, the route)', () => {
+    const { sut, log } = fakes(() => 0);
+    const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+    expect(sut.canActivate(ctx)).toBe(true);
+    raw.end(429);
+    expect(log.slice(-2)).toEqual(['back default 1', 'credits back 1']);
+  });
+
+  it('gives back what it took when the client goes away before the answer, once', () => {
+    const { sut, log } = fakes(() => 0);
+    const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+    expect(sut.canActivate(ctx)).toBe(true);
+    raw.emit('close');
+    raw.emit('close');
+    expect(log).toEqual(['take default 1', 'credits 1', 'back default 1', 'credits back 1']);
+  });
+
+  it('takes a lease asynchronously when this instance holds none, and gives back on a later refusal', async () => {
+    const { sut, log } = fakes(() => Promise.resolve(0), () => Promise.resolve(0));
+    const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+    const result = sut.canActivate(ctx);
+    expect(result).toBeInstanceOf(Promise);
+    expect(await result).toBe(true);
+    raw.end(400);
+    expect(log).toEqual(['take default 1', 'credits 1', 'back default 1', 'credits back 1']);
+  });
+
+  it('refuses an address outside allowed_cidrs before any window is taken', () => {
+    const { sut, log } = fakes(() => 0);
+    const { ctx } = context({ windows: WINDOWS, credits: null, allows: (ip) => ip.startsWith('10.') });
+    expect(() => sut.canActivate(ctx)).toThrow('allowed_cidrs');
+    expect(log).toEqual([]);
+  });
+
+  it('fails closed with 503 when a lease cannot reach the database', async () => {
+    const down = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const { sut } = fakes(() => Promise.reject(down));
+    const { ctx } = context({ windows: WINDOWS, credits: null, allows: null });
+    await expect(sut.canActivate(ctx)).rejects.toBeInstanceOf(ServiceUnavailableException);
+  });
+});
