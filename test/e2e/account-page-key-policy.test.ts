@@ -90,10 +90,11 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
     // The admin: two keys wait; the policy is shown but cannot be changed.
     const page = await signIn(admin.session);
     await poll(() => page.locator('#approvals-count').textContent()).toBe('2');
-    await expect(page.locator('#approvals-count').isVisible()).resolves.toBe(true);
-    await expect(page.locator('#policy-approve-write').isChecked()).resolves.toBe(true);
-    await expect(page.locator('#policy-save').isDisabled()).resolves.toBe(true);
-    await expect(page.locator('#policy-note').isVisible()).resolves.toBe(true);
+    // The blocks load side by side and their section shows when all have answered: wait for each.
+    await poll(() => page.locator('#approvals-count').isVisible()).toBe(true);
+    await poll(() => page.locator('#policy-approve-write').isChecked()).toBe(true);
+    await poll(() => page.locator('#policy-save').isDisabled()).toBe(true);
+    await poll(() => page.locator('#policy-note').isVisible()).toBe(true);
     await expectAccessible(page);
 
     await page.getByRole('button', { name: /^Approve ci deploy/ }).click();
