@@ -27,7 +27,7 @@ interface RawResponse {
   statusCode: number;
   writableFinished: boolean;
   destroyed: boolean;
-  once(event: 'close', listener: () => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
 }
 
 /** One request's way through the limits: what it has taken so far, to give back on a refusal. */
@@ -158,12 +158,13 @@ export class KeyLimitsGuard implements CanActivate {
   private giveBackIfRefused(a: Attempt): void {
     const response = a.response as { raw?: RawResponse } & Partial<RawResponse>;
     const raw = response.raw ?? (response as RawResponse);
-    if (typeof raw.once !== 'function') return;
+    if (typeof raw.on !== 'function') return;
     const settle = () => {
       if (!raw.writableFinished || raw.statusCode >= 400) this.giveBack(a, true);
     };
     if (raw.destroyed) settle();
-    else raw.once('close', settle);
+    // 'close' comes once per response: `on` spares the wrapper `once` allocates on every request.
+    else raw.on('close', settle);
   }
 
   /** A lease that failed (the database): what was taken goes back; fail closed, as 503. */
@@ -184,16 +185,12 @@ export class KeyLimitsGuard implements CanActivate {
   private headers(keyId: string, windows: readonly RateWindow[], response: unknown): void {
     if (windows.length === 0) return;
     setResponseHeader(response, 'RateLimit-Policy', policyOf(windows));
-    setResponseHeader(
-      response,
-      'RateLimit',
-      windows
-        .map((w) => {
-          const r = Math.min(w.limit, this.windows.remaining(keyId, w));
-          return `"${w.name}";r=${r};t=${Math.ceil(((w.limit - r) / w.limit) * w.window_seconds)}`;
-        })
-        .join(', '),
-    );
+    let text = '';
+    for (const w of windows) {
+      const r = Math.min(w.limit, this.windows.remaining(keyId, w));
+      text += `${text ? ', ' : ''}"${w.name}";r=${r};t=${Math.ceil(((w.limit - r) / w.limit) * w.window_seconds)}`;
+    }
+    setResponseHeader(response, 'RateLimit', text);
   }
 
   private windowsNamed(all: readonly RateWindow[] | null, name: string): readonly RateWindow[] {
