@@ -1,10 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grantServiceRole } from '../../src/database/roles.js';
-import { createLoginRole, createSeededDatabase, type TestDatabase } from '../support/database.js';
-import type { Seeder } from '../support/seed.js';
+import { describe, expect, it } from 'vitest';
+import { serviceRoleWorld } from '../support/database.js';
 
 const APPEND_ONLY = /append-only/;
 const NOT_ALLOWED = /permission denied|must be owner/;
@@ -14,41 +10,20 @@ const NOT_ALLOWED = /permission denied|must be owner/;
  * own role; the log still refuses every other UPDATE, by that role and by the owner.
  */
 describe('audit_pseudonymise under the service role', () => {
-  let db: TestDatabase;
-  let seed: Seeder;
-  let owner: DataSource;
-  let service: pg.Pool;
-  let orgId: string;
-  let login: Awaited<ReturnType<typeof createLoginRole>>;
+  const w = serviceRoleWorld('pseud');
 
-  beforeAll(async () => {
-    ({ db, seed } = await createSeededDatabase());
-    login = await createLoginRole('pseud');
-    owner = await new DataSource({ type: 'postgres', url: db.url, poolSize: 1 }).initialize();
-    await grantServiceRole(owner, login.role);
-    service = new pg.Pool({ connectionString: login.urlFor(db.url), max: 2 });
-    service.on('error', () => {});
-    orgId = await seed.org();
-  });
-  afterAll(async () => {
-    await service?.end();
-    await owner?.destroy();
-    await login?.drop(db.name);
-    await db?.drop();
-  });
-
-  /** An event appended by the service itself. */
+  /** An event appended by the w.service itself. */
   async function event(fields: { actor?: string | null; target?: string; details?: object; action?: string }): Promise<string> {
-    const { rows } = await service.query<{ id: string }>(
+    const { rows } = await w.service.query<{ id: string }>(
       `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, credential_type, target_type, target_id, client_address, details)
        VALUES (now(), $1, $2, $3, $4, 'session', 'user', $5, '203.0.113.9', $6) RETURNING id`,
-      [orgId, fields.action ?? 'member.added', fields.actor ? 'user' : 'operator', fields.actor ?? null, fields.target ?? randomUUID(), JSON.stringify(fields.details ?? {})],
+      [w.orgId, fields.action ?? 'member.added', fields.actor ? 'user' : 'operator', fields.actor ?? null, fields.target ?? randomUUID(), JSON.stringify(fields.details ?? {})],
     );
     return rows[0].id;
   }
-  const row = async (id: string) => (await db.pool.query(`SELECT * FROM audit_events WHERE id = $1`, [id])).rows[0];
+  const row = async (id: string) => (await w.db.pool.query(`SELECT * FROM audit_events WHERE id = $1`, [id])).rows[0];
   const pseudonymise = async (subject: string, pseudonym: string, email: string) =>
-    (await service.query<{ n: number }>(`SELECT audit_pseudonymise($1, $2, $3) AS n`, [subject, pseudonym, email])).rows[0].n;
+    (await w.service.query<{ n: number }>(`SELECT audit_pseudonymise($1, $2, $3) AS n`, [subject, pseudonym, email])).rows[0].n;
 
   it("rewrites the subject's id as actor, as target and inside details, and their e-mail in any case, in those rows only", async () => {
     const [subject, pseudonym, other] = [randomUUID(), randomUUID(), randomUUID()];
@@ -67,18 +42,18 @@ describe('audit_pseudonymise under the service role', () => {
     expect(await row(unrelated)).toEqual(before);
     // Idempotent: nothing left to rewrite.
     expect(await pseudonymise(subject, pseudonym, email)).toBe(0);
-    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM audit_events WHERE actor_id = $1 OR target_id = $1 OR details::text ILIKE '%ada.lovelace%'`, [subject]);
+    const { rows } = await w.db.pool.query(`SELECT count(*)::int AS n FROM audit_events WHERE actor_id = $1 OR target_id = $1 OR details::text ILIKE '%ada.lovelace%'`, [subject]);
     expect(rows[0].n).toBe(0);
   });
 
   it('refuses a missing argument or a pseudonym equal to the subject', async () => {
     const subject = randomUUID();
-    await expect(service.query(`SELECT audit_pseudonymise($1, $1, 'a@b.c')`, [subject])).rejects.toThrow(/must be given/);
-    await expect(service.query(`SELECT audit_pseudonymise($1, NULL, 'a@b.c')`, [subject])).rejects.toThrow(/must be given/);
-    await expect(service.query(`SELECT audit_pseudonymise($1, $2, NULL)`, [subject, randomUUID()])).rejects.toThrow(/must be given/);
+    await expect(w.service.query(`SELECT audit_pseudonymise($1, $1, 'a@b.c')`, [subject])).rejects.toThrow(/must be given/);
+    await expect(w.service.query(`SELECT audit_pseudonymise($1, NULL, 'a@b.c')`, [subject])).rejects.toThrow(/must be given/);
+    await expect(w.service.query(`SELECT audit_pseudonymise($1, $2, NULL)`, [subject, randomUUID()])).rejects.toThrow(/must be given/);
   });
 
-  it('leaves the service role no other UPDATE: not directly, not with the mark set, not by replacing the function', async () => {
+  it('leaves the w.service role no other UPDATE: not directly, not with the mark set, not by replacing the function', async () => {
     const subject = randomUUID();
     const id = await event({ actor: subject });
     const mark = `${subject}:${randomUUID()}`;
@@ -89,7 +64,7 @@ describe('audit_pseudonymise under the service role', () => {
       `ALTER FUNCTION audit_pseudonymise(uuid, uuid, text) SECURITY INVOKER`,
     ];
     for (const sql of attempts) {
-      const client = await service.connect();
+      const client = await w.service.connect();
       try {
         await expect(client.query(sql), sql).rejects.toThrow(NOT_ALLOWED);
         await client.query('ROLLBACK').catch(() => undefined);
@@ -100,28 +75,28 @@ describe('audit_pseudonymise under the service role', () => {
     expect((await row(id)).actor_id).toBe(subject);
   });
 
-  it('still refuses the service role every UPDATE when granted UPDATE by mistake, the mark set or not', async () => {
+  it('still refuses the w.service role every UPDATE when granted UPDATE by mistake, the mark set or not', async () => {
     const subject = randomUUID();
     const id = await event({ actor: subject });
-    await db.pool.query(`GRANT UPDATE ON audit_events TO ${login.role}`);
+    await w.db.pool.query(`GRANT UPDATE ON audit_events TO ${w.role}`);
     try {
-      await expect(service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
+      await expect(w.service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
       const pseudonym = randomUUID();
       await expect(
-        service.query(`SELECT set_config('kui.audit_pseudonymise', '${subject}:${pseudonym}', false); UPDATE audit_events SET actor_id = '${pseudonym}' WHERE id = '${id}'`),
+        w.service.query(`SELECT set_config('kui.audit_pseudonymise', '${subject}:${pseudonym}', false); UPDATE audit_events SET actor_id = '${pseudonym}' WHERE id = '${id}'`),
       ).rejects.toThrow(APPEND_ONLY);
     } finally {
-      await db.pool.query(`REVOKE UPDATE ON audit_events FROM ${login.role}`);
+      await w.db.pool.query(`REVOKE UPDATE ON audit_events FROM ${w.role}`);
     }
     expect((await row(id)).actor_id).toBe(subject);
   });
 
-  it('refuses the owner an UPDATE without the mark, and with it any change beyond the rewrite', async () => {
+  it('refuses the w.owner an UPDATE without the mark, and with it any change beyond the rewrite', async () => {
     const subject = randomUUID();
     const pseudonym = randomUUID();
     const id = await event({ actor: subject });
-    await expect(db.pool.query(`UPDATE audit_events SET actor_id = $2 WHERE id = $1`, [id, pseudonym])).rejects.toThrow(APPEND_ONLY);
-    const client = await db.pool.connect();
+    await expect(w.db.pool.query(`UPDATE audit_events SET actor_id = $2 WHERE id = $1`, [id, pseudonym])).rejects.toThrow(APPEND_ONLY);
+    const client = await w.db.pool.connect();
     try {
       for (const change of [`action = 'api_key.revoked'`, `actor_id = gen_random_uuid()`, `created_at = now() - interval '1 year'`, `client_address = NULL`, `org_id = gen_random_uuid()`]) {
         await client.query('BEGIN');
@@ -132,7 +107,7 @@ describe('audit_pseudonymise under the service role', () => {
     } finally {
       client.release();
     }
-    await expect(db.pool.query(`DELETE FROM audit_events WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
+    await expect(w.db.pool.query(`DELETE FROM audit_events WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
     expect((await row(id)).actor_id).toBe(subject);
   });
 });

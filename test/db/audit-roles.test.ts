@@ -1,9 +1,5 @@
-import pg from 'pg';
-import { DataSource } from 'typeorm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { grantServiceRole } from '../../src/database/roles.js';
-import { createLoginRole, createSeededDatabase, type TestDatabase } from '../support/database.js';
-import type { Seeder } from '../support/seed.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { serviceRoleWorld } from '../support/database.js';
 
 const DAY = 86_400_000;
 const APPEND_ONLY = /append-only/;
@@ -14,52 +10,31 @@ const NOT_ALLOWED = /permission denied|must be owner/;
  * server's superuser) owns everything, the service connects as a role granted by grantServiceRole.
  */
 describe('the audit log under the service role', () => {
-  let db: TestDatabase;
-  let seed: Seeder;
-  let owner: DataSource;
-  let service: pg.Pool;
-  let orgId: string;
-  let login: Awaited<ReturnType<typeof createLoginRole>>;
+  const w = serviceRoleWorld('svc');
 
-  beforeAll(async () => {
-    ({ db, seed } = await createSeededDatabase());
-    login = await createLoginRole('svc');
-    owner = await new DataSource({ type: 'postgres', url: db.url, poolSize: 1 }).initialize();
-    await grantServiceRole(owner, login.role);
-    service = new pg.Pool({ connectionString: login.urlFor(db.url), max: 2 });
-    service.on('error', () => {});
-    orgId = await seed.org();
-  });
-  afterAll(async () => {
-    await service?.end();
-    await owner?.destroy();
-    await login?.drop(db.name);
-    await db?.drop();
-  });
-
-  /** An event `daysAgo` old, appended by the service itself. */
+  /** An event `daysAgo` old, appended by the w.service itself. */
   async function event(daysAgo: number): Promise<string> {
-    const { rows } = await service.query<{ id: string }>(
+    const { rows } = await w.service.query<{ id: string }>(
       `INSERT INTO audit_events (created_at, org_id, action, actor_type, target_type, target_id, details)
        VALUES ($1, $2, 'api_key.created', 'system', 'api_key', gen_random_uuid(), '{}') RETURNING id`,
-      [new Date(Date.now() - daysAgo * DAY), orgId],
+      [new Date(Date.now() - daysAgo * DAY), w.orgId],
     );
     return rows[0].id;
   }
   const left = async (ids: string[]) =>
-    (await db.pool.query<{ id: string }>(`SELECT id FROM audit_events WHERE id = ANY($1::uuid[])`, [ids])).rows.map((r) => r.id).sort();
+    (await w.db.pool.query<{ id: string }>(`SELECT id FROM audit_events WHERE id = ANY($1::uuid[])`, [ids])).rows.map((r) => r.id).sort();
 
   beforeEach(async () => {
-    // Each case starts from no events older than a day (the owner's own retention through the function).
-    await db.pool.query(`SELECT audit_prune(now(), 10000)`);
+    // Each case starts from no events older than a day (the w.owner's own retention through the function).
+    await w.db.pool.query(`SELECT audit_prune(now(), 10000)`);
   });
 
   it('may append and read events, and do its work on the other tables', async () => {
     const id = await event(0);
-    expect((await service.query(`SELECT id FROM audit_events WHERE id = $1`, [id])).rowCount).toBe(1);
-    await service.query(`UPDATE orgs SET plan = 'pro' WHERE id = $1`, [orgId]);
-    expect((await service.query(`SELECT count(*)::int AS n FROM migrations`)).rows[0].n).toBeGreaterThan(0);
-    await expect(service.query(`DELETE FROM migrations`)).rejects.toThrow(NOT_ALLOWED);
+    expect((await w.service.query(`SELECT id FROM audit_events WHERE id = $1`, [id])).rowCount).toBe(1);
+    await w.service.query(`UPDATE orgs SET plan = 'pro' WHERE id = $1`, [w.orgId]);
+    expect((await w.service.query(`SELECT count(*)::int AS n FROM migrations`)).rows[0].n).toBeGreaterThan(0);
+    await expect(w.service.query(`DELETE FROM migrations`)).rejects.toThrow(NOT_ALLOWED);
   });
 
   it('cannot delete, update or truncate a recent event by any means', async () => {
@@ -73,14 +48,14 @@ describe('the audit log under the service role', () => {
       `ALTER TABLE audit_events DISABLE TRIGGER ALL`,
       `ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only`,
       `DROP TRIGGER audit_events_append_only ON audit_events`,
-      `ALTER TABLE audit_events OWNER TO ${login.role}`,
+      `ALTER TABLE audit_events OWNER TO ${w.role}`,
       `DROP TABLE audit_events`,
       `CREATE OR REPLACE FUNCTION audit_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$`,
       `CREATE OR REPLACE FUNCTION audit_prune(timestamptz, integer) RETURNS integer LANGUAGE sql AS $$ SELECT 0 $$`,
       `SET session_replication_role = replica; DELETE FROM audit_events WHERE id = '${id}'`,
     ];
     for (const sql of attempts) {
-      const client = await service.connect();
+      const client = await w.service.connect();
       try {
         await expect(client.query(sql), sql).rejects.toThrow(NOT_ALLOWED);
         await client.query('ROLLBACK').catch(() => undefined);
@@ -89,7 +64,7 @@ describe('the audit log under the service role', () => {
       }
     }
     // Through the retention function, asked for everything: still there.
-    await service.query(`SELECT audit_prune(now() + interval '10 years', 10000)`);
+    await w.service.query(`SELECT audit_prune(now() + interval '10 years', 10000)`);
     expect(await left([id])).toEqual([id]);
   });
 
@@ -97,36 +72,36 @@ describe('the audit log under the service role', () => {
     const [recent, month, old1, old2, ancient] = [await event(29), await event(31), await event(200), await event(201), await event(500)];
     const all = [recent, month, old1, old2, ancient];
     const prune = async (cutoffDaysAgo: number, batch: number) =>
-      (await service.query<{ n: number }>(`SELECT audit_prune($1, $2) AS n`, [new Date(Date.now() - cutoffDaysAgo * DAY), batch])).rows[0].n;
+      (await w.service.query<{ n: number }>(`SELECT audit_prune($1, $2) AS n`, [new Date(Date.now() - cutoffDaysAgo * DAY), batch])).rows[0].n;
     expect(await prune(300, 100)).toBe(1);
     expect(await left(all)).toEqual([recent, month, old1, old2].sort());
     expect(await prune(100, 1)).toBe(1); // one bounded batch, oldest first
     expect(await left(all)).toEqual([recent, month, old1].sort());
     expect(await prune(-3650, 100)).toBe(2); // a cutoff in the future stops at the 30-day floor
     expect(await left(all)).toEqual([recent]);
-    await expect(service.query(`SELECT audit_prune(NULL, 10)`)).rejects.toThrow(/cutoff must be set/);
-    await expect(service.query(`SELECT audit_prune(now(), 0)`)).rejects.toThrow(/batch_size between/);
+    await expect(w.service.query(`SELECT audit_prune(NULL, 10)`)).rejects.toThrow(/cutoff must be set/);
+    await expect(w.service.query(`SELECT audit_prune(now(), 0)`)).rejects.toThrow(/batch_size between/);
   });
 
   it('still cannot delete or change an event itself when granted DELETE, UPDATE and TRUNCATE by mistake', async () => {
     const [recent, old] = [await event(1), await event(400)];
-    await db.pool.query(`GRANT UPDATE, DELETE, TRUNCATE ON audit_events TO ${login.role}`);
+    await w.db.pool.query(`GRANT UPDATE, DELETE, TRUNCATE ON audit_events TO ${w.role}`);
     try {
-      await expect(service.query(`DELETE FROM audit_events WHERE id = $1`, [old])).rejects.toThrow(APPEND_ONLY);
-      await expect(service.query(`SELECT set_config('audit.retention', 'on', false); DELETE FROM audit_events WHERE id = '${recent}'`)).rejects.toThrow(APPEND_ONLY);
-      await expect(service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [old])).rejects.toThrow(APPEND_ONLY);
-      await expect(service.query(`TRUNCATE audit_events`)).rejects.toThrow(APPEND_ONLY);
+      await expect(w.service.query(`DELETE FROM audit_events WHERE id = $1`, [old])).rejects.toThrow(APPEND_ONLY);
+      await expect(w.service.query(`SELECT set_config('audit.retention', 'on', false); DELETE FROM audit_events WHERE id = '${recent}'`)).rejects.toThrow(APPEND_ONLY);
+      await expect(w.service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [old])).rejects.toThrow(APPEND_ONLY);
+      await expect(w.service.query(`TRUNCATE audit_events`)).rejects.toThrow(APPEND_ONLY);
     } finally {
-      await db.pool.query(`REVOKE UPDATE, DELETE, TRUNCATE ON audit_events FROM ${login.role}`);
+      await w.db.pool.query(`REVOKE UPDATE, DELETE, TRUNCATE ON audit_events FROM ${w.role}`);
     }
     expect(await left([recent, old])).toEqual([recent, old].sort());
   });
 
-  it('refuses the owner too a direct DELETE of an event younger than 30 days, an UPDATE and a TRUNCATE', async () => {
+  it('refuses the w.owner too a direct DELETE of an event younger than 30 days, an UPDATE and a TRUNCATE', async () => {
     const id = await event(10);
-    await expect(db.pool.query(`DELETE FROM audit_events WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
-    await expect(db.pool.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
-    await expect(db.pool.query(`TRUNCATE audit_events`)).rejects.toThrow(APPEND_ONLY);
+    await expect(w.db.pool.query(`DELETE FROM audit_events WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
+    await expect(w.db.pool.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
+    await expect(w.db.pool.query(`TRUNCATE audit_events`)).rejects.toThrow(APPEND_ONLY);
     expect(await left([id])).toEqual([id]);
   });
 });

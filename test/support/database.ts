@@ -3,6 +3,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { postgresOptions } from '../../src/database/data-source-options.js';
+import { grantServiceRole } from '../../src/database/roles.js';
 import { Seeder } from './seed.js';
 import { testConfig } from './test-config.js';
 
@@ -142,4 +143,38 @@ export async function openRepositoryDatabase(count = 1): Promise<RepositoryDatab
       await db.drop();
     },
   };
+}
+
+/** A seeded database, its owner's DataSource, and a pool connected as a service role granted by grantServiceRole. */
+export interface ServiceRoleWorld {
+  db: TestDatabase;
+  seed: Seeder;
+  owner: DataSource;
+  service: pg.Pool;
+  /** The service role's name. */
+  role: string;
+  orgId: string;
+}
+
+/** Sets the world up before the file's tests and tears it down after; the fields are set in beforeAll. */
+export function serviceRoleWorld(label: string): ServiceRoleWorld {
+  const w = {} as ServiceRoleWorld;
+  let login: Awaited<ReturnType<typeof createLoginRole>> | undefined;
+  beforeAll(async () => {
+    ({ db: w.db, seed: w.seed } = await createSeededDatabase());
+    login = await createLoginRole(label);
+    w.role = login.role;
+    w.owner = await new DataSource({ type: 'postgres', url: w.db.url, poolSize: 1 }).initialize();
+    await grantServiceRole(w.owner, login.role);
+    w.service = new pg.Pool({ connectionString: login.urlFor(w.db.url), max: 2 });
+    w.service.on('error', () => {});
+    w.orgId = await w.seed.org();
+  });
+  afterAll(async () => {
+    await w.service?.end();
+    await w.owner?.destroy();
+    await login?.drop(w.db.name);
+    await w.db?.drop();
+  });
+  return w;
 }
