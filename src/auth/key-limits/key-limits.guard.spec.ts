@@ -124,6 +124,17 @@ describe('KeyLimitsGuard', () => {
     expect(raw.listenerCount('close')).toBe(0);
   });
 
+  it("answers a refused window's 429 with Retry-After, and that window's effective window ending with it", () => {
+    const { sut, log } = fakes(() => 2500);
+    const { ctx, headers, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+    expect(() => sut.canActivate(ctx)).toThrow(HttpException);
+    expect(log).toEqual(['take default 1']);
+    expect(headers['Retry-After']).toBe('3');
+    expect(headers['RateLimit-Policy']).toBe('"default";q=10;w=1');
+    expect(headers['RateLimit']).toBe('"default";r=1;t=3');
+    expect(raw.listenerCount('close')).toBe(0);
+  });
+
   it('gives back windows and credits when the request is refused after admission (a pipe, the meters, the route)', () => {
     const { sut, log } = fakes(() => 0);
     const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });

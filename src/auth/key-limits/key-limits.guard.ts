@@ -126,8 +126,10 @@ export class KeyLimitsGuard implements CanActivate {
   private tookWindow(a: Attempt, w: RateWindow, wait: number): void {
     if (wait > 0) {
       this.giveBack(a, false);
-      this.headers(a.keyId, a.windows, a.response);
-      setResponseHeader(a.response, 'Retry-After', String(Math.max(1, Math.ceil(wait / 1000))));
+      const retry = Math.max(1, Math.ceil(wait / 1000));
+      // The refused window's effective window ends when Retry-After does (the draft: never after it).
+      this.headers(a.keyId, a.windows, a.response, w, retry);
+      setResponseHeader(a.response, 'Retry-After', String(retry));
       throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyRateLimited(w.name) }, HttpStatus.TOO_MANY_REQUESTS);
     }
     a.windowsTaken++;
@@ -181,14 +183,15 @@ export class KeyLimitsGuard implements CanActivate {
     a.creditsTaken = false;
   }
 
-  /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-10), on every answer of a limited route. */
-  private headers(keyId: string, windows: readonly RateWindow[], response: unknown): void {
+  /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-11), on every answer of a limited route. */
+  private headers(keyId: string, windows: readonly RateWindow[], response: unknown, refused?: RateWindow, retry?: number): void {
     if (windows.length === 0) return;
     setResponseHeader(response, 'RateLimit-Policy', policyOf(windows));
     let text = '';
     for (const w of windows) {
       const r = Math.min(w.limit, this.windows.remaining(keyId, w));
-      text += `${text ? ', ' : ''}"${w.name}";r=${r};t=${Math.ceil(((w.limit - r) / w.limit) * w.window_seconds)}`;
+      const t = w === refused ? retry! : Math.ceil(((w.limit - r) / w.limit) * w.window_seconds);
+      text += `${text ? ', ' : ''}"${w.name}";r=${r};t=${t}`;
     }
     setResponseHeader(response, 'RateLimit', text);
   }
