@@ -1,19 +1,16 @@
 /// <reference lib="dom" />
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { accountBrowser, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
  * The account page's key policy for owners and admins, in a real browser (Debian's Chromium)
  * against the real app on real PostgreSQL: the pending approvals with their count badge,
  * approve and deny, and the policy form (owners change it, admins only read it).
  */
-const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000, interval: 50 });
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const tier = browserTier();
@@ -29,41 +26,9 @@ declare global {
 }
 
 describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
-  let t: TestApp;
-  let context: BrowserContext;
-  let userDataDir: string;
-  const errors: string[] = [];
-
-  beforeAll(async () => {
-    t = await startTestApp();
-    userDataDir = mkdtempSync(join(tmpdir(), 'account-policy-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: tier.run ? tier.path : undefined,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 1440, height: 900 },
-    });
-    context.setDefaultTimeout(10_000);
-  });
-
-  afterAll(async () => {
-    await context?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-    await t?.close();
-  });
-
-  async function signIn(token: string): Promise<Page> {
-    const page = await context.newPage();
-    page.on('pageerror', (err) => errors.push(err.message));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) errors.push(msg.text());
-    });
-    await page.goto(`${t.url}/account`);
-    await page.getByLabel('Session token', { exact: true }).focus();
-    await page.keyboard.insertText(token);
-    await page.keyboard.press('Enter');
-    return page;
-  }
+  const b = accountBrowser(tier);
+  const { errors } = b;
+  const signIn = (session: string) => b.signIn(session);
 
   async function expectAccessible(page: Page): Promise<void> {
     if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE_SOURCE);
@@ -74,13 +39,13 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
   }
 
   it('shows admins the pending keys with a count badge, approves and denies them, and lets only owners save the policy', async () => {
-    const owner = await t.seed.world('owner');
-    const admin = await t.seed.colleague(owner.orgId, 'admin');
-    const member = await t.seed.colleague(owner.orgId, 'member');
-    const put = await t.api.request('PUT', `/orgs/${owner.orgId}/key-policy`, { token: owner.session, body: { approval_required_for: ['decisions:write'] } });
+    const owner = await b.t.seed.world('owner');
+    const admin = await b.t.seed.colleague(owner.orgId, 'admin');
+    const member = await b.t.seed.colleague(owner.orgId, 'member');
+    const put = await b.t.api.request('PUT', `/orgs/${owner.orgId}/key-policy`, { token: owner.session, body: { approval_required_for: ['decisions:write'] } });
     expect(put.status).toBe(200);
     const mint = async (name: string) => {
-      const res = await t.api.post('/api-keys', member.session, { org_id: owner.orgId, name, scopes: ['decisions:write'] });
+      const res = await b.t.api.post('/api-keys', member.session, { org_id: owner.orgId, name, scopes: ['decisions:write'] });
       expect(res.body.status).toBe('pending');
       return res.body;
     };
@@ -99,11 +64,11 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
 
     await page.getByRole('button', { name: /^Approve ci deploy/ }).click();
     await poll(() => page.locator('#approvals-count').textContent()).toBe('1');
-    expect((await t.api.get('/me', ci.key)).status).toBe(200);
+    expect((await b.t.api.get('/me', ci.key)).status).toBe(200);
     await page.getByRole('button', { name: /^Deny laptop script/ }).click();
     await poll(() => page.locator('#approvals-count').isVisible()).toBe(false);
     await poll(() => page.locator('#approvals-list').textContent()).toContain('No keys are waiting for approval.');
-    expect((await t.api.get('/me', laptop.key)).status).toBe(401);
+    expect((await b.t.api.get('/me', laptop.key)).status).toBe(401);
     await poll(() => page.locator(`[data-org-key-id="${laptop.id}"]`).textContent()).toContain('Denied');
 
     // The owner sets a lifetime limit through the form; the service holds it.
@@ -113,14 +78,14 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
     await ownerPage.locator('#policy-require-expiry').check();
     await ownerPage.locator('#policy-save').click();
     await poll(() => ownerPage.locator('#policy-status').textContent()).toBe('Policy saved.');
-    const saved = await t.api.get(`/orgs/${owner.orgId}/key-policy`, owner.session);
+    const saved = await b.t.api.get(`/orgs/${owner.orgId}/key-policy`, owner.session);
     expect(saved.body).toMatchObject({ max_lifetime_days: 90, require_expiry: true, approval_required_for: ['decisions:write'] });
 
     // A value the service refuses is shown, not saved.
     await ownerPage.locator('#policy-lifetime').fill('400');
     await ownerPage.locator('#policy-save').click();
     await poll(() => ownerPage.locator('#policy-error').textContent()).toContain('max_lifetime_days');
-    expect((await t.api.get(`/orgs/${owner.orgId}/key-policy`, owner.session)).body.max_lifetime_days).toBe(90);
+    expect((await b.t.api.get(`/orgs/${owner.orgId}/key-policy`, owner.session)).body.max_lifetime_days).toBe(90);
     await expectAccessible(ownerPage);
     expect(errors).toEqual([]);
   });

@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { BrowserTier } from './chromium.js';
+import { startTestApp, type TestApp } from './test-app.js';
+
+/** Polls a browser-side value until it matches: the page loads its panels side by side. */
+export const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000, interval: 50 });
+
+/** The account page's world for one describe block: the real app, a Chromium with its own profile, page errors. */
+export interface AccountBrowser {
+  readonly t: TestApp;
+  readonly context: BrowserContext;
+  /** Uncaught page errors and console errors (other than failed loads the tests provoke). */
+  readonly errors: string[];
+  /** A new tab on /account, signed in with the session token. */
+  signIn(session: string): Promise<Page>;
+}
+
+/**
+ * Starts the app and a headless Chromium before the describe block's tests and closes both after.
+ * Call it inside `describe.skipIf(!tier.run)(…)`; the returned object's fields are set once
+ * `beforeAll` has run.
+ */
+export function accountBrowser(tier: BrowserTier, options: { permissions?: string[] } = {}): AccountBrowser {
+  const errors: string[] = [];
+  let t: TestApp | undefined;
+  let context: BrowserContext | undefined;
+  let userDataDir: string | undefined;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    userDataDir = mkdtempSync(join(tmpdir(), 'account-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: tier.run ? tier.path : undefined,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1440, height: 900 },
+      permissions: options.permissions,
+    });
+    context.setDefaultTimeout(10_000);
+  });
+  afterAll(async () => {
+    await context?.close();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    await t?.close();
+  });
+
+  return {
+    get t() {
+      return t!;
+    },
+    get context() {
+      return context!;
+    },
+    errors,
+    async signIn(session: string): Promise<Page> {
+      const page = await context!.newPage();
+      page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+      page.on('console', (msg) => {
+        if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) errors.push(msg.text());
+      });
+      await page.goto(`${t!.url}/account`);
+      await page.getByLabel('Session token', { exact: true }).focus();
+      await page.keyboard.insertText(session);
+      await page.keyboard.press('Enter');
+      return page;
+    },
+  };
+}
