@@ -12,8 +12,8 @@ export type DatabaseRole = 'server' | 'cli';
 /**
  * Opens the service's database and applies pending migrations (unless DB_MIGRATE=false).
  * - DATABASE_URL: PostgreSQL through a `pg` pool; migrations as the owner through
- *   DATABASE_MIGRATION_URL when set (see migrateDatabase). In production, a service role with the
- *   owner's rights is warned about through `warn`.
+ *   DATABASE_MIGRATION_URL when set (see migrateDatabase). In production, a server whose role has
+ *   the owner's rights is warned about through `warn` (the CLI is not: an operator may be the owner).
  * - Embedded, as the server: PGlite in this process, also shared on a Unix socket for the CLI;
  *   migrated as the owner, then the session takes the service role (see roles.ts).
  * - Embedded, as the CLI: the running server's socket if there is one, else PGlite directly.
@@ -40,7 +40,8 @@ export async function openDatabase(
     const ds = await connectWithRetry(describeDatabaseUrl(url), () => new DataSource(postgresOptions(config, url)).initialize(), policy);
     try {
       if (migrate) await migrateDatabase(config, ds, policy);
-      const warning = config.production ? await serviceRoleWarning(ds) : null;
+      // The server's rights matter (it answers the network); the operator's CLI may well be the owner.
+      const warning = config.production && role === 'server' ? await serviceRoleWarning(ds) : null;
       if (warning) warn(warning);
     } catch (error) {
       await ds.destroy().catch(() => undefined);
