@@ -1,4 +1,4 @@
-import { Module, type NestModule } from '@nestjs/common';
+import { Inject, Module, type NestModule } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
 import { DeprecationUsage } from './deprecation-usage.js';
 import { VersionedOperations } from './operation-versioning.js';
@@ -18,13 +18,15 @@ import { VersioningPolicy } from './versioning-policy.js';
   exports: [VersioningPolicy, OrgVersionRepository, DeprecationUsage, VersionEdge],
 })
 export class VersioningModule implements NestModule {
-  constructor(private readonly operations: VersionedOperations) {}
+  // Undefined when the org directory is request-scoped (all that depends on it then is too): the
+  // library's boot check refuses that wiring at onModuleInit, saying what to do.
+  constructor(@Inject(VersionedOperations) private readonly operations: VersionedOperations | undefined) {}
 
   /**
    * Nest calls this at init, after every controller is built and just before it registers the
    * routes (and reads their interceptors): the one moment the binding can happen. No middleware.
    */
   configure(): void {
-    this.operations.bind();
+    this.operations?.bind();
   }
 }
