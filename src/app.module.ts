@@ -15,7 +15,6 @@ import type { EventsSettings } from './webhooks/events-settings.js';
 import { LeaksModule } from './leaks/leaks.module.js';
 import { EventsModule } from './webhooks/events.module.js';
 import { PersonalDataModule } from './personal-data/personal-data.module.js';
-import { VersioningModule } from './versioning/versioning.module.js';
 
 /**
  * Events out, from the environment. pg-boss gets its own connection: DATABASE_URL, or
@@ -82,7 +81,6 @@ export class AppModule {
         LeaksModule.register({ githubKeys: config.githubScanningKeys, reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT }),
         // The operator's routes (ADMIN_API_TOKEN): here only, never in the library's module.
         PersonalDataModule.withHttp({ adminToken: config.env.ADMIN_API_TOKEN }),
-        VersioningModule,
         AccountModule,
         HealthModule,
         MetricsModule.register({

@@ -9,6 +9,7 @@ import { OrgsModule } from '../orgs/orgs.module.js';
 import { ServiceKeysModule } from '../service-keys/service-keys.module.js';
 import { KeyPoliciesModule } from '../key-policies/key-policies.module.js';
 import { UsageModule } from '../usage/usage.module.js';
+import { VersioningModule } from '../versioning/versioning.module.js';
 import { checkDataSourceSchema, checkDirectoryScope, checkMigrated, checkSingleRoot } from './boot-checks.js';
 import { CoreModule } from './core.module.js';
 import { KeysUsageIdentityFeatureModule } from './keys-usage-identity-feature.module.js';
@@ -82,6 +83,8 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
         AuthModule,
         ...features,
         ...routes,
+        // Binds the version-change interceptor to the operations a change touches (no global one).
+        VersioningModule,
       ],
       providers: [WiringCheck],
       exports: [AuthModule, UsageModule, ApiKeysModule, IdentityModule, AuditModule, OrgsModule],

@@ -1,12 +1,12 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { ResolvedVersion } from '../versioning/api-versions.js';
-import type { EdgeRequest, OperationPlan, VersionEdge } from '../versioning/version-edge.js';
+import { SERVED_VERSION, type EdgeRequest, type OperationPlan, type VersionEdge } from '../versioning/version-edge.js';
 import { reasonPhrase } from './reason-phrase.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
-/** The step of the server's onSend hook that stamps the version and converts touched answers. */
+/** The step of the server's onSend hook that stamps the version (and deprecation notices) on every answer. */
 export type VersionedAnswer = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => void;
 
 /** What a versioned route carries in its Fastify config: read by the onSend hook with one property read. */
@@ -45,13 +45,15 @@ function refuse(reply: FastifyReply, status: number, message: string): void {
 }
 
 /**
- * Versioning on the Fastify server, below Nest, so a route no version change or deprecation
- * touches pays one header read before and a few after (no interceptor pipeline):
+ * What every answer of the standalone server needs, on the Fastify server below Nest, so a route
+ * no version change or deprecation touches pays one header read before and a few after:
  * - onRequest: an `Api-Version` header that is not served is a 400 (work only when it is sent);
  * - the routes a change or deprecation touches (matched by operationId when Fastify adds them)
  *   carry their plan in their config, and a deprecated one a preHandler that answers 410 past its sunset;
- * - the returned onSend step stamps the served version on every answer and converts the touched
- *   routes' answers. Call it last in the server's onSend hook (bootstrap.ts), or add it as one.
+ * - the returned onSend step stamps the served version on every answer (the one the interceptor of
+ *   a changed operation decided, when it ran; see operation-versioning.ts, which also converts
+ *   the request and the answer) and a deprecated operation's notices. Call it last in the
+ *   server's onSend hook (bootstrap.ts), or add it as one.
  * Add before the app's routes are registered (before init).
  */
 export function installVersioning(
@@ -86,11 +88,13 @@ export function installVersioning(
     const plan = (request.routeOptions?.config as VersionedConfig | undefined)?.versioning;
     const answer = (resolved: ResolvedVersion) => {
       edge.stamp(resolved, request, reply, now);
-      done(null, plan ? edge.answer(plan, resolved, request, reply, payload, now) : payload);
+      if (plan) edge.notices(plan, resolved, request, reply, now);
+      done(null, payload);
     };
-    const served = edge.served(request, now, plan);
+    // A changed operation's interceptor decided the version already (unless a guard refused first).
+    const served = (plan && request[SERVED_VERSION]) || edge.served(request, now);
     if (!(served instanceof Promise)) return answer(served);
     // The pin could not be read (the database is down): the answer keeps its status, with the default version.
-    served.then(answer, () => answer(edge.policy.table.served(edge.policy.table.oldestSupported(now))));
+    served.then(answer, () => answer(edge.unreadable(now)));
   };
 }

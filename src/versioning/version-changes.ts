@@ -1,11 +1,11 @@
 /*
  * How versions differ, in one place (Stripe's "version change modules"). Services and
  * repositories speak only the newest shape; a change declares, for the operations it touches,
- * how to turn a newest-shape answer into the shape of the version before it. The edge
- * (version-edge.ts) applies, for an answer served with version V, the changes of every version
- * newer than V, newest first. Requests are not converted: the org that decides a request's version
- * is known only after authentication, inside the route; a changed request shape is accepted in
- * both shapes by the route's DTO.
+ * how to bring a request of the version before it forward to its own shape, and how to turn a
+ * newest-shape answer back into the older one. For a request served with version V, the
+ * interceptor bound to the touched operations (operation-versioning.ts) applies the request
+ * transforms of every version newer than V, oldest first, before the route's validation pipes
+ * (so DTOs validate the newest shape only), and the response transforms newest first.
  *
  * Operations are named by their OpenAPI operationId, so a host's route prefix changes nothing.
  */
@@ -21,8 +21,20 @@ export interface VersionChange {
   operations: Readonly<Record<string, OperationChange>>;
 }
 
+/** What a request transform reads and returns: the parsed JSON body (any JSON value, or undefined) and the query. */
+export interface RequestInput {
+  body: unknown;
+  query: Record<string, unknown>;
+}
+
 export interface OperationChange {
-  /** Newest-shape response body → the body the version before `version` answered. */
+  /**
+   * A request of the version before `version` → the same request in `version`'s shape. Runs after
+   * authentication and before validation: `body` is whatever the caller sent, so check its type.
+   * Return new objects; the input is not to be changed.
+   */
+  request?(input: RequestInput): RequestInput;
+  /** `version`'s response body (what the handler returns, before serialisation) → the body the version before it answered. */
   response?(body: JsonObject): JsonObject;
   /** The OpenAPI response schema of the older version, for the per-version document. */
   schema?(schema: JsonObject): JsonObject;

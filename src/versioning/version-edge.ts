@@ -7,35 +7,44 @@ import { API_VERSION_HEADER, resolvePinned, type ResolvedVersion } from './api-v
 import { DeprecationUsage } from './deprecation-usage.js';
 import { deprecationHeaders, goneMessage, type Deprecation } from './deprecations.js';
 import { OrgVersionCache } from './org-version.cache.js';
-import { changesAfter, type JsonObject, type OperationChange } from './version-changes.js';
+import { changesAfter, type JsonObject, type OperationChange, type RequestInput } from './version-changes.js';
 import { VersioningPolicy } from './versioning-policy.js';
+
+/** Where the interceptor of a touched operation leaves the version it decided, for the server's onSend hook. */
+export const SERVED_VERSION = Symbol('servedApiVersion');
 
 export interface EdgeRequest {
   headers: Record<string, string | string[] | undefined>;
   query?: unknown;
+  body?: unknown;
   user?: Principal;
+  [SERVED_VERSION]?: ResolvedVersion;
 }
 export interface EdgeReply {
   statusCode: number;
   header(name: string, value: string): unknown;
 }
 
+type RequestUpgrade = (input: RequestInput) => RequestInput;
+
 /** What one operation a version change or a deprecation touches needs, worked out once at start. */
 export interface OperationPlan {
   operationId: string;
-  /** version → the operation's changes to apply, newest first; absent: nothing to convert. */
+  /** version → the operation's changes to apply to an answer, newest first; absent: nothing to convert. */
   changes: ReadonlyMap<string, OperationChange[]>;
+  /** version → the request transforms that bring a request forward, oldest first; absent: nothing to convert. */
+  upgrades: ReadonlyMap<string, RequestUpgrade[]>;
   deprecations: readonly Deprecation[];
 }
 
 const EPOCH = new Date(0);
 
 /**
- * The edge of versioning, for the HTTP server's hooks (no Nest interceptor: its per-request
- * pipeline would cost every route). Decides an answer's version (the header, else the pin of the
- * principal's org, else the oldest supported), stamps `Api-Version` (and the deprecation headers
- * of a deprecated version), and for the few operations a change or a deprecation touches, converts
- * the answer and marks (or, past the sunset, refuses) deprecated uses.
+ * The decisions of versioning, for the interceptor bound to the operations a change touches
+ * (operation-versioning.ts) and the standalone server's Fastify hooks. Decides a request's version
+ * (the header, else the pin of the principal's org, else the oldest supported), brings an older
+ * request forward and converts the answer back, stamps `Api-Version` (and the deprecation headers
+ * of a deprecated version), and marks (or, past the sunset, refuses) deprecated uses.
  */
 @Injectable()
 export class VersionEdge {
@@ -87,6 +96,11 @@ export class VersionEdge {
     return resolvePinned(table, null, now);
   }
 
+  /** The version an answer gets when the org's pin cannot be read (the database is down): the answer keeps its status. */
+  unreadable(now: Date): ResolvedVersion {
+    return this.policy.table.served(this.policy.table.oldestSupported(now));
+  }
+
   /** Stamps `Api-Version`, the `Warning` of a pin that is no longer served, and a deprecated version's notice. */
   stamp(resolved: ResolvedVersion, request: EdgeRequest, reply: EdgeReply, now: Date): void {
     reply.header(API_VERSION_HEADER, resolved.version);
@@ -98,12 +112,15 @@ export class VersionEdge {
   /** The plan of an operation, or null when no change and no deprecation touches it. */
   planOf(operationId: string): OperationPlan | null {
     const changes = new Map<string, OperationChange[]>();
+    const upgrades = new Map<string, RequestUpgrade[]>();
     for (const version of this.policy.table.versions) {
       const applying = changesAfter(this.policy.changes, version.date).flatMap((c) => (c.operations[operationId] ? [c.operations[operationId]] : []));
       if (applying.length > 0) changes.set(version.date, applying);
+      const forward = applying.flatMap((c) => (c.request ? [c.request] : [])).reverse();
+      if (forward.length > 0) upgrades.set(version.date, forward);
     }
     const deprecations = this.policy.forOperation(operationId);
-    return changes.size > 0 || deprecations.length > 0 ? { operationId, changes, deprecations } : null;
+    return changes.size > 0 || deprecations.length > 0 ? { operationId, changes, upgrades, deprecations } : null;
   }
 
   /** Before the handler of a deprecated operation: the 410's message past a sunset it uses, else null. */
@@ -116,28 +133,37 @@ export class VersionEdge {
     return null;
   }
 
-  /**
-   * The answer of an operation a change or deprecation touches: its deprecation notices, and its
-   * JSON body converted to the served version (parsed and written again only when a change applies).
-   */
-  answer(plan: OperationPlan, resolved: ResolvedVersion, request: EdgeRequest, reply: EdgeReply, payload: unknown, now: Date): unknown {
+  /** The deprecation notices of an answer of a deprecated operation (or one using a deprecated parameter), and the use counted. */
+  notices(plan: OperationPlan, resolved: ResolvedVersion, request: EdgeRequest, reply: EdgeReply, now: Date): void {
     for (const d of plan.deprecations) {
       const parameter = this.usedParameter(d, request);
       if (parameter === false) continue;
       this.deprecated(d, parameter ? `${plan.operationId}?${parameter}` : plan.operationId, request, reply, resolved.version, now);
     }
-    const changes = plan.changes.get(resolved.version);
-    if (!changes || typeof payload !== 'string' || reply.statusCode < 200 || reply.statusCode >= 300) return payload;
-    let body: unknown;
-    try {
-      body = JSON.parse(payload);
-    } catch {
-      return payload;
+  }
+
+  /**
+   * Brings a request served with an older version forward to the newest shape (body and query,
+   * replaced on the request before the route's pipes read them). Nothing is done for the newest.
+   */
+  upgrade(plan: OperationPlan, resolved: ResolvedVersion, request: EdgeRequest): void {
+    const steps = plan.upgrades.get(resolved.version);
+    if (!steps) return;
+    let input = { body: request.body, query: { ...(request.query as Record<string, unknown> | undefined) } };
+    for (const step of steps) input = step(input);
+    // Defined rather than assigned: Express serves `query` from a getter of its request prototype.
+    for (const [key, value] of [['body', input.body], ['query', input.query]] as const) {
+      Object.defineProperty(request, key, { value, writable: true, configurable: true, enumerable: true });
     }
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return payload;
+  }
+
+  /** A handler's answer (a JSON object, before serialisation) in the shape of the version it is served with. */
+  downgrade(plan: OperationPlan, resolved: ResolvedVersion, body: unknown): unknown {
+    const changes = plan.changes.get(resolved.version);
+    if (!changes || !body || typeof body !== 'object' || Array.isArray(body)) return body;
     let out = body as JsonObject;
     for (const change of changes) if (change.response) out = change.response(out);
-    return JSON.stringify(out);
+    return out;
   }
 
   /** The parameter a parameter deprecation names (undefined: the whole operation), false when the request does not use it. */

@@ -133,6 +133,29 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
     expect(me.body).toMatchObject({ user_id: w.userId, org_id: w.orgId, scopes: ['decisions:read'], org_role: 'viewer' });
   });
 
+  it("answers GET /api-keys in the org's API version (the contract's unless moved), or the one Api-Version names", async () => {
+    const w = await seed.world('owner');
+    await mint(w.session, w.orgId, []);
+    // The contract: the body gains next_cursor only when more keys exist.
+    const contract = await host.api.get('/api-keys', w.session);
+    expect(contract.status).toBe(200);
+    expect(Object.keys(contract.body)).toEqual(['keys']);
+    await mint(w.session, w.orgId, []);
+    expect(typeof (await host.api.get('/api-keys?limit=1', w.session)).body.next_cursor).toBe('string');
+
+    const newest = await host.api.get('/api-keys', w.session, { 'Api-Version': '2026-11-26' });
+    expect(newest.status).toBe(200);
+    expect(newest.body).toEqual({ keys: expect.any(Array), next_cursor: null });
+    expect(newest.body.keys).toHaveLength(2);
+
+    await db.pool.query(`UPDATE orgs SET api_version = '2026-11-26' WHERE id = $1`, [w.orgId]);
+    await expect.poll(async () => (await host.api.get('/api-keys', w.session)).body.next_cursor).toBeNull();
+
+    const bad = await host.api.get('/api-keys', w.session, { 'Api-Version': '2026-11-15' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ statusCode: 400, message: expect.stringContaining('Api-Version header "2026-11-15" is not a version of this API') });
+  });
+
   it("shapes the module's errors as JSON through Nest's default filter: 400 for a bad or malformed body, 403 for a key on a session-only route, 404 for a foreign org", async () => {
     const w = await seed.world('owner');
     const bad = await host.api.post('/api-keys', w.session, { org_id: 'nope' });

@@ -13,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from './database.js';
 import { ApiClient } from './http.js';
 import { Seeder } from './seed.js';
 import { testConfig } from './test-config.js';
+import { VersioningPolicy } from '../../src/versioning/versioning-policy.js';
 
 export { testConfig };
 
@@ -34,6 +35,8 @@ export interface TestAppOptions {
   logger?: LoggerService | false;
   /** Send the app's own pino logger (not a silent one) into this stream, e.g. a LogCapture. */
   logDestination?: DestinationStream;
+  /** The API versions, changes and deprecations served (default: the service's own). */
+  versioning?: VersioningPolicy;
 }
 
 /**
@@ -48,7 +51,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   // With a log destination the app's own logger writes there; otherwise tests run silent.
   const logger = options.logDestination ? options.logger : (options.logger ?? false);
   const logging = await createLogging(config, { destination: options.logDestination, silent: logger === false });
-  const moduleRef = await Test.createTestingModule({
+  const builder = Test.createTestingModule({
     imports: [
       AppModule.register({
         config,
@@ -57,7 +60,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         logging: logging.params,
       }),
     ],
-  }).compile();
+  });
+  if (options.versioning) builder.overrideProvider(VersioningPolicy).useValue(options.versioning);
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), applicationOptions(logger));
   configureApp(app, config, logging, logger);
   await app.listen(0, '127.0.0.1');
