@@ -186,7 +186,8 @@ export class VersionEdge {
       return null;
     }
     if (probe.orgId === null) return null;
-    return this.pins.cached(probe.orgId) ?? this.pins.load(probe.orgId);
+    const pin = this.pins.cached(probe.orgId);
+    return pin !== undefined ? pin : this.pins.load(probe.orgId);
   }
 
   private deprecated(d: Deprecation, target: string, request: EdgeRequest, reply: EdgeReply, version: string, now: Date): void {
