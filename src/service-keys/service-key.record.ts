@@ -1,7 +1,7 @@
 import { toApiKeyRecord } from '../api-keys/api-key.record.js';
 import type { ApiKeyEntity } from '../api-keys/api-key.entity.js';
 import type { KeyState } from '../api-keys/key-state.js';
-import { keyEventData } from '../events/event-types.js';
+import { keyEventData, type KeyEventFields } from '../events/event-types.js';
 import type { ServiceKeyDto } from './dto/service-key.dto.js';
 
 export type ServiceKeyRecord = ServiceKeyDto;
@@ -14,6 +14,6 @@ export function toServiceKeyRecord(k: ApiKeyEntity & { state?: KeyState }, now: 
 }
 
 /** A service key as its events describe it: the key's masked fields, the owner and who minted it. */
-export function serviceKeyEventData(k: ApiKeyEntity): Record<string, unknown> {
+export function serviceKeyEventData(k: KeyEventFields & { createdBy?: string | null }): Record<string, unknown> {
   return { ...keyEventData(k), owner: { type: 'org' }, created_by: k.createdBy };
 }

@@ -1,15 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { ConflictException, ForbiddenException, Injectable, NotFoundException, NotImplementedException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException, NotImplementedException } from '@nestjs/common';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
-import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from '../api-keys/dto/rotate-api-key.dto.js';
+import type { RotateApiKeyDto } from '../api-keys/dto/rotate-api-key.dto.js';
 import { KeyChanges } from '../api-keys/key-changes.js';
+import { grantableScopes, KeyMinting, type ChangeActor } from '../api-keys/key-minting.js';
 import { actorOf } from '../audit/audit.service.js';
-import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { ERRORS } from '../common/error-messages.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf } from '../common/pagination.js';
-import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
+import type { Role } from '../common/roles.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { Settings } from '../settings/settings.js';
 import type { ListServiceKeysQuery } from './dto/list-service-keys.query.js';
@@ -18,13 +17,11 @@ import type { MintedServiceKeyDto } from './dto/service-key.dto.js';
 import { ServiceAccountRepository } from './service-account.repository.js';
 import { serviceKeyEventData, toServiceKeyRecord, type ServiceKeyRecord } from './service-key.record.js';
 
-const DAY_MS = 86_400_000;
-
 /**
  * Service keys: keys the org owns, held by its service account, minted, listed, rotated and
- * revoked by any of its owners and admins. Every change goes through KeyChanges, the unit of work
- * of personal keys: the service account is the key's owner there, so the active-key cap of that
- * (account, org) pair is the org's service-key cap.
+ * revoked by any of its owners and admins. Mints and rotations are personal keys' (KeyMinting:
+ * the org's key policy, the key settings, the unit of work KeyChanges): the service account is
+ * the key's holder there, so the active-key cap of that (account, org) pair is the org's service-key cap.
  */
 @Injectable()
 export class ServiceKeysService {
@@ -34,56 +31,12 @@ export class ServiceKeysService {
     private readonly changes: KeyChanges,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
+    private readonly minting: KeyMinting,
   ) {}
 
   async mint(principal: Principal, orgId: string, dto: MintServiceKeyDto): Promise<MintedServiceKeyDto> {
     const admin = await this.requireAdmin(principal, orgId);
-    // As for a personal key: omitted or [] is read-only, duplicates collapse, canonical order; capped by the minting admin's role.
-    const asked: Scope[] = dto.scopes && dto.scopes.length > 0 ? dto.scopes : ['decisions:read'];
-    const scopes = SCOPES.filter((s) => asked.includes(s));
-    const ceiling = roleCeiling(admin.role);
-    const above = scopes.filter((s) => !ceiling.includes(s));
-    if (above.length > 0) throw new ForbiddenException(ERRORS.roleCannotGrant(admin.role, above, ceiling));
-
-    const accountId = await this.accounts.ensure(orgId);
-    if (!accountId) throw new ConflictException(ERRORS.serviceAccountAddressTaken);
-    const hmacKey = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
-    const now = this.settings.clock.now();
-    const days = dto.expires_in_days ?? 0;
-    const cap = this.settings.maxActiveServiceKeysPerOrg;
-    const minted = await this.changes.mint(() => {
-      const generated = generateApiKey();
-      const key = {
-        id: randomUUID(),
-        userId: accountId,
-        orgId,
-        name: dto.name ?? '',
-        lookup: generated.lookup,
-        last4: generated.last4,
-        keyHash: hashApiKey(hmacKey, generated.key),
-        scopes,
-        createdAt: now,
-        expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
-        createdBy: principal.userId,
-      };
-      return {
-        secret: generated.key,
-        change: { key, cap },
-        audit: {
-          orgId,
-          action: 'service_key.minted',
-          ...actorOf(principal),
-          target: { type: 'api_key', id: key.id },
-          details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null, service_account_id: accountId },
-        },
-        event: { orgId, type: 'service_key.created', data: serviceKeyEventData({
-            ...key, approval: null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null,
-            enabled: true, rateLimits: null, creditsRemaining: null, creditsRefill: null, creditsPeriod: null, creditsEpoch: 0, allowedCidrs: null, metadata: null,
-          }), at: now },
-      };
-    });
-    if (!minted) throw new ConflictException(ERRORS.tooManyServiceKeys(cap));
-    return { key: minted.secret, ...toServiceKeyRecord(minted.key, now) };
+    return this.mintFor({ actor: actorOf(principal), role: admin.role, createdBy: principal.userId }, orgId, dto);
   }
 
   /** One page of the org's service keys, newest first, revoked and expired included unless filtered. */
@@ -106,37 +59,16 @@ export class ServiceKeysService {
     await this.requireAdmin(principal, orgId);
     const accountId = await this.accounts.find(orgId);
     if (!accountId) throw new NotFoundException(ERRORS.serviceKeyNotFound);
-    const hmacKey = this.settings.apiKeySecret!;
-    const grace = dto.grace_period_seconds ?? DEFAULT_GRACE_PERIOD_SECONDS;
-    const now = this.settings.clock.now();
-    const graceEndsAt = grace > 0 ? new Date(now.getTime() + grace * 1000) : null;
-    const previousExpiresAt = graceEndsAt?.toISOString() ?? null;
-    const rotated = await this.changes.rotate(() => {
-      const generated = generateApiKey();
-      return {
-        secret: generated.key,
-        change: { userId: accountId, keyId, secret: { lookup: generated.lookup, last4: generated.last4, keyHash: hashApiKey(hmacKey, generated.key) }, now, graceEndsAt },
-        audit: (k) => ({
-          orgId: k.orgId,
-          action: 'service_key.rotated',
-          ...actorOf(principal),
-          target: { type: 'api_key', id: k.id },
-          details: { name: k.name, lookup: k.lookup, previous_lookup: k.previousLookup, grace_period_seconds: grace, previous_secret_expires_at: previousExpiresAt },
-        }),
-        event: (k) => ({
-          orgId: k.orgId,
-          type: 'service_key.rotated',
-          data: { ...serviceKeyEventData(k), rotated_by: principal.userId, previous_lookup: k.previousLookup, previous_secret_expires_at: previousExpiresAt },
-          at: now,
-        }),
-      };
+    const rotated = await this.minting.rotate({
+      holder: accountId,
+      keyId,
+      gracePeriodSeconds: dto.grace_period_seconds,
+      actor: actorOf(principal),
+      notFound: ERRORS.serviceKeyNotFound,
+      audit: { action: 'service_key.rotated' },
+      event: { type: 'service_key.rotated', data: (k) => ({ ...serviceKeyEventData(k), rotated_by: principal.userId }) },
     });
-    if (!rotated) {
-      const standing = await this.keys.keyStanding(accountId, keyId);
-      if (!standing) throw new NotFoundException(ERRORS.serviceKeyNotFound);
-      throw new ConflictException(standing.revokedAt ? ERRORS.keyRevokedCannotRotate : ERRORS.keyExpiredCannotRotate);
-    }
-    return { key: rotated.secret, ...toServiceKeyRecord(rotated.key, now) };
+    return { key: rotated.secret, ...toServiceKeyRecord(rotated.key, rotated.now) };
   }
 
   /** Revokes a service key of the org (already revoked: done, nothing written); 404 for a missing key, a personal key or another org's. */
@@ -151,6 +83,31 @@ export class ServiceKeysService {
         })
       : null;
     if (!revoked) throw new NotFoundException(ERRORS.serviceKeyNotFound);
+  }
+
+  /**
+   * The mint itself, for an owner or admin (or the operator CLI, as the org's highest role): the
+   * scopes capped by `role`, the org's key policy judged as for that role's personal key (never
+   * held for approval: owners and admins approve), then the service account (created on the org's
+   * first key, and only for a mint the policy allows) holds it.
+   */
+  private async mintFor(by: { actor: ChangeActor; role: Role; createdBy: string | null }, orgId: string, dto: MintServiceKeyDto): Promise<MintedServiceKeyDto> {
+    const scopes = grantableScopes(dto.scopes, by.role);
+    const verdict = await this.minting.judge({ orgId, role: by.role, scopes, expiresInDays: dto.expires_in_days, approvable: false });
+    const accountId = await this.accounts.ensure(orgId);
+    if (!accountId) throw new ConflictException(ERRORS.serviceAccountAddressTaken);
+    const cap = this.settings.maxActiveServiceKeysPerOrg;
+    const minted = await this.minting.mint(verdict, {
+      holder: accountId,
+      name: dto.name,
+      settings: dto,
+      createdBy: by.createdBy,
+      actor: by.actor,
+      cap: { limit: cap, refusal: ERRORS.tooManyServiceKeys(cap) },
+      audit: { action: 'service_key.minted', details: { service_account_id: accountId } },
+      event: { type: 'service_key.created', data: serviceKeyEventData },
+    });
+    return { key: minted.secret, ...toServiceKeyRecord(minted.key, minted.key.createdAt) };
   }
 
   /** Owners and admins only (members and viewers 403, not a member 404); service accounts live in the built-in directory only (501). */
