@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import type { AuditAction } from '../audit/audit-actions.js';
-import type { AuditEntry } from '../audit/audit.service.js';
+import type { ChangeActor } from '../audit/audit.service.js';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
 import { ERRORS } from '../common/error-messages.js';
@@ -18,9 +18,6 @@ import { KeyPolicyPort } from './key-policy.port.js';
 import type { MintSettings } from './key-settings.sql.js';
 
 const DAY_MS = 86_400_000;
-
-/** Who makes a key change, as the audit log records it: a signed-in caller (actorOf) or the operator CLI (OPERATOR). */
-export type ChangeActor = Pick<AuditEntry, 'actor' | 'credential'>;
 
 /** The per-key controls a mint body may carry (docs/key-controls.md), as MintApiKeyDto names them. */
 export type MintSettingsFields = Pick<MintApiKeyDto, 'enabled' | 'rate_limits' | 'credits' | 'allowed_cidrs' | 'metadata'>;

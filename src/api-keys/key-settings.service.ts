@@ -1,5 +1,5 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
-import { actorOf, OPERATOR, type AuditEntry } from '../audit/audit.service.js';
+import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
 import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
@@ -39,7 +39,7 @@ export class KeySettingsService {
     return this.apply(actorOf(principal), 'org_id', orgId, keyId, dto);
   }
 
-  private async apply(actor: Pick<AuditEntry, 'actor' | 'credential'>, scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+  private async apply(actor: ChangeActor, scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
     const now = this.settings.clock.now();
     const settings = toChange(dto, now);
     const fields = Object.keys(dto).filter((k) => (dto as Record<string, unknown>)[k] !== undefined);

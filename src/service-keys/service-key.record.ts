@@ -8,7 +8,9 @@ export type ServiceKeyRecord = ServiceKeyDto;
 
 /** A service key's record: the key record of the contract, plus its owner (the org), its minting admin and its holder. */
 export function toServiceKeyRecord(k: ApiKeyEntity & { state?: KeyState }, now: Date): ServiceKeyRecord {
-  const record: ServiceKeyRecord = { ...toApiKeyRecord(k, now), owner: { type: 'org' }, created_by: k.createdBy ?? '', user_id: k.userId };
+  const record: ServiceKeyRecord = { ...toApiKeyRecord(k, now), owner: { type: 'org' }, user_id: k.userId };
+  // The operator CLI mints as no one (the audit log names it): no created_by then.
+  if (k.createdBy) record.created_by = k.createdBy;
   if (k.state) record.state = k.state;
   return record;
 }

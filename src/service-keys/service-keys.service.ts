@@ -2,8 +2,8 @@ import { ConflictException, Injectable, NotFoundException, NotImplementedExcepti
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import type { RotateApiKeyDto } from '../api-keys/dto/rotate-api-key.dto.js';
 import { KeyChanges } from '../api-keys/key-changes.js';
-import { grantableScopes, KeyMinting, type ChangeActor } from '../api-keys/key-minting.js';
-import { actorOf } from '../audit/audit.service.js';
+import { grantableScopes, KeyMinting } from '../api-keys/key-minting.js';
+import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { ERRORS } from '../common/error-messages.js';
@@ -14,8 +14,10 @@ import { Settings } from '../settings/settings.js';
 import type { ListServiceKeysQuery } from './dto/list-service-keys.query.js';
 import type { MintServiceKeyDto } from './dto/mint-service-key.dto.js';
 import type { MintedServiceKeyDto } from './dto/service-key.dto.js';
-import { ServiceAccountRepository } from './service-account.repository.js';
+import { SERVICE_ACCOUNT_ROLE, ServiceAccountRepository } from './service-account.repository.js';
 import { serviceKeyEventData, toServiceKeyRecord, type ServiceKeyRecord } from './service-key.record.js';
+
+type ServiceKeyPage = { keys: ServiceKeyRecord[]; next_cursor?: string };
 
 /**
  * Service keys: keys the org owns, held by its service account, minted, listed, rotated and
@@ -40,18 +42,9 @@ export class ServiceKeysService {
   }
 
   /** One page of the org's service keys, newest first, revoked and expired included unless filtered. */
-  async list(principal: Principal, orgId: string, query: ListServiceKeysQuery): Promise<{ keys: ServiceKeyRecord[]; next_cursor?: string }> {
+  async list(principal: Principal, orgId: string, query: ListServiceKeysQuery): Promise<ServiceKeyPage> {
     await this.requireAdmin(principal, orgId);
-    const accountId = await this.accounts.find(orgId);
-    if (!accountId) return { keys: [] };
-    const now = this.settings.clock.now();
-    const limit = query.limit ?? MAX_PAGE_LIMIT;
-    const after = query.cursor ? decodeCursor(query.cursor) : null;
-    const rows = await this.keys.listInOrg({ orgId, userId: accountId, state: query.state, now }, after, limit);
-    const { items, nextCursor } = pageOf(rows, limit);
-    const body: { keys: ServiceKeyRecord[]; next_cursor?: string } = { keys: items.map((k) => toServiceKeyRecord(k, now)) };
-    if (nextCursor) body.next_cursor = nextCursor;
-    return body;
+    return this.pageOf(orgId, query);
   }
 
   /** A new secret shown once, the old one verifying for the grace period, as for a personal key; 404 for no such service key, 409 revoked or expired. */
@@ -74,15 +67,28 @@ export class ServiceKeysService {
   /** Revokes a service key of the org (already revoked: done, nothing written); 404 for a missing key, a personal key or another org's. */
   async revoke(principal: Principal, orgId: string, keyId: string): Promise<void> {
     await this.requireAdmin(principal, orgId);
-    const accountId = await this.accounts.find(orgId);
-    const revoked = accountId
-      ? await this.changes.revoke({
-          change: { scope: 'user_id', owner: accountId, keyId, at: this.settings.clock.now() },
-          audit: { action: 'service_key.revoked', ...actorOf(principal), target: { type: 'api_key' }, details: {}, withOwner: false },
-          event: { revokedBy: principal.userId, type: 'service_key.revoked' },
-        })
-      : null;
-    if (!revoked) throw new NotFoundException(ERRORS.serviceKeyNotFound);
+    await this.revokeBy(actorOf(principal), principal.userId, orgId, keyId);
+  }
+
+  /**
+   * The operator CLI (`service-key mint`): minted as the org's highest role (owner) mints it, the
+   * org's key policy included; audited with the CLI as actor, without `created_by`. 404 for no such org.
+   */
+  async mintAsOperator(orgId: string, dto: MintServiceKeyDto): Promise<MintedServiceKeyDto> {
+    await this.requireOrg(orgId);
+    return this.mintFor({ actor: OPERATOR, role: SERVICE_ACCOUNT_ROLE, createdBy: null }, orgId, dto);
+  }
+
+  /** The operator CLI (`service-key list`): as `list`; 404 for no such org. */
+  async listAsOperator(orgId: string, query: ListServiceKeysQuery): Promise<ServiceKeyPage> {
+    await this.requireOrg(orgId);
+    return this.pageOf(orgId, query);
+  }
+
+  /** The operator CLI (`service-key revoke`): as `revoke`, audited with the CLI as actor (the event's `revoked_by` is null). */
+  async revokeAsOperator(orgId: string, keyId: string): Promise<void> {
+    await this.requireOrg(orgId);
+    await this.revokeBy(OPERATOR, null, orgId, keyId);
   }
 
   /**
@@ -110,9 +116,41 @@ export class ServiceKeysService {
     return { key: minted.secret, ...toServiceKeyRecord(minted.key, minted.key.createdAt) };
   }
 
+  private async pageOf(orgId: string, query: ListServiceKeysQuery): Promise<ServiceKeyPage> {
+    // A cursor this service did not return is a 400 whether or not the org holds service keys yet.
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const accountId = await this.accounts.find(orgId);
+    if (!accountId) return { keys: [] };
+    const now = this.settings.clock.now();
+    const limit = query.limit ?? MAX_PAGE_LIMIT;
+    const rows = await this.keys.listInOrg({ orgId, userId: accountId, state: query.state, now }, after, limit);
+    const { items, nextCursor } = pageOf(rows, limit);
+    const body: ServiceKeyPage = { keys: items.map((k) => toServiceKeyRecord(k, now)) };
+    if (nextCursor) body.next_cursor = nextCursor;
+    return body;
+  }
+
+  private async revokeBy(actor: ChangeActor, revokedBy: string | null, orgId: string, keyId: string): Promise<void> {
+    const accountId = await this.accounts.find(orgId);
+    const revoked = accountId
+      ? await this.changes.revoke({
+          change: { scope: 'user_id', owner: accountId, keyId, at: this.settings.clock.now() },
+          audit: { action: 'service_key.revoked', ...actor, target: { type: 'api_key' }, details: {}, withOwner: false },
+          event: { revokedBy, type: 'service_key.revoked' },
+        })
+      : null;
+    if (!revoked) throw new NotFoundException(ERRORS.serviceKeyNotFound);
+  }
+
   /** Owners and admins only (members and viewers 403, not a member 404); service accounts live in the built-in directory only (501). */
   private async requireAdmin(principal: Principal, orgId: string) {
     if (!this.directory.ownTables) throw new NotImplementedException(ERRORS.serviceKeysNeedOwnDirectory);
     return requireOrgAdmin(this.directory, principal, orgId);
+  }
+
+  /** The operator's way in: any org that exists (404 otherwise), in the built-in directory (501 otherwise). */
+  private async requireOrg(orgId: string): Promise<void> {
+    if (!this.directory.ownTables) throw new NotImplementedException(ERRORS.serviceKeysNeedOwnDirectory);
+    if ((await this.directory.orgPlan(orgId)) === null) throw new NotFoundException(ERRORS.orgNotFound);
   }
 }
