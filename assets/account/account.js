@@ -1493,7 +1493,7 @@ async function loadOrgKeys({ more = false } = {}) {
 // Service keys: the org's own keys, for owners and admins ---------------------------------------
 
 /** Who minted a service key: you, a member's e-mail, or (no longer a member) "a former member". */
-const creatorName = (key) => (key.created_by === state.me?.user_id ? 'you' : (state.members?.get(key.created_by) ?? 'a former member'));
+const creatorName = (key) => (!key.created_by ? 'the operator' : key.created_by === state.me?.user_id ? 'you' : (state.members?.get(key.created_by) ?? 'a former member'));
 
 async function loadServiceKeys({ more = false } = {}) {
   const org = encodeURIComponent(state.me.org_id);

@@ -45,7 +45,7 @@ export interface RevokeWrite {
   /** The audit event's template (AuditService.prepareTemplate); the statement adds org, key id and details. Null: none. */
   audit: { template: AuditTemplate; withOwner: boolean } | null;
   /** The event (`type`, default `api_key.revoked`) with the key's masked fields and `revoked_by`; null when events are off. */
-  event: { revokedBy: string; type?: EventType } | null;
+  event: { revokedBy: string | null; type?: EventType } | null;
 }
 
 type Outcome = 'minted' | 'full' | 'check';

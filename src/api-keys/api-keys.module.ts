@@ -10,6 +10,7 @@ import { ApiKeysService } from './api-keys.service.js';
 import { OrgApiKeysController } from './org-api-keys.controller.js';
 import { MintRateGuard } from './mint-rate.guard.js';
 import { KeyChanges } from './key-changes.js';
+import { KeyMinting } from './key-minting.js';
 import { LapsedSecretsJob } from './lapsed-secrets.job.js';
 import { KeyApprovalsController } from './key-approvals.controller.js';
 import { KeyApprovalsService } from './key-approvals.service.js';
@@ -18,9 +19,10 @@ import { KeySettingsController } from './key-settings.controller.js';
 
 @Module({
   imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
-  providers: [KeyChanges, ApiKeysService, KeySettingsService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob, KeyApprovalsService],
-  // KeyChanges: the service-keys and key-policies features change keys through the same unit of work.
-  exports: [ApiKeysService, KeySettingsService, KeyChanges],
+  providers: [KeyChanges, KeyMinting, ApiKeysService, KeySettingsService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob, KeyApprovalsService],
+  // KeyChanges: the service-keys and key-policies features change keys through the same unit of work;
+  // KeyMinting: service keys are minted and rotated the one way personal keys are.
+  exports: [ApiKeysService, KeySettingsService, KeyChanges, KeyMinting],
 })
 export class ApiKeysModule {
   /** The same module with its HTTP routes mounted. */

@@ -11,6 +11,7 @@ import { Settings } from '../settings/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
 import type { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { KeyMinting } from './key-minting.js';
 
 const USER = '5a0f6a8e-1b7c-4d2e-9f3a-0c1d2e3f4a5b';
 const ORG = '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
@@ -57,7 +58,8 @@ describe('ApiKeysService', () => {
   const service = (s: Settings) => {
     const fixture = keyChangesOverFakes();
     ({ keys: repo, written, invalidation } = fixture);
-    return new ApiKeysService(repo as never as ApiKeyRepository, fixture.changes, directory, s, noKeyPolicy);
+    const keys = repo as never as ApiKeyRepository;
+    return new ApiKeysService(keys, fixture.changes, directory, s, new KeyMinting(keys, fixture.changes, s, noKeyPolicy));
   };
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });

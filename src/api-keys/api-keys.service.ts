@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
-import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf, type KeysetPosition } from '../common/pagination.js';
-import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { actorOf, type AuditActor } from '../audit/audit.service.js';
@@ -12,15 +9,12 @@ import { keyEventData } from '../events/event-types.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { toApiKeyRecord, type ApiKeyRecord, type MintedApiKey, type OrgApiKeyRecord } from './api-key.record.js';
 import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
-import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
+import type { RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 import { KeyChanges } from './key-changes.js';
-import { KeyPolicyPort } from './key-policy.port.js';
-import { mintSettingsOf } from './key-settings.service.js';
+import { grantableScopes, KeyMinting } from './key-minting.js';
 import type { KeyState } from './key-state.js';
 import { ERRORS } from '../common/error-messages.js';
-
-const DAY_MS = 86_400_000;
 
 export interface KeyListQuery {
   orgId: string | null;
@@ -32,7 +26,8 @@ export interface KeyListQuery {
 /**
  * The key feature: who may do what to which key, and what each change records. Every change
  * goes through KeyChanges (the unit of work: the change, its audit event and its outbox event
- * commit together, then one tail); reads go to ApiKeyRepository.
+ * commit together, then one tail), mints and rotations by way of KeyMinting, which service keys
+ * share; reads go to ApiKeyRepository.
  */
 @Injectable()
 export class ApiKeysService {
@@ -41,106 +36,46 @@ export class ApiKeysService {
     private readonly changes: KeyChanges,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
-    private readonly policy: KeyPolicyPort,
+    private readonly minting: KeyMinting,
   ) {}
 
   async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
     const orgId = dto.org_id.toLowerCase();
     const standing = await this.directory.mintStanding(principal.userId, orgId);
     if (!standing) throw new NotFoundException(ERRORS.orgNotFound);
-
-    // Omitted or [] means read-only; duplicates collapse; stored in canonical order.
-    const asked: Scope[] = dto.scopes && dto.scopes.length > 0 ? dto.scopes : ['decisions:read'];
-    const scopes = SCOPES.filter((s) => asked.includes(s));
-    const ceiling = roleCeiling(standing.role);
-    const above = scopes.filter((s) => !ceiling.includes(s));
-    if (above.length > 0) {
-      throw new ForbiddenException(ERRORS.roleCannotGrant(standing.role, above, ceiling));
-    }
+    const scopes = grantableScopes(dto.scopes, standing.role);
     if (!standing.hasWorkspace) {
       throw new ConflictException(ERRORS.noWorkspace);
     }
-    // The org's key policy (key-policies/): lifetime, required expiry, scopes by role, approval.
-    const { pending } = await this.policy.judgeMint({ orgId, role: standing.role, scopes, expiresInDays: dto.expires_in_days ?? 0 });
-
-    const hmacKey = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
-    const now = this.settings.clock.now();
-    const days = dto.expires_in_days ?? 0;
+    const verdict = await this.minting.judge({ orgId, role: standing.role, scopes, expiresInDays: dto.expires_in_days, approvable: true });
     const cap = this.settings.maxActiveKeysPerUserOrg;
-    const minted = await this.changes.mint(() => {
-      const generated = generateApiKey();
-      const key = {
-        id: randomUUID(),
-        userId: principal.userId,
-        orgId,
-        name: dto.name ?? '',
-        lookup: generated.lookup,
-        last4: generated.last4,
-        keyHash: hashApiKey(hmacKey, generated.key),
-        scopes,
-        createdAt: now,
-        expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
-        approval: pending ? ('pending' as const) : null,
-        settings: mintSettingsOf(dto, now),
-      };
-      return {
-        secret: generated.key,
-        change: { key, cap },
-        audit: {
-          orgId,
-          action: 'api_key.minted',
-          ...actorOf(principal),
-          target: { type: 'api_key', id: key.id },
-          details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null, ...(pending ? { status: 'pending' } : {}) },
-        },
-        // A key awaiting approval is announced as pending; `api_key.approved` follows the approval.
-        event: { orgId, type: pending ? 'api_key.pending' : 'api_key.created', data: keyEventData({ ...key, revokedAt: null }), at: now },
-      };
+    const minted = await this.minting.mint(verdict, {
+      holder: principal.userId,
+      name: dto.name,
+      settings: dto,
+      actor: actorOf(principal),
+      cap: { limit: cap, refusal: ERRORS.tooManyActiveKeys(cap) },
+      audit: { action: 'api_key.minted' },
+      event: { type: 'api_key.created', data: keyEventData },
     });
-    if (!minted) throw new ConflictException(ERRORS.tooManyActiveKeys(cap));
     return { key: minted.secret, ...toApiKeyRecord(minted.key) };
   }
 
   /**
-   * Rotation with a grace period: same key (id, name, org, scopes, expiry), new secret shown once.
-   * The replaced secret verifies until `grace_period_seconds` from now; a second rotation drops
-   * the older one at once. 404 as for revoke; 409 for a revoked or expired key.
+   * Rotation with a grace period (KeyMinting.rotate): same key, new secret shown once. 404 as for
+   * revoke; 409 for a revoked or expired key.
    */
   async rotate(principal: Principal, keyId: string, dto: RotateApiKeyDto): Promise<MintedApiKey> {
-    const hmacKey = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
-    const grace = dto.grace_period_seconds ?? DEFAULT_GRACE_PERIOD_SECONDS;
-    const now = this.settings.clock.now();
-    const graceEndsAt = grace > 0 ? new Date(now.getTime() + grace * 1000) : null;
-    const previousExpiresAt = graceEndsAt?.toISOString() ?? null;
-    // The rotated key keeps its expiry: a policy that requires one refuses a key without (400).
-    const before = await this.keys.keyStanding(principal.userId, keyId);
-    if (before && !before.revokedAt) await this.policy.judgeRotation(before.orgId, before.expiresAt);
-    const rotated = await this.changes.rotate(() => {
-      const generated = generateApiKey();
-      return {
-        secret: generated.key,
-        change: { userId: principal.userId, keyId, secret: { lookup: generated.lookup, last4: generated.last4, keyHash: hashApiKey(hmacKey, generated.key) }, now, graceEndsAt },
-        audit: (k) => ({
-          orgId: k.orgId,
-          action: 'api_key.rotated',
-          ...actorOf(principal),
-          target: { type: 'api_key', id: k.id },
-          details: { name: k.name, lookup: k.lookup, previous_lookup: k.previousLookup, grace_period_seconds: grace, previous_secret_expires_at: previousExpiresAt },
-        }),
-        event: (k) => ({
-          orgId: k.orgId,
-          type: 'api_key.rotated',
-          data: { ...keyEventData(k), previous_lookup: k.previousLookup, previous_secret_expires_at: previousExpiresAt },
-          at: now,
-        }),
-      };
+    const rotated = await this.minting.rotate({
+      holder: principal.userId,
+      keyId,
+      gracePeriodSeconds: dto.grace_period_seconds,
+      actor: actorOf(principal),
+      notFound: ERRORS.keyNotFound,
+      audit: { action: 'api_key.rotated' },
+      event: { type: 'api_key.rotated', data: keyEventData },
     });
-    if (!rotated) {
-      const standing = await this.keys.keyStanding(principal.userId, keyId);
-      if (!standing) throw new NotFoundException(ERRORS.keyNotFound);
-      throw new ConflictException(standing.revokedAt ? ERRORS.keyRevokedCannotRotate : ERRORS.keyExpiredCannotRotate);
-    }
-    return { key: rotated.secret, ...toApiKeyRecord(rotated.key, now) };
+    return { key: rotated.secret, ...toApiKeyRecord(rotated.key, rotated.now) };
   }
 
   /** `GET /orgs/{org_id}/api-keys`: every key bound to the org, for its owners and admins. */

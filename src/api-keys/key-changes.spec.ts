@@ -10,6 +10,7 @@ import { OrgDirectory, type MemberContext, type MintStanding } from '../director
 import { Settings } from '../settings/settings.js';
 import type { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
+import { KeyMinting } from './key-minting.js';
 
 /**
  * The unit of work behind every key change (KeyChanges), driven through ApiKeysService: what is
@@ -47,7 +48,8 @@ describe('KeyChanges, the unit of work of every key change', () => {
     clock = new TestClock('2030-01-02T03:04:05.678Z');
     f = keyChangesOverFakes();
     settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
-    sut = new ApiKeysService(f.keys as never as ApiKeyRepository, f.changes, new OneOrgDirectory(), settings, noKeyPolicy);
+    const keys = f.keys as never as ApiKeyRepository;
+    sut = new ApiKeysService(keys, f.changes, new OneOrgDirectory(), settings, new KeyMinting(keys, f.changes, settings, noKeyPolicy));
   });
 
   describe('mint', () => {

@@ -44,8 +44,8 @@ export interface RevokeChange {
   change: { scope: 'user_id' | 'org_id'; owner: string; keyId: string; at: Date };
   /** The statement adds the org, the key's id and the details `name` and, `withOwner`, `owner_id`. */
   audit: KeyAuditTemplate & { withOwner: boolean };
-  /** `api_key.revoked` (or `type`: a service key's `service_key.revoked`), named after the revoker. */
-  event: { revokedBy: string; type?: EventType };
+  /** `api_key.revoked` (or `type`: a service key's `service_key.revoked`), named after the revoker (null: the operator CLI). */
+  event: { revokedBy: string | null; type?: EventType };
 }
 
 export interface RotateChange {

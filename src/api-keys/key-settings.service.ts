@@ -1,5 +1,5 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
-import { actorOf, OPERATOR, type AuditEntry } from '../audit/audit.service.js';
+import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
 import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
@@ -10,8 +10,7 @@ import { Settings } from '../settings/settings.js';
 import { toApiKeyRecord, type ApiKeyRecord } from './api-key.record.js';
 import type { UpdateApiKeyDto } from './dto/update-api-key.dto.js';
 import { KeyChanges } from './key-changes.js';
-import type { KeySettingsChange, MintSettings } from './key-settings.sql.js';
-import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
+import type { KeySettingsChange } from './key-settings.sql.js';
 
 /**
  * A key's settings changed by its owner (`PATCH /api-keys/{id}`) or an org owner or admin
@@ -40,7 +39,7 @@ export class KeySettingsService {
     return this.apply(actorOf(principal), 'org_id', orgId, keyId, dto);
   }
 
-  private async apply(actor: Pick<AuditEntry, 'actor' | 'credential'>, scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+  private async apply(actor: ChangeActor, scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
     const now = this.settings.clock.now();
     const settings = toChange(dto, now);
     const fields = Object.keys(dto).filter((k) => (dto as Record<string, unknown>)[k] !== undefined);
@@ -78,21 +77,4 @@ function toChange(dto: UpdateApiKeyDto, now: Date): KeySettingsChange {
   if (dto.allowed_cidrs !== undefined) change.allowedCidrs = dto.allowed_cidrs;
   if (dto.metadata !== undefined) change.metadata = dto.metadata;
   return change;
-}
-
-/** The controls a mint body sets, as api_keys' columns; undefined when it sets none (the contract's body). */
-export function mintSettingsOf(dto: MintApiKeyDto, now: Date): MintSettings | undefined {
-  const s: MintSettings = {};
-  if (dto.enabled !== undefined) s.enabled = dto.enabled;
-  if (dto.rate_limits) s.rate_limits = dto.rate_limits;
-  if (dto.credits) {
-    s.credits_remaining = dto.credits.remaining;
-    if (dto.credits.refill) {
-      s.credits_refill = dto.credits.refill;
-      s.credits_period = refillPeriodStart(dto.credits.refill, now).toISOString();
-    }
-  }
-  if (dto.allowed_cidrs) s.allowed_cidrs = dto.allowed_cidrs;
-  if (dto.metadata) s.metadata = dto.metadata;
-  return Object.keys(s).length > 0 ? s : undefined;
 }

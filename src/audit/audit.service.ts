@@ -71,6 +71,9 @@ export interface AuditEntry {
 }
 
 
+/** Who makes a change, as the audit log records it: a signed-in caller (actorOf) or the operator CLI (OPERATOR). */
+export type ChangeActor = Pick<AuditEntry, 'actor' | 'credential'>;
+
 /** The actor and credential of a change made by a signed-in caller. */
 export function actorOf(principal: Principal): { actor: AuditActor; credential: AuditCredential } {
   return {

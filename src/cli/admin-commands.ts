@@ -6,6 +6,8 @@ import { DATA_COMMANDS } from './commands/data.commands.js';
 import { DIRECTORY_COMMANDS } from './commands/directory.commands.js';
 import { USER_DATA_COMMANDS } from './commands/user-data.commands.js';
 import { KEY_COMMANDS } from './commands/keys.commands.js';
+import { KEY_POLICY_COMMANDS } from './commands/key-policy.commands.js';
+import { SERVICE_KEY_COMMANDS } from './commands/service-keys.commands.js';
 
 export { EXIT, PROGRAM, Streamed, UsageError } from './command-spec.js';
 
@@ -13,7 +15,14 @@ export { EXIT, PROGRAM, Streamed, UsageError } from './command-spec.js';
  * The operator CLI's command table, help and argument parsing. Each command lives, with its flags,
  * help and what it prints, in one of the topic files under commands/; `--help` is built from them.
  */
-export const COMMANDS: Record<string, CommandSpec<unknown>> = { ...DIRECTORY_COMMANDS, ...DATA_COMMANDS, ...KEY_COMMANDS, ...USER_DATA_COMMANDS };
+export const COMMANDS: Record<string, CommandSpec<unknown>> = {
+  ...DIRECTORY_COMMANDS,
+  ...KEY_POLICY_COMMANDS,
+  ...DATA_COMMANDS,
+  ...KEY_COMMANDS,
+  ...SERVICE_KEY_COMMANDS,
+  ...USER_DATA_COMMANDS,
+};
 
 export function version(): string {
   // dist/cli/admin.js and src/cli/admin.ts are both two levels below the package root.

@@ -1,4 +1,4 @@
-import { isPlan, isRole, isUuid, PLANS, ROLES, type Plan, type Role } from '../common/roles.js';
+import { isPlan, isRole, isUuid, PLANS, ROLES, SCOPES, type Plan, type Role, type Scope } from '../common/roles.js';
 import type { INestApplicationContext } from '@nestjs/common';
 import { isMeter, METERS, type Meter } from '../common/meters.js';
 import type { DirectoryAdminService } from './directory-admin.service.js';
@@ -82,6 +82,34 @@ export function int(f: Flags, name: string, fallback: number, min: number, max: 
     throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+export function bool(f: Flags, name: string): boolean | undefined {
+  const raw = f[name];
+  if (raw === undefined) return undefined;
+  if (raw !== 'true' && raw !== 'false') throw new UsageError(`--${name} must be true or false, got "${raw}"`);
+  return raw === 'true';
+}
+
+/** A day count, or `none` (null: no such rule). */
+export function daysOrNone(f: Flags, name: string, range: { min: number; max: number }): number | null | undefined {
+  const raw = f[name];
+  if (raw === undefined) return undefined;
+  if (raw === 'none') return null;
+  if (!/^\d+$/.test(raw) || Number(raw) < range.min || Number(raw) > range.max) {
+    throw new UsageError(`--${name} must be none or an integer from ${range.min} to ${range.max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** Scopes separated by commas (`decisions:read,decisions:write`), each one of SCOPES. */
+export function scopes(f: Flags, name: string): Scope[] | undefined {
+  const raw = f[name];
+  if (raw === undefined) return undefined;
+  const list = raw.split(',').map((s) => s.trim());
+  const unknown = list.find((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown !== undefined) throw new UsageError(`--${name} must be scopes separated by commas, each one of ${SCOPES.join(', ')}; got "${unknown}"`);
+  return list as Scope[];
 }
 
 export function time(f: Flags, name: string): Date | undefined {

@@ -1,6 +1,6 @@
 import { BadRequestException, ForbiddenException, Injectable } from '@nestjs/common';
 import { KeyChanges } from '../api-keys/key-changes.js';
-import { actorOf } from '../audit/audit.service.js';
+import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { ERRORS } from '../common/error-messages.js';
@@ -46,6 +46,27 @@ export class KeyPoliciesService {
   async put(principal: Principal, orgId: string, dto: KeyPolicyDto): Promise<KeyPolicyRecordDto> {
     const standing = await requireOrgAdmin(this.directory, principal, orgId);
     if (standing.role !== 'owner') throw new ForbiddenException(ERRORS.policyOwnersOnly);
+    return this.apply(actorOf(principal), principal.userId, orgId, dto);
+  }
+
+  /** The operator CLI (`org key-policy`): any org's policy; null for no such org. */
+  async getAsOperator(orgId: string): Promise<KeyPolicyRecordDto | null> {
+    if ((await this.directory.orgPlan(orgId)) === null) return null;
+    return toRecord(await this.policies.find(orgId));
+  }
+
+  /**
+   * The operator CLI (`org set-key-policy`): the rules given replace those rules, the others stay
+   * as set; applied as PUT applies it, audited with the CLI as actor. Null for no such org.
+   */
+  async changeAsOperator(orgId: string, rules: KeyPolicyDto): Promise<KeyPolicyRecordDto | null> {
+    const current = await this.getAsOperator(orgId);
+    if (!current) return null;
+    const { updated_at: _updatedAt, ...kept } = current;
+    return this.apply(OPERATOR, null, orgId, { ...kept, ...rules });
+  }
+
+  private async apply(actor: ChangeActor, updatedBy: string | null, orgId: string, dto: KeyPolicyDto): Promise<KeyPolicyRecordDto> {
     const byRole = dto.allowed_scopes_by_role ? { ...dto.allowed_scopes_by_role } : null;
     for (const role of ROLES) {
       const above = byRole?.[role]?.find((s) => !roleCeiling(role).includes(s));
@@ -61,7 +82,7 @@ export class KeyPoliciesService {
       allowedScopesByRole: byRole,
       approvalRequiredFor: held,
       updatedAt: now,
-      updatedBy: principal.userId,
+      updatedBy,
     };
     let saved: OrgKeyPolicyEntity = policy;
     const record = toRecord(policy);
@@ -71,7 +92,7 @@ export class KeyPoliciesService {
       audit: (shortened) => ({
         orgId,
         action: 'org.key_policy_updated',
-        ...actorOf(principal),
+        ...actor,
         target: { type: 'org', id: orgId },
         details: { ...record, updated_at: undefined, keys_shortened: shortened.length },
       }),

@@ -41,9 +41,11 @@ export class ServiceKeysController {
   @ApiBody({ type: MintServiceKeyDto })
   @ApiCreatedResponse({ description: 'Created: the service key record including `key`, shown exactly once.', type: MintedServiceKeyDto })
   @ApiErrors({
-    400: 'org_id is not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, an unknown field, or a body that is not a JSON object.',
+    400:
+      'org_id is not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key control (enabled, rate_limits, credits, allowed_cidrs, metadata) outside its rules (the message names it), ' +
+      "an unknown field, or a body that is not a JSON object. Or: the org's key policy refuses the expiry (max_lifetime_days, require_expiry; the message names it).",
     ...AUTH_ERRORS,
-    403: `${ADMINS_ONLY} Or: the requested scopes exceed the caller's role in the org.`,
+    403: `${ADMINS_ONLY} Or: the requested scopes exceed the caller's role in the org, or what the org's key policy lets that role grant (allowed_scopes_by_role).`,
     404: ORG_404,
     409: 'The org already holds MAX_ACTIVE_SERVICE_KEYS_PER_ORG active service keys (default 100): revoke one first.',
     429: 'Too many mints by this user (MINT_RATE_LIMIT per minute, default 30), or too many failed authentications from this address; see Retry-After.',
@@ -90,7 +92,9 @@ export class ServiceKeysController {
   @ApiBody({ type: RotateApiKeyDto, required: false })
   @ApiCreatedResponse({ description: 'Rotated: the service key record including the new `key`, shown exactly once.', type: MintedServiceKeyDto })
   @ApiErrors({
-    400: 'org_id or keyID is not a UUID, grace_period_seconds is not an integer from 0 to 604800, an unknown field, or a body that is not a JSON object.',
+    400:
+      'org_id or keyID is not a UUID, grace_period_seconds is not an integer from 0 to 604800, an unknown field, or a body that is not a JSON object. ' +
+      "Or: the key has no expiry and the org's key policy requires one (max_lifetime_days or require_expiry).",
     ...AUTH_ERRORS,
     403: ADMINS_ONLY,
     404: KEY_404,

@@ -1,30 +1,29 @@
-import { randomUUID } from 'node:crypto';
-import { ConflictException, ForbiddenException, Injectable, NotFoundException, NotImplementedException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException, NotImplementedException } from '@nestjs/common';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
-import { DEFAULT_GRACE_PERIOD_SECONDS, type RotateApiKeyDto } from '../api-keys/dto/rotate-api-key.dto.js';
+import type { RotateApiKeyDto } from '../api-keys/dto/rotate-api-key.dto.js';
 import { KeyChanges } from '../api-keys/key-changes.js';
-import { actorOf } from '../audit/audit.service.js';
-import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
+import { grantableScopes, KeyMinting } from '../api-keys/key-minting.js';
+import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { ERRORS } from '../common/error-messages.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf } from '../common/pagination.js';
-import { roleCeiling, SCOPES, type Scope } from '../common/roles.js';
+import type { Role } from '../common/roles.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { Settings } from '../settings/settings.js';
 import type { ListServiceKeysQuery } from './dto/list-service-keys.query.js';
 import type { MintServiceKeyDto } from './dto/mint-service-key.dto.js';
 import type { MintedServiceKeyDto } from './dto/service-key.dto.js';
-import { ServiceAccountRepository } from './service-account.repository.js';
+import { SERVICE_ACCOUNT_ROLE, ServiceAccountRepository } from './service-account.repository.js';
 import { serviceKeyEventData, toServiceKeyRecord, type ServiceKeyRecord } from './service-key.record.js';
 
-const DAY_MS = 86_400_000;
+type ServiceKeyPage = { keys: ServiceKeyRecord[]; next_cursor?: string };
 
 /**
  * Service keys: keys the org owns, held by its service account, minted, listed, rotated and
- * revoked by any of its owners and admins. Every change goes through KeyChanges, the unit of work
- * of personal keys: the service account is the key's owner there, so the active-key cap of that
- * (account, org) pair is the org's service-key cap.
+ * revoked by any of its owners and admins. Mints and rotations are personal keys' (KeyMinting:
+ * the org's key policy, the key settings, the unit of work KeyChanges): the service account is
+ * the key's holder there, so the active-key cap of that (account, org) pair is the org's service-key cap.
  */
 @Injectable()
 export class ServiceKeysService {
@@ -34,71 +33,18 @@ export class ServiceKeysService {
     private readonly changes: KeyChanges,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
+    private readonly minting: KeyMinting,
   ) {}
 
   async mint(principal: Principal, orgId: string, dto: MintServiceKeyDto): Promise<MintedServiceKeyDto> {
     const admin = await this.requireAdmin(principal, orgId);
-    // As for a personal key: omitted or [] is read-only, duplicates collapse, canonical order; capped by the minting admin's role.
-    const asked: Scope[] = dto.scopes && dto.scopes.length > 0 ? dto.scopes : ['decisions:read'];
-    const scopes = SCOPES.filter((s) => asked.includes(s));
-    const ceiling = roleCeiling(admin.role);
-    const above = scopes.filter((s) => !ceiling.includes(s));
-    if (above.length > 0) throw new ForbiddenException(ERRORS.roleCannotGrant(admin.role, above, ceiling));
-
-    const accountId = await this.accounts.ensure(orgId);
-    if (!accountId) throw new ConflictException(ERRORS.serviceAccountAddressTaken);
-    const hmacKey = this.settings.apiKeySecret!; // the route's guard answers 501 when it is unset
-    const now = this.settings.clock.now();
-    const days = dto.expires_in_days ?? 0;
-    const cap = this.settings.maxActiveServiceKeysPerOrg;
-    const minted = await this.changes.mint(() => {
-      const generated = generateApiKey();
-      const key = {
-        id: randomUUID(),
-        userId: accountId,
-        orgId,
-        name: dto.name ?? '',
-        lookup: generated.lookup,
-        last4: generated.last4,
-        keyHash: hashApiKey(hmacKey, generated.key),
-        scopes,
-        createdAt: now,
-        expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
-        createdBy: principal.userId,
-      };
-      return {
-        secret: generated.key,
-        change: { key, cap },
-        audit: {
-          orgId,
-          action: 'service_key.minted',
-          ...actorOf(principal),
-          target: { type: 'api_key', id: key.id },
-          details: { name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null, service_account_id: accountId },
-        },
-        event: { orgId, type: 'service_key.created', data: serviceKeyEventData({
-            ...key, approval: null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null,
-            enabled: true, rateLimits: null, creditsRemaining: null, creditsRefill: null, creditsPeriod: null, creditsEpoch: 0, allowedCidrs: null, metadata: null,
-          }), at: now },
-      };
-    });
-    if (!minted) throw new ConflictException(ERRORS.tooManyServiceKeys(cap));
-    return { key: minted.secret, ...toServiceKeyRecord(minted.key, now) };
+    return this.mintFor({ actor: actorOf(principal), role: admin.role, createdBy: principal.userId }, orgId, dto);
   }
 
   /** One page of the org's service keys, newest first, revoked and expired included unless filtered. */
-  async list(principal: Principal, orgId: string, query: ListServiceKeysQuery): Promise<{ keys: ServiceKeyRecord[]; next_cursor?: string }> {
+  async list(principal: Principal, orgId: string, query: ListServiceKeysQuery): Promise<ServiceKeyPage> {
     await this.requireAdmin(principal, orgId);
-    const accountId = await this.accounts.find(orgId);
-    if (!accountId) return { keys: [] };
-    const now = this.settings.clock.now();
-    const limit = query.limit ?? MAX_PAGE_LIMIT;
-    const after = query.cursor ? decodeCursor(query.cursor) : null;
-    const rows = await this.keys.listInOrg({ orgId, userId: accountId, state: query.state, now }, after, limit);
-    const { items, nextCursor } = pageOf(rows, limit);
-    const body: { keys: ServiceKeyRecord[]; next_cursor?: string } = { keys: items.map((k) => toServiceKeyRecord(k, now)) };
-    if (nextCursor) body.next_cursor = nextCursor;
-    return body;
+    return this.pageOf(orgId, query);
   }
 
   /** A new secret shown once, the old one verifying for the grace period, as for a personal key; 404 for no such service key, 409 revoked or expired. */
@@ -106,48 +52,91 @@ export class ServiceKeysService {
     await this.requireAdmin(principal, orgId);
     const accountId = await this.accounts.find(orgId);
     if (!accountId) throw new NotFoundException(ERRORS.serviceKeyNotFound);
-    const hmacKey = this.settings.apiKeySecret!;
-    const grace = dto.grace_period_seconds ?? DEFAULT_GRACE_PERIOD_SECONDS;
-    const now = this.settings.clock.now();
-    const graceEndsAt = grace > 0 ? new Date(now.getTime() + grace * 1000) : null;
-    const previousExpiresAt = graceEndsAt?.toISOString() ?? null;
-    const rotated = await this.changes.rotate(() => {
-      const generated = generateApiKey();
-      return {
-        secret: generated.key,
-        change: { userId: accountId, keyId, secret: { lookup: generated.lookup, last4: generated.last4, keyHash: hashApiKey(hmacKey, generated.key) }, now, graceEndsAt },
-        audit: (k) => ({
-          orgId: k.orgId,
-          action: 'service_key.rotated',
-          ...actorOf(principal),
-          target: { type: 'api_key', id: k.id },
-          details: { name: k.name, lookup: k.lookup, previous_lookup: k.previousLookup, grace_period_seconds: grace, previous_secret_expires_at: previousExpiresAt },
-        }),
-        event: (k) => ({
-          orgId: k.orgId,
-          type: 'service_key.rotated',
-          data: { ...serviceKeyEventData(k), rotated_by: principal.userId, previous_lookup: k.previousLookup, previous_secret_expires_at: previousExpiresAt },
-          at: now,
-        }),
-      };
+    const rotated = await this.minting.rotate({
+      holder: accountId,
+      keyId,
+      gracePeriodSeconds: dto.grace_period_seconds,
+      actor: actorOf(principal),
+      notFound: ERRORS.serviceKeyNotFound,
+      audit: { action: 'service_key.rotated' },
+      event: { type: 'service_key.rotated', data: (k) => ({ ...serviceKeyEventData(k), rotated_by: principal.userId }) },
     });
-    if (!rotated) {
-      const standing = await this.keys.keyStanding(accountId, keyId);
-      if (!standing) throw new NotFoundException(ERRORS.serviceKeyNotFound);
-      throw new ConflictException(standing.revokedAt ? ERRORS.keyRevokedCannotRotate : ERRORS.keyExpiredCannotRotate);
-    }
-    return { key: rotated.secret, ...toServiceKeyRecord(rotated.key, now) };
+    return { key: rotated.secret, ...toServiceKeyRecord(rotated.key, rotated.now) };
   }
 
   /** Revokes a service key of the org (already revoked: done, nothing written); 404 for a missing key, a personal key or another org's. */
   async revoke(principal: Principal, orgId: string, keyId: string): Promise<void> {
     await this.requireAdmin(principal, orgId);
+    await this.revokeBy(actorOf(principal), principal.userId, orgId, keyId);
+  }
+
+  /**
+   * The operator CLI (`service-key mint`): minted as the org's highest role (owner) mints it, the
+   * org's key policy included; audited with the CLI as actor, without `created_by`. 404 for no such org.
+   */
+  async mintAsOperator(orgId: string, dto: MintServiceKeyDto): Promise<MintedServiceKeyDto> {
+    await this.requireOrg(orgId);
+    return this.mintFor({ actor: OPERATOR, role: SERVICE_ACCOUNT_ROLE, createdBy: null }, orgId, dto);
+  }
+
+  /** The operator CLI (`service-key list`): as `list`; 404 for no such org. */
+  async listAsOperator(orgId: string, query: ListServiceKeysQuery): Promise<ServiceKeyPage> {
+    await this.requireOrg(orgId);
+    return this.pageOf(orgId, query);
+  }
+
+  /** The operator CLI (`service-key revoke`): as `revoke`, audited with the CLI as actor (the event's `revoked_by` is null). */
+  async revokeAsOperator(orgId: string, keyId: string): Promise<void> {
+    await this.requireOrg(orgId);
+    await this.revokeBy(OPERATOR, null, orgId, keyId);
+  }
+
+  /**
+   * The mint itself, for an owner or admin (or the operator CLI, as the org's highest role): the
+   * scopes capped by `role`, the org's key policy judged as for that role's personal key (never
+   * held for approval: owners and admins approve), then the service account (created on the org's
+   * first key, and only for a mint the policy allows) holds it.
+   */
+  private async mintFor(by: { actor: ChangeActor; role: Role; createdBy: string | null }, orgId: string, dto: MintServiceKeyDto): Promise<MintedServiceKeyDto> {
+    const scopes = grantableScopes(dto.scopes, by.role);
+    const verdict = await this.minting.judge({ orgId, role: by.role, scopes, expiresInDays: dto.expires_in_days, approvable: false });
+    const accountId = await this.accounts.ensure(orgId);
+    if (!accountId) throw new ConflictException(ERRORS.serviceAccountAddressTaken);
+    const cap = this.settings.maxActiveServiceKeysPerOrg;
+    const minted = await this.minting.mint(verdict, {
+      holder: accountId,
+      name: dto.name,
+      settings: dto,
+      createdBy: by.createdBy,
+      actor: by.actor,
+      cap: { limit: cap, refusal: ERRORS.tooManyServiceKeys(cap) },
+      audit: { action: 'service_key.minted', details: { service_account_id: accountId } },
+      event: { type: 'service_key.created', data: serviceKeyEventData },
+    });
+    return { key: minted.secret, ...toServiceKeyRecord(minted.key, minted.key.createdAt) };
+  }
+
+  private async pageOf(orgId: string, query: ListServiceKeysQuery): Promise<ServiceKeyPage> {
+    // A cursor this service did not return is a 400 whether or not the org holds service keys yet.
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const accountId = await this.accounts.find(orgId);
+    if (!accountId) return { keys: [] };
+    const now = this.settings.clock.now();
+    const limit = query.limit ?? MAX_PAGE_LIMIT;
+    const rows = await this.keys.listInOrg({ orgId, userId: accountId, state: query.state, now }, after, limit);
+    const { items, nextCursor } = pageOf(rows, limit);
+    const body: ServiceKeyPage = { keys: items.map((k) => toServiceKeyRecord(k, now)) };
+    if (nextCursor) body.next_cursor = nextCursor;
+    return body;
+  }
+
+  private async revokeBy(actor: ChangeActor, revokedBy: string | null, orgId: string, keyId: string): Promise<void> {
     const accountId = await this.accounts.find(orgId);
     const revoked = accountId
       ? await this.changes.revoke({
           change: { scope: 'user_id', owner: accountId, keyId, at: this.settings.clock.now() },
-          audit: { action: 'service_key.revoked', ...actorOf(principal), target: { type: 'api_key' }, details: {}, withOwner: false },
-          event: { revokedBy: principal.userId, type: 'service_key.revoked' },
+          audit: { action: 'service_key.revoked', ...actor, target: { type: 'api_key' }, details: {}, withOwner: false },
+          event: { revokedBy, type: 'service_key.revoked' },
         })
       : null;
     if (!revoked) throw new NotFoundException(ERRORS.serviceKeyNotFound);
@@ -157,5 +146,11 @@ export class ServiceKeysService {
   private async requireAdmin(principal: Principal, orgId: string) {
     if (!this.directory.ownTables) throw new NotImplementedException(ERRORS.serviceKeysNeedOwnDirectory);
     return requireOrgAdmin(this.directory, principal, orgId);
+  }
+
+  /** The operator's way in: any org that exists (404 otherwise), in the built-in directory (501 otherwise). */
+  private async requireOrg(orgId: string): Promise<void> {
+    if (!this.directory.ownTables) throw new NotImplementedException(ERRORS.serviceKeysNeedOwnDirectory);
+    if ((await this.directory.orgPlan(orgId)) === null) throw new NotFoundException(ERRORS.orgNotFound);
   }
 }

@@ -106,6 +106,13 @@ describe('KeyLimitsGuard', () => {
     expect(log).toEqual(['take search 3', 'credits 3']);
   });
 
+  it('limits a service key as any key: its windows and credits are taken', () => {
+    const { sut, log } = fakes(() => 0);
+    const { ctx } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null }, 'plain', '203.0.113.5', 'service');
+    expect(sut.canActivate(ctx)).toBe(true);
+    expect(log).toEqual(['take default 1', 'credits 1']);
+  });
+
   it('spends once when the guard is listed twice (controller and route)', () => {
     const { sut, log } = fakes(() => 0);
     const { ctx, raw } = context({ windows: WINDOWS, credits: null, allows: null });

@@ -74,7 +74,8 @@ export class KeyLimitsGuard implements CanActivate {
     // The request by index: switchToHttp() builds three closures per call, on every request.
     const request = ctx.getArgByIndex<LimitedRequest>(0);
     const principal = request.user;
-    if (!principal || principal.kind !== 'api_key' || request[ADMITTED]) return true;
+    // Any key, personal or service (a service key's limits are a key's like any other); never a session.
+    if (!principal || principal.kind === 'session' || request[ADMITTED]) return true;
     const limits = principal.limits ?? null;
     const own = limits?.windows ?? null;
     const planned = own ? null : principal.plan ? this.settings.planRateLimits[principal.plan] : null;

@@ -1,5 +1,5 @@
 import { allowedCidrsProblem, creditsProblem, metadataProblem, rateLimitsProblem } from '../../auth/key-limits/key-settings.js';
-import { command, UsageError, uuid, type Flags } from '../command-spec.js';
+import { bool, command, UsageError, uuid, type Flags } from '../command-spec.js';
 
 /** A JSON flag checked by the same rule as the API's field; `null` clears the setting. */
 function jsonFlag(f: Flags, name: string, problem: (value: unknown) => string | null): unknown {
@@ -37,10 +37,8 @@ export const KEY_COMMANDS = {
         if (f.name.length > 100) throw new UsageError('--name must be at most 100 characters');
         dto.name = f.name;
       }
-      if (f.enabled !== undefined) {
-        if (f.enabled !== 'true' && f.enabled !== 'false') throw new UsageError(`--enabled must be true or false, got "${f.enabled}"`);
-        dto.enabled = f.enabled === 'true';
-      }
+      const enabled = bool(f, 'enabled');
+      if (enabled !== undefined) dto.enabled = enabled;
       const settings: Array<[string, string, (v: unknown) => string | null]> = [
         ['rate-limits', 'rate_limits', rateLimitsProblem],
         ['credits', 'credits', creditsProblem],

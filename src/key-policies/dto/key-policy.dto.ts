@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsInt, IsObject, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { SCOPES, type Role, type Scope } from '../../common/roles.js';
 import { EachIn } from '../../common/validation.js';
+import { MAX_LIFETIME_DAYS, STALE_AFTER_DAYS } from '../key-policy-limits.js';
 
 /** Validated when given and not null (null and omitted both mean "no such rule"). */
 const given = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined && o[field] !== null);
@@ -41,8 +42,8 @@ export class AllowedScopesByRoleDto implements Partial<Record<Role, Scope[]>> {
   viewer?: Scope[];
 }
 
-const LIFETIME = 'max_lifetime_days must be null or an integer from 1 to 366';
-const STALE = 'stale_after_days must be null or an integer from 30 to 730';
+const LIFETIME = `max_lifetime_days must be null or an integer from ${MAX_LIFETIME_DAYS.min} to ${MAX_LIFETIME_DAYS.max}`;
+const STALE = `stale_after_days must be null or an integer from ${STALE_AFTER_DAYS.min} to ${STALE_AFTER_DAYS.max}`;
 
 /**
  * PUT /orgs/{org_id}/key-policy: the whole policy (PUT replaces it; an omitted field is its
@@ -50,11 +51,11 @@ const STALE = 'stale_after_days must be null or an integer from 30 to 730';
  */
 @ApiSchema({ name: 'KeyPolicyRequest', description: 'The whole policy: an omitted field takes its default (null or false: no rule). Unknown fields are refused (400).' })
 export class KeyPolicyDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 366, nullable: true, description: 'Mints and rotations need an expiry of at most this many days; existing keys stop verifying this many days after their creation. Null: no limit.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: MAX_LIFETIME_DAYS.min, maximum: MAX_LIFETIME_DAYS.max, nullable: true, description: 'Mints and rotations need an expiry of at most this many days; existing keys stop verifying this many days after their creation. Null: no limit.' })
   @given('max_lifetime_days')
   @IsInt({ message: LIFETIME })
-  @Min(1, { message: LIFETIME })
-  @Max(366, { message: LIFETIME })
+  @Min(MAX_LIFETIME_DAYS.min, { message: LIFETIME })
+  @Max(MAX_LIFETIME_DAYS.max, { message: LIFETIME })
   max_lifetime_days?: number | null;
 
   @ApiPropertyOptional({ description: 'Every mint must give expires_in_days (1 or more). Default false.' })
@@ -62,11 +63,11 @@ export class KeyPolicyDto {
   @IsBoolean({ message: 'require_expiry must be a boolean' })
   require_expiry?: boolean;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 30, maximum: 730, nullable: true, description: 'Keys unused for this many days are revoked (warned 7 days before). Null: never.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: STALE_AFTER_DAYS.min, maximum: STALE_AFTER_DAYS.max, nullable: true, description: 'Keys unused for this many days are revoked (warned 7 days before). Null: never.' })
   @given('stale_after_days')
   @IsInt({ message: STALE })
-  @Min(30, { message: STALE })
-  @Max(730, { message: STALE })
+  @Min(STALE_AFTER_DAYS.min, { message: STALE })
+  @Max(STALE_AFTER_DAYS.max, { message: STALE })
   stale_after_days?: number | null;
 
   @ApiPropertyOptional({ ...BY_ROLE_SCHEMA, description: 'Narrows what each role may grant its keys (a role left out keeps its ceiling; unknown roles are refused). Null: each role its ceiling.' })

@@ -14,8 +14,8 @@ export class ServiceKeyDto extends ApiKeyRecordDto {
   @ApiProperty({ type: () => KeyOwnerDto })
   owner: KeyOwnerDto;
 
-  @ApiProperty({ format: 'uuid', description: 'The owner or admin who minted it; the key keeps working when they leave the org.' })
-  created_by: string;
+  @ApiPropertyOptional({ format: 'uuid', description: 'The owner or admin who minted it; the key keeps working when they leave the org. Absent for a key the operator CLI minted.' })
+  created_by?: string;
 
   @ApiProperty({ format: 'uuid', description: "The org's service account, the key's holder: GET /me with the key answers this user_id." })
   user_id: string;
