@@ -7,7 +7,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
-import { getMetadataStorage, registerDecorator, type ValidationError, type ValidationOptions } from 'class-validator';
+import { getMetadataStorage, registerDecorator, ValidateIf, type ValidationError, type ValidationOptions } from 'class-validator';
 import { isUuid } from './roles.js';
 import { isStorableText } from './storable-text.js';
 import { ERRORS } from './error-messages.js';
@@ -143,6 +143,9 @@ export class UuidParamPipe implements PipeTransform<unknown, string> {
  */
 
 /** `@MaxLength` counts user-perceived characters; the contract counts JavaScript string length. */
+/** Validates the field only when it is sent: `undefined` is absent, while an explicit `null` is validated (a wrong type). */
+export const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
+
 export function MaxStringLength(max: number, options?: ValidationOptions) {
   return (object: object, propertyName: string) =>
     registerDecorator({

@@ -1,10 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsArray, IsBoolean, IsDefined, IsInt, IsString, Max, Min, ValidateIf } from 'class-validator';
+import { IsArray, IsBoolean, IsDefined, IsInt, IsString, Max, Min } from 'class-validator';
 import { SCOPES, type Scope } from '../../common/roles.js';
-import { EachIn, IsStorableText, IsUuidString, MaxStringLength } from '../../common/validation.js';
+import { EachIn, IsStorableText, IsUuidString, MaxStringLength, present } from '../../common/validation.js';
 import { AllowedCidrsSetting, CreditsSetting, MetadataSetting, RateLimitsSetting, type CreditsValue } from './key-settings.fields.js';
 
-const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
 /** POST /api-keys. `null` is not "absent": an explicit null is refused like any wrong type. */
 @ApiSchema({ name: 'MintApiKeyRequest', description: 'Unknown fields are refused (400); an explicit null is a wrong type, not an omission.' })

@@ -1,10 +1,9 @@
 import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsBoolean, IsString, ValidateIf } from 'class-validator';
-import { IsStorableText, MaxStringLength } from '../../common/validation.js';
+import { IsBoolean, IsString } from 'class-validator';
+import { IsStorableText, MaxStringLength, present } from '../../common/validation.js';
 import { AllowedCidrsSetting, CreditsSetting, MetadataSetting, RateLimitsSetting } from './key-settings.fields.js';
 import type { CreditsValue } from './key-settings.fields.js';
 
-const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
 /** PATCH /api-keys/{keyID} and PATCH /orgs/{org_id}/api-keys/{keyID}: only the fields sent change. */
 @ApiSchema({ name: 'UpdateApiKeyRequest', description: 'The settings to change; omitted fields stay as they are, null clears a setting. Unknown fields are refused (400).' })

@@ -1,10 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, ValidateIf } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { PageQuery } from '../../common/pagination.js';
-import { IsRfc3339, IsUuidString } from '../../common/validation.js';
+import { IsRfc3339, IsUuidString, present } from '../../common/validation.js';
 import { AUDIT_ACTIONS } from '../audit-actions.js';
 
-const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
 /** `GET /orgs/{org_id}/audit-events`: a page, narrowed by any of the filters (all must hold). */
 export class ListAuditEventsQuery extends PageQuery {

@@ -2,12 +2,11 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema, type ApiPropertyOptions } 
 import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsInt, IsObject, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { SCOPES, type Role, type Scope } from '../../common/roles.js';
-import { EachIn } from '../../common/validation.js';
+import { EachIn, present } from '../../common/validation.js';
 import { MAX_LIFETIME_DAYS, STALE_AFTER_DAYS } from '../key-policy-limits.js';
 
 /** Validated when given and not null (null and omitted both mean "no such rule"). */
 const given = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined && o[field] !== null);
-const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
 const ScopeList = (field: string): PropertyDecorator => (target, key) => {
   IsArray({ message: `${field} must be an array of scopes` })(target, key as string);

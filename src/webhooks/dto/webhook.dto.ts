@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsArray, IsBoolean, IsInt, IsString, Max, Min, registerDecorator, ValidateIf, type ValidationOptions } from 'class-validator';
+import { IsArray, IsBoolean, IsInt, IsString, Max, Min, registerDecorator, type ValidationOptions } from 'class-validator';
 import { PageQuery } from '../../common/pagination.js';
-import { EachIn, IsStorableText, MaxStringLength } from '../../common/validation.js';
+import { EachIn, IsStorableText, MaxStringLength, present } from '../../common/validation.js';
 import { EVENT_TYPES } from '../../events/event-types.js';
 
 /** An absolute http(s) URL without credentials, at most 2048 characters (https only in production: the service checks that). */
@@ -39,7 +39,6 @@ function ArrayCount(min: number, max: number, message: string) {
 }
 
 /** Optional, but a JSON null is a wrong type, not an omission (null cannot be stored). */
-const present = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined);
 
 const EVENT_TYPES_DOC = `Event types to receive: ${EVENT_TYPES.join(', ')}.`;
 
