@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CreditLeases } from '../../src/auth/key-limits/credit-leases.js';
 import { KeyLimitStore } from '../../src/auth/key-limits/key-limit.store.js';
 import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
+import { pgPool } from '../../src/database/pg-pool.js';
 import { insertKeyRow, openRepositoryDatabase, type RepositoryDatabase } from '../support/factories.js';
 
 /** The statements of per-key enforcement on real PostgreSQL, without the app. */
@@ -59,6 +60,27 @@ describe('the key limit store', () => {
     await store.returnCredits(k.id, 1, refilled!.epoch + 1, T0);
     await store.returnCredits(k.id, 1, refilled!.epoch, T0);
     expect((await r.db.pool.query(`SELECT credits_remaining::int AS left FROM api_keys WHERE id = $1`, [k.id])).rows[0].left).toBe(7);
+  });
+
+  it('leases for many keys asked in one turn in one statement each kind, each key as if alone', async () => {
+    const keys = await Promise.all(Array.from({ length: 12 }, () => key()));
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 80 WHERE id = ANY($1::uuid[])`, [keys.map((k) => k.id)]);
+    const bare = await key();
+    const sent = vi.spyOn(pgPool(r.sources[0]!), 'query');
+    // Every key's window twice in the turn (a second round), and its credits once; one key without credits.
+    const [windows, credits] = await Promise.all([
+      Promise.all(keys.flatMap((k) => [store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1), store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)])),
+      Promise.all([...keys.map((k) => store.leaseCredits(k.id, 1, null, 10_000)), store.leaseCredits(bare.id, 1, null, 10_000)]),
+    ]);
+    expect(windows.map((w) => w.granted)).toEqual(keys.flatMap(() => [2, 2]));
+    expect(windows.map((w) => w.left)).toEqual(keys.flatMap(() => [6, 4]));
+    expect(credits.slice(0, -1).map((c) => c?.granted)).toEqual(keys.map(() => 10));
+    expect(credits.at(-1)).toBeNull();
+    const { rows } = await r.db.pool.query(`SELECT count(*)::int AS n FROM api_keys WHERE id = ANY($1::uuid[]) AND credits_remaining = 70`, [keys.map((k) => k.id)]);
+    expect(rows[0].n).toBe(12);
+    // Windows: two rounds (each key twice); credits: one (the setting-up and checking queries go through r.db.pool).
+    expect(sent.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual(['kui_lease_windows', 'kui_lease_credits', 'kui_lease_windows']);
+    sent.mockRestore();
   });
 
   it('gives credits leased and not spent back to the key when idle or at shutdown', async () => {

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { endOfTurnLoader } from '../../common/end-of-turn-loader.js';
 import { pgPool } from '../../database/pg-pool.js';
-import { LEASE_CREDITS_SQL, LEASE_WINDOW_SQL, RETURN_CREDITS_SQL } from './key-limits.sql.js';
+import { LEASE_CREDITS_SQL, LEASE_WINDOWS_SQL, RETURN_CREDITS_SQL } from './key-limits.sql.js';
 
 export interface WindowGrant {
   granted: number;
@@ -17,36 +18,109 @@ export interface CreditGrant {
   left: number;
 }
 
+interface WindowAsk {
+  keyId: string;
+  name: string;
+  capacity: number;
+  perMs: number;
+  want: number;
+  now: Date;
+  cost: number;
+}
+
+interface CreditAsk {
+  keyId: string;
+  cost: number;
+  period: Date | null;
+  maxBlock: number;
+}
+
+/**
+ * Splits a batch into rounds in which no identity repeats (a statement may update a row once),
+ * each round in the batch's order; nearly every batch is one round.
+ */
+function rounds<T>(batch: readonly T[], identity: (item: T) => string): number[][] {
+  const out: number[][] = [];
+  const seen: Set<string>[] = [];
+  batch.forEach((item, i) => {
+    const id = identity(item);
+    let r = seen.findIndex((ids) => !ids.has(id));
+    if (r < 0) {
+      r = seen.push(new Set()) - 1;
+      out.push([]);
+    }
+    seen[r]!.add(id);
+    out[r]!.push(i);
+  });
+  return out;
+}
+
 /**
  * The shared state of per-key limits: leases of window tokens and of credits, and credits given
- * back. Named statements on the driver's pool, like the verification read: they run once per
- * block of allowance on busy keys.
+ * back. Leases asked in the same event-loop turn go as one statement (`endOfTurnLoader`, as
+ * verification does): when many keys start at once (after an idle spell, a restart, a deploy),
+ * they cost a few round trips, not one each. Named statements on the driver's pool.
  */
 @Injectable()
 export class KeyLimitStore {
+  private readonly windows = endOfTurnLoader<WindowAsk, WindowGrant>((asks) => this.leaseWindows(asks));
+  private readonly credits = endOfTurnLoader<CreditAsk, CreditGrant | null>((asks) => this.leaseCreditBlocks(asks));
+
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async leaseWindow(keyId: string, name: string, capacity: number, perMs: number, want: number, now: Date, cost: number): Promise<WindowGrant> {
-    const { rows } = await pgPool(this.db).query<{ granted: number; left: number }>({
-      name: 'kui_lease_window',
-      text: LEASE_WINDOW_SQL,
-      values: [keyId, name, capacity, perMs, want, now, cost],
-    });
-    return { granted: Number(rows[0]!.granted), left: Number(rows[0]!.left) };
+  leaseWindow(keyId: string, name: string, capacity: number, perMs: number, want: number, now: Date, cost: number): Promise<WindowGrant> {
+    return this.windows.load({ keyId, name, capacity, perMs, want, now, cost });
   }
 
   /** Null when the key has no credits (any more). */
-  async leaseCredits(keyId: string, cost: number, period: Date | null, maxBlock: number): Promise<CreditGrant | null> {
-    const { rows } = await pgPool(this.db).query<{ granted: string; epoch: number; period: Date | null; left: string }>({
-      name: 'kui_lease_credits',
-      text: LEASE_CREDITS_SQL,
-      values: [keyId, cost, period, maxBlock],
-    });
-    const r = rows[0];
-    return r ? { granted: Number(r.granted), epoch: r.epoch, period: r.period, left: Number(r.left) } : null;
+  leaseCredits(keyId: string, cost: number, period: Date | null, maxBlock: number): Promise<CreditGrant | null> {
+    return this.credits.load({ keyId, cost, period, maxBlock });
   }
 
   async returnCredits(keyId: string, amount: number, epoch: number, period: Date | null): Promise<void> {
     await pgPool(this.db).query({ name: 'kui_return_credits', text: RETURN_CREDITS_SQL, values: [keyId, amount, epoch, period] });
+  }
+
+  private async leaseWindows(asks: readonly WindowAsk[]): Promise<WindowGrant[]> {
+    const grants: WindowGrant[] = new Array(asks.length);
+    for (const round of rounds(asks, (a) => `${a.keyId} ${a.name}`)) {
+      const of = round.map((i) => asks[i]!);
+      const { rows } = await pgPool(this.db).query<{ key_id: string; name: string; granted: number; left: number }>({
+        name: 'kui_lease_windows',
+        text: LEASE_WINDOWS_SQL,
+        values: [of.map((a) => a.keyId), of.map((a) => a.name), of.map((a) => a.capacity), of.map((a) => a.perMs), of.map((a) => a.want), of.map((a) => a.now), of.map((a) => a.cost)],
+      });
+      const byWindow = new Map(rows.map((r) => [`${r.key_id} ${r.name}`, r]));
+      for (const i of round) {
+        const r = byWindow.get(`${asks[i]!.keyId.toLowerCase()} ${asks[i]!.name}`);
+        if (!r) throw new Error(`window lease of key ${asks[i]!.keyId} returned no row`);
+        grants[i] = { granted: Number(r.granted), left: Number(r.left) };
+      }
+    }
+    return grants;
+  }
+
+  private async leaseCreditBlocks(asks: readonly CreditAsk[]): Promise<(CreditGrant | null)[]> {
+    const grants: (CreditGrant | null)[] = new Array(asks.length).fill(null);
+    // One block size per statement: every caller asks for MAX_CREDIT_BLOCK, so this splits nothing in practice.
+    const bySize = new Map<number, number[]>();
+    for (const [i, a] of asks.entries()) bySize.set(a.maxBlock, [...(bySize.get(a.maxBlock) ?? []), i]);
+    for (const [maxBlock, indices] of bySize) {
+      const sized = indices.map((i) => asks[i]!);
+      for (const round of rounds(sized, (a) => a.keyId)) {
+        const of = round.map((i) => sized[i]!);
+        const { rows } = await pgPool(this.db).query<{ id: string; granted: string; epoch: number; period: Date | null; left: string }>({
+          name: 'kui_lease_credits',
+          text: LEASE_CREDITS_SQL,
+          values: [of.map((a) => a.keyId), of.map((a) => a.cost), of.map((a) => a.period), maxBlock],
+        });
+        const byKey = new Map(rows.map((r) => [r.id, r]));
+        for (const i of round) {
+          const r = byKey.get(sized[i]!.keyId.toLowerCase());
+          grants[indices[i]!] = r ? { granted: Number(r.granted), epoch: r.epoch, period: r.period, left: Number(r.left) } : null;
+        }
+      }
+    }
+    return grants;
   }
 }
