@@ -402,6 +402,12 @@ function caseRequest(name, ctx) {
 }
 
 const fmt = (n, digits = 0) => (n === null || n === undefined ? '-' : n.toFixed(digits));
+// What the non-2xx answers were, when there were any: their statuses, client errors and timeouts.
+const notOk = (r) => {
+  if (r.non2xx + r.errors + r.timeouts === 0) return '';
+  const statuses = Object.entries(r.statusCodes ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, { count }]) => `${code}×${count}`);
+  return ` (${[...statuses, r.errors ? `errors×${r.errors}` : '', r.timeouts ? `timeouts×${r.timeouts}` : ''].filter(Boolean).join(' ')})`;
+};
 /** A run's machine-busy fraction as a percentage, '-' where /proc/stat was not readable. */
 const busyPct = (busy) => (busy === null ? '-' : fmt(busy * 100));
 
@@ -481,7 +487,7 @@ async function main() {
         const r = await runCase(c, { ...base, ...caseRequest(c, ctx), duration: DURATION }, target, ctx);
         r.pairedRatio = r.rps / cBase;
         runs[c].push(r);
-        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req, load ${fmt(r.loadPerReq)}, machine busy ${busyPct(r.busy)} %${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
+        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}${notOk(r)}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req, load ${fmt(r.loadPerReq)}, machine busy ${busyPct(r.busy)} %${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
       }
     }
 

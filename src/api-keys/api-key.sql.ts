@@ -258,7 +258,15 @@ export const VERIFY_KEYS_ONLY_SQL = `
     LEFT JOIN usage_counters uc ON uc.org_id = k.org_id AND uc.day = $2::date
    WHERE ${VERIFY_WHERE}`;
 
-/** Write-behind of `last_used_at` ($1 ids, $2 times), batched; never moves it more often than once a minute. */
-export const TOUCH_LAST_USED_SQL = `UPDATE api_keys k SET last_used_at = v.at
-    FROM unnest($1::uuid[], $2::timestamptz[]) AS v(id, at)
-   WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at <= v.at - interval '1 minute')`;
+/**
+ * Write-behind of `last_used_at` ($1 ids, $2 times), batched; never moves it more often than once a
+ * minute. The rows are locked in key order first, as the credit leases lock theirs: two statements
+ * that lock many key rows in different orders could deadlock.
+ */
+export const TOUCH_LAST_USED_SQL = `
+  WITH due AS (
+    SELECT k.id, v.at FROM api_keys k JOIN unnest($1::uuid[], $2::timestamptz[]) AS v(id, at) ON v.id = k.id
+     WHERE k.last_used_at IS NULL OR k.last_used_at <= v.at - interval '1 minute'
+     ORDER BY k.id
+       FOR UPDATE OF k)
+  UPDATE api_keys k SET last_used_at = due.at FROM due WHERE k.id = due.id`;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
 import { endOfTurnLoader } from '../../common/end-of-turn-loader.js';
 import { pgPool } from '../../database/pg-pool.js';
@@ -34,6 +35,9 @@ interface CreditAsk {
   period: Date | null;
   maxBlock: number;
 }
+
+/** PostgreSQL's deadlock_detected: the statement that lost is retried (it wrote nothing). */
+const DEADLOCK = '40P01';
 
 /**
  * Splits a batch into rounds in which no identity repeats (a statement may update a row once),
@@ -81,11 +85,25 @@ export class KeyLimitStore {
     await pgPool(this.db).query({ name: 'kui_return_credits', text: RETURN_CREDITS_SQL, values: [keyId, amount, epoch, period] });
   }
 
+  /**
+   * A lease statement, tried again if it lost a deadlock: leases lock their rows in key order, as
+   * the last-used writer does, but an org-wide change (a policy's lifetime, stale keys) may not.
+   */
+  private async query<R extends object>(statement: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await pgPool(this.db).query<R & QueryResultRow>(statement);
+      } catch (error) {
+        if ((error as { code?: string }).code !== DEADLOCK || attempt >= 3) throw error;
+      }
+    }
+  }
+
   private async leaseWindows(asks: readonly WindowAsk[]): Promise<WindowGrant[]> {
     const grants: WindowGrant[] = new Array(asks.length);
     for (const round of rounds(asks, (a) => `${a.keyId} ${a.name}`)) {
       const of = round.map((i) => asks[i]!);
-      const { rows } = await pgPool(this.db).query<{ key_id: string; name: string; granted: number; left: number }>({
+      const { rows } = await this.query<{ key_id: string; name: string; granted: number; left: number }>({
         name: 'kui_lease_windows',
         text: LEASE_WINDOWS_SQL,
         values: [of.map((a) => a.keyId), of.map((a) => a.name), of.map((a) => a.capacity), of.map((a) => a.perMs), of.map((a) => a.want), of.map((a) => a.now), of.map((a) => a.cost)],
@@ -109,7 +127,7 @@ export class KeyLimitStore {
       const sized = indices.map((i) => asks[i]!);
       for (const round of rounds(sized, (a) => a.keyId)) {
         const of = round.map((i) => sized[i]!);
-        const { rows } = await pgPool(this.db).query<{ id: string; granted: string; epoch: number; period: Date | null; left: string }>({
+        const { rows } = await this.query<{ id: string; granted: string; epoch: number; period: Date | null; left: string }>({
           name: 'kui_lease_credits',
           text: LEASE_CREDITS_SQL,
           values: [of.map((a) => a.keyId), of.map((a) => a.cost), of.map((a) => a.period), maxBlock],

@@ -8,7 +8,8 @@
  * Leases window tokens for a batch of asks, one row each of the arrays: $1 key, $2 window name,
  * $3 the bucket's capacity, $4 tokens gained per millisecond, $5 the most to grant, $6 now, $7 the
  * request's cost (nothing is granted when fewer are there). One (key, window) at most once per
- * batch. Returns, per ask, the grant and what is left (to say when the next token comes).
+ * batch, taken in key order (two instances' batches never lock rows in opposite orders). Returns,
+ * per ask, the grant and what is left (to say when the next token comes).
  */
 const ASKS = `SELECT * FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[], $5::int[], $6::timestamptz[], $7::int[])
                   AS a(key_id, name, cap, per_ms, want, now, cost)`;
@@ -18,7 +19,7 @@ const grant = (available: string) => `CASE WHEN ${available} >= a.cost THEN LEAS
 export const LEASE_WINDOWS_SQL = `
   WITH a AS (${ASKS})
   INSERT INTO key_rate_windows AS w (key_id, name, tokens, at, last_grant)
-  SELECT a.key_id, a.name, a.cap - ${grant('a.cap')}, a.now, ${grant('a.cap')} FROM a
+  SELECT a.key_id, a.name, a.cap - ${grant('a.cap')}, a.now, ${grant('a.cap')} FROM a ORDER BY a.key_id, a.name
   ON CONFLICT (key_id, name) DO UPDATE SET (tokens, at, last_grant) = (
     SELECT ${AVAILABLE} - ${grant(AVAILABLE)}, GREATEST(w.at, a.now), ${grant(AVAILABLE)}
       FROM a WHERE a.key_id = w.key_id AND a.name = w.name)
