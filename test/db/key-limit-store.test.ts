@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApiKeyVerificationStore } from '../../src/api-keys/api-key-verification.store.js';
 import { CreditLeases } from '../../src/auth/key-limits/credit-leases.js';
+import { SystemClock } from '../../src/common/clock.js';
 import { KeyLimitStore } from '../../src/auth/key-limits/key-limit.store.js';
 import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
 import { pgPool } from '../../src/database/pg-pool.js';
@@ -81,6 +83,26 @@ describe('the key limit store', () => {
     // Windows: two rounds (each key twice); credits: one (the setting-up and checking queries go through r.db.pool).
     expect(sent.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual(['kui_lease_windows', 'kui_lease_credits', 'kui_lease_windows']);
     sent.mockRestore();
+  });
+
+  it('never deadlocks a batch of credit leases against a batched last-used write over the same keys', async () => {
+    const keys = await Promise.all(Array.from({ length: 40 }, () => key()));
+    const ids = keys.map((k) => k.id);
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 1000000 WHERE id = ANY($1::uuid[])`, [ids]);
+    const lastUsed = new ApiKeyVerificationStore(r.sources[1]!, new SystemClock());
+    // Each side names the keys in the other's reverse order, many times at once: locked in
+    // statement order, one of them would wait for the other's rows while holding its own.
+    for (let i = 0; i < 10; i++) {
+      const at = [...ids].reverse().map((_, j) => new Date(Date.UTC(2031, 0, 1, 0, i * 2 + 1, j)));
+      await Promise.all([
+        ...ids.map((id) => store.leaseCredits(id, 1, null, 10)),
+        lastUsed.touchLastUsed([...ids].reverse(), at),
+        lastUsed.touchLastUsed([...ids].reverse(), at),
+        ...ids.map((id) => other.leaseCredits(id, 1, null, 10)),
+      ]);
+    }
+    const { rows } = await r.db.pool.query(`SELECT sum(1000000 - credits_remaining)::int AS leased, count(last_used_at)::int AS used FROM api_keys WHERE id = ANY($1::uuid[])`, [ids]);
+    expect(rows[0]).toEqual({ leased: 40 * 2 * 10 * 10, used: 40 });
   });
 
   it('gives credits leased and not spent back to the key when idle or at shutdown', async () => {
