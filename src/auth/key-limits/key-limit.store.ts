@@ -120,23 +120,17 @@ export class KeyLimitStore {
 
   private async leaseCreditBlocks(asks: readonly CreditAsk[]): Promise<(CreditGrant | null)[]> {
     const grants: (CreditGrant | null)[] = new Array(asks.length).fill(null);
-    // One block size per statement: every caller asks for MAX_CREDIT_BLOCK, so this splits nothing in practice.
-    const bySize = new Map<number, number[]>();
-    for (const [i, a] of asks.entries()) bySize.set(a.maxBlock, [...(bySize.get(a.maxBlock) ?? []), i]);
-    for (const [maxBlock, indices] of bySize) {
-      const sized = indices.map((i) => asks[i]!);
-      for (const round of rounds(sized, (a) => a.keyId)) {
-        const of = round.map((i) => sized[i]!);
-        const { rows } = await this.query<{ id: string; granted: string; epoch: number; period: Date | null; left: string }>({
-          name: 'kui_lease_credits',
-          text: LEASE_CREDITS_SQL,
-          values: [of.map((a) => a.keyId), of.map((a) => a.cost), of.map((a) => a.period), maxBlock],
-        });
-        const byKey = new Map(rows.map((r) => [r.id, r]));
-        for (const i of round) {
-          const r = byKey.get(sized[i]!.keyId.toLowerCase());
-          grants[indices[i]!] = r ? { granted: Number(r.granted), epoch: r.epoch, period: r.period, left: Number(r.left) } : null;
-        }
+    for (const round of rounds(asks, (a) => a.keyId)) {
+      const of = round.map((i) => asks[i]!);
+      const { rows } = await this.query<{ id: string; granted: string; epoch: number; period: Date | null; left: string }>({
+        name: 'kui_lease_credits',
+        text: LEASE_CREDITS_SQL,
+        values: [of.map((a) => a.keyId), of.map((a) => a.cost), of.map((a) => a.period), of.map((a) => a.maxBlock)],
+      });
+      const byKey = new Map(rows.map((r) => [r.id, r]));
+      for (const i of round) {
+        const r = byKey.get(asks[i]!.keyId.toLowerCase());
+        grants[i] = r ? { granted: Number(r.granted), epoch: r.epoch, period: r.period, left: Number(r.left) } : null;
       }
     }
     return grants;
