@@ -17,10 +17,12 @@
  *   server    main, bootstrap, app.module, cli/, http/, health/, metrics/, account/, observability/,
  *             and database/'s embedded-server files (data-source-options, embedded, open-database, migrate-cli, roles)
  */
-const BASE = '^src/(common|settings|config)/|^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
+const BASE =
+  '^src/(common|settings|config)/|^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
 const STORES = '^src/(directory|events)/';
 const AUTH = '^src/auth/';
-const FEATURES = '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks|personal-data|versioning|service-keys|key-policies)/';
+const FEATURES =
+  '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks|personal-data|versioning|service-keys|key-policies)/';
 const LIBRARY = '^src/core/|^src/index[.]ts$';
 const SERVER =
   '^src/(main|bootstrap|app[.]module)[.]ts$|^src/(cli|http|health|metrics|account|observability)/|^src/database/(data-source-options|embedded|open-database|migrate-cli|roles)[.]ts$';
@@ -28,21 +30,69 @@ const SERVER =
 const up = (name, from, to, comment) => ({ name, severity: 'error', comment, from: { path: from }, to: { path: to } });
 /** A feature may import only the features listed for it (the one allowed direction between features). */
 const feature = (name, allowed) => {
-  const others = ['audit', 'api-keys', 'usage', 'identity', 'orgs', 'leaks', 'webhooks', 'personal-data', 'versioning', 'service-keys', 'key-policies'].filter((f) => f !== name && !allowed.includes(f));
-  return up(`feature-${name}`, `^src/${name}/`, `^src/(${others.join('|')})/`, `${name}/ may import ${allowed.length ? allowed.join(', ') : 'no other feature'}`);
+  const others = [
+    'audit',
+    'api-keys',
+    'usage',
+    'identity',
+    'orgs',
+    'leaks',
+    'webhooks',
+    'personal-data',
+    'versioning',
+    'service-keys',
+    'key-policies',
+  ].filter((f) => f !== name && !allowed.includes(f));
+  return up(
+    `feature-${name}`,
+    `^src/${name}/`,
+    `^src/(${others.join('|')})/`,
+    `${name}/ may import ${allowed.length ? allowed.join(', ') : 'no other feature'}`,
+  );
 };
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'Import cycles between files: split the file that holds two things.', from: {}, to: { circular: true } },
-    up('base-up', BASE, `${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`, 'common/settings/config/database import nothing above them'),
-    up('common-up', '^src/common/', '^src/(settings|config|database)/', 'common/ is the bottom: it imports no other folder'),
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import cycles between files: split the file that holds two things.',
+      from: {},
+      to: { circular: true },
+    },
+    up(
+      'base-up',
+      BASE,
+      `${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      'common/settings/config/database import nothing above them',
+    ),
+    up(
+      'common-up',
+      '^src/common/',
+      '^src/(settings|config|database)/',
+      'common/ is the bottom: it imports no other folder',
+    ),
     up('settings-up', '^src/settings/', '^src/(config|database)/', 'settings/ imports only common/'),
-    up('database-low-up', '^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/', '^src/(settings|config)/', "database/'s library parts read no settings or env"),
+    up(
+      'database-low-up',
+      '^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/',
+      '^src/(settings|config)/',
+      "database/'s library parts read no settings or env",
+    ),
     up('stores-apart', '^src/directory/', '^src/events/', 'directory/ and events/ are independent stores'),
     up('stores-apart-2', '^src/events/', '^src/directory/', 'directory/ and events/ are independent stores'),
-    up('stores-up', STORES, `${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`, 'directory/ and events/ import only the base layer'),
-    up('auth-up', AUTH, `${FEATURES}|${LIBRARY}|${SERVER}`, 'auth defines ports (ApiKeyStore) instead of importing a feature'),
+    up(
+      'stores-up',
+      STORES,
+      `${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      'directory/ and events/ import only the base layer',
+    ),
+    up(
+      'auth-up',
+      AUTH,
+      `${FEATURES}|${LIBRARY}|${SERVER}`,
+      'auth defines ports (ApiKeyStore) instead of importing a feature',
+    ),
     up('features-up', FEATURES, `${LIBRARY}|${SERVER}`, 'features never import the assembler or the server'),
     up('library-up', LIBRARY, SERVER, 'what a host imports never imports the standalone server'),
     feature('audit', []),
@@ -53,7 +103,12 @@ module.exports = {
     feature('identity', []),
     feature('orgs', []),
     feature('personal-data', ['api-keys', 'audit']),
-    up('client-standalone', '^packages/client/', '^src/', 'the typed client is a package of its own: its types come from the OpenAPI document, never from the service'),
+    up(
+      'client-standalone',
+      '^packages/client/',
+      '^src/',
+      'the typed client is a package of its own: its types come from the OpenAPI document, never from the service',
+    ),
     up('service-not-client', '^src/', '^packages/', 'the service never imports its client'),
     feature('versioning', []),
     feature('service-keys', ['api-keys', 'audit']),
@@ -61,7 +116,8 @@ module.exports = {
     {
       name: 'no-unknown-folder',
       severity: 'error',
-      comment: 'Every file under src/ that imports anything belongs to a layer above; a new top-level folder must be given one here.',
+      comment:
+        'Every file under src/ that imports anything belongs to a layer above; a new top-level folder must be given one here.',
       from: { path: '^src/', pathNot: `${BASE}|${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}` },
       to: {},
     },

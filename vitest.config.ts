@@ -28,13 +28,28 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       {
-        test: { name: 'unit', include: ['src/**/*.spec.ts', 'test/support/**/*.spec.ts', 'test/architecture/**/*.spec.ts', 'packages/client/test/**/*.spec.ts'], environment: 'node', sequence: { groupOrder: 0 } },
+        test: {
+          name: 'unit',
+          include: [
+            'src/**/*.spec.ts',
+            'test/support/**/*.spec.ts',
+            'test/architecture/**/*.spec.ts',
+            'packages/client/test/**/*.spec.ts',
+          ],
+          environment: 'node',
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         test: {
           ...databaseTier,
           name: 'db',
-          include: ['test/db/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/host/**/*.test.ts', 'packages/client/test/**/*.test.ts'],
+          include: [
+            'test/db/**/*.test.ts',
+            'test/e2e/**/*.test.ts',
+            'test/host/**/*.test.ts',
+            'packages/client/test/**/*.test.ts',
+          ],
           exclude: BROWSER_TESTS,
           sequence: { groupOrder: 0 },
         },

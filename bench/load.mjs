@@ -8,7 +8,10 @@ let turn = 0;
 if (headersPerRequest?.length) {
   options.requests = [
     {
-      setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...headersPerRequest[turn++ % headersPerRequest.length] } }),
+      setupRequest: (req) => ({
+        ...req,
+        headers: { ...req.headers, ...headersPerRequest[turn++ % headersPerRequest.length] },
+      }),
     },
   ];
 }
@@ -18,7 +21,13 @@ const setupClient = headersPerClient?.length
   ? (client) => client.setHeaders({ ...options.headers, ...headersPerClient[next++ % headersPerClient.length] })
   : undefined;
 const cpu0 = process.cpuUsage();
-const result = await autocannon({ ...options, setupClient, renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
+const result = await autocannon({
+  ...options,
+  setupClient,
+  renderProgressBar: false,
+  renderResultsTable: false,
+  renderLatencyTable: false,
+});
 process.stdout.write(
   `${JSON.stringify({
     requests: result.requests.average,

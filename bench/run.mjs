@@ -26,7 +26,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
 
-const SERVICE_NODE_FLAGS = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).config.serviceNodeFlags;
+const SERVICE_NODE_FLAGS = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).config
+  .serviceNodeFlags;
 
 const root = resolve(import.meta.dirname, '..');
 const ADMIN_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -200,7 +201,11 @@ async function seed(databaseUrl, serviceUrl) {
       await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'owner')`, [orgId, userId]);
       await client.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2)`, [orgId, userId]);
       // Signed as the identity provider would: HS256 with the shared secret, org resolved by the service.
-      const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), { algorithm: 'HS256', subject: userId, expiresIn: 3600 });
+      const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), {
+        algorithm: 'HS256',
+        subject: userId,
+        expiresIn: 3600,
+      });
       sessions.push(session);
       keys.push((await mintKey(serviceUrl, session, orgId)).key);
     }
@@ -237,11 +242,17 @@ async function seedMany(client, orgId, serviceUrl) {
     const userId = (await client.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [email])).rows[0].id;
     await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'owner')`, [orgId, userId]);
     await client.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2)`, [orgId, userId]);
-    const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), { algorithm: 'HS256', subject: userId, expiresIn: 3600 });
+    const session = jwt.sign({ email }, createSecretKey(Buffer.from(SESSION_SECRET)), {
+      algorithm: 'HS256',
+      subject: userId,
+      expiresIn: 3600,
+    });
     manySessions.push(session);
     for (let k = 0; k < KEYS_PER_USER; k++) manyKeys.push((await mintKey(serviceUrl, session, orgId)).key);
-    for (let k = 0; withLimited && k < KEYS_PER_USER; k++) limitedKeys.push((await mintKey(serviceUrl, session, orgId, LIMITED_KEY)).key);
-    for (let k = 0; withCredits && k < KEYS_PER_USER; k++) creditedKeys.push((await mintKey(serviceUrl, session, orgId, CREDITED_KEY)).key);
+    for (let k = 0; withLimited && k < KEYS_PER_USER; k++)
+      limitedKeys.push((await mintKey(serviceUrl, session, orgId, LIMITED_KEY)).key);
+    for (let k = 0; withCredits && k < KEYS_PER_USER; k++)
+      creditedKeys.push((await mintKey(serviceUrl, session, orgId, CREDITED_KEY)).key);
     // Enough for the warm-up and every round of the revoke case.
     for (let k = 0; k < Math.ceil(((ROUNDS + 1) * REVOKES_PER_RUN) / MANY_USERS) + 1; k++) {
       revocable.push({ session, ...(await mintKey(serviceUrl, session, orgId)) });
@@ -268,7 +279,10 @@ async function revokeDuring(ctx, seconds) {
     const auth = { authorization: `Bearer ${k.key}` };
     await fetch(`${ctx.service.url}/me`, { headers: auth }).then((r) => r.arrayBuffer());
     const t0 = performance.now();
-    const res = await fetch(`${ctx.service.url}/api-keys/${k.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${k.session}` } });
+    const res = await fetch(`${ctx.service.url}/api-keys/${k.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${k.session}` },
+    });
     await res.arrayBuffer();
     latencies.push(performance.now() - t0);
     if (res.status !== 204) throw new Error(`revoke answered ${res.status}`);
@@ -280,9 +294,17 @@ async function revokeDuring(ctx, seconds) {
     if (left > 0) await sleep(Math.max(0, (deadline - performance.now()) / left - (performance.now() - cycle)));
   }
   latencies.sort((a, b) => a - b);
-  const p99 = latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * 0.99) - 1)] : null;
+  const p99 = latencies.length
+    ? latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * 0.99) - 1)]
+    : null;
   const p50 = latencies.length ? latencies[Math.ceil(latencies.length * 0.5) - 1] : null;
-  return { revokeP99: p99, revokeP50: p50, revokeMax: latencies.at(-1) ?? null, acceptedAfter, revokes: latencies.length };
+  return {
+    revokeP99: p99,
+    revokeP50: p50,
+    revokeMax: latencies.at(-1) ?? null,
+    acceptedAfter,
+    revokes: latencies.length,
+  };
 }
 
 function rssMb(pid) {
@@ -334,7 +356,7 @@ async function load(options, target = null) {
   const cpu0 = pid ? cpuMs(pid) : 0;
   const ticks0 = machineTicks();
   const pg0 = target?.admin ? await backendCpu(target.admin) : null;
-  let maxRss = target?.admin ? rssMb(pid) ?? 0 : null;
+  let maxRss = target?.admin ? (rssMb(pid) ?? 0) : null;
   const sampler = target?.admin
     ? setInterval(() => {
         const v = rssMb(pid);
@@ -348,7 +370,10 @@ async function load(options, target = null) {
   const r = JSON.parse(out().trim().split('\n').pop());
   const result = { ...r, rps: r.total / r.duration, rss: maxRss, cpuPerReq: null, pgPerReq: null };
   // How much of the machine (all cores) was busy during the run, and the load generator's CPU per request.
-  result.busy = ticks0 && ticks1 && ticks1.total > ticks0.total ? (ticks1.busy - ticks0.busy) / (ticks1.total - ticks0.total) : null;
+  result.busy =
+    ticks0 && ticks1 && ticks1.total > ticks0.total
+      ? (ticks1.busy - ticks0.busy) / (ticks1.total - ticks0.total)
+      : null;
   result.loadPerReq = r.total > 0 ? (r.cpuMs * 1000) / r.total : null;
   if (target && r.total > 0) {
     result.cpuPerReq = ((cpuMs(pid) - cpu0) * 1000) / r.total;
@@ -405,24 +430,32 @@ const fmt = (n, digits = 0) => (n === null || n === undefined ? '-' : n.toFixed(
 // What the non-2xx answers were, when there were any: their statuses, client errors and timeouts.
 const notOk = (r) => {
   if (r.non2xx + r.errors + r.timeouts === 0) return '';
-  const statuses = Object.entries(r.statusCodes ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, { count }]) => `${code}×${count}`);
+  const statuses = Object.entries(r.statusCodes ?? {})
+    .filter(([code]) => !code.startsWith('2'))
+    .map(([code, { count }]) => `${code}×${count}`);
   return ` (${[...statuses, r.errors ? `errors×${r.errors}` : '', r.timeouts ? `timeouts×${r.timeouts}` : ''].filter(Boolean).join(' ')})`;
 };
 /** A run's machine-busy fraction as a percentage, '-' where /proc/stat was not readable. */
 const busyPct = (busy) => (busy === null ? '-' : fmt(busy * 100));
 
-function table(rows, head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'CPU µs/req', 'PG µs/req', 'ratio', 'target', 'result']) {
+function table(
+  rows,
+  head = ['case', 'req/s', 'p99 ms', 'non-2xx', 'RSS MB', 'CPU µs/req', 'PG µs/req', 'ratio', 'target', 'result'],
+) {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
 async function main() {
-  const requested = (process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : [...Object.keys(TARGETS), 'charging']).map((s) => s.trim());
+  const requested = (
+    process.env.BENCH_CASES ? process.env.BENCH_CASES.split(',') : [...Object.keys(TARGETS), 'charging']
+  ).map((s) => s.trim());
   // 'charging' is the group of the charging cases (runCharging, below), run after the others.
   const charging = requested.includes('charging');
   const cases = requested.filter((c) => c !== 'charging');
-  for (const c of cases) if (!(c in TARGETS)) throw new Error(`unknown case ${c}; known: ${Object.keys(TARGETS).join(', ')}`);
+  for (const c of cases)
+    if (!(c in TARGETS)) throw new Error(`unknown case ${c}; known: ${Object.keys(TARGETS).join(', ')}`);
   if (!existsSync(join(root, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run `npm run build` first');
 
   const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -431,7 +464,9 @@ async function main() {
   dropDatabase = async () => {
     dropDatabase = async () => {};
     await Promise.all([...children].map(stop));
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => process.stderr.write(`could not drop ${dbName}: ${e.message}\n`));
+    await admin
+      .query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+      .catch((e) => process.stderr.write(`could not drop ${dbName}: ${e.message}\n`));
     await admin.end();
   };
   const databaseUrl = withDatabase(ADMIN_URL, dbName);
@@ -453,7 +488,9 @@ async function main() {
     );
     const busy = loadavg()[0];
     if (busy > 1) {
-      process.stderr.write(`bench: the machine is already busy (load average ${busy.toFixed(1)}): expect lower, noisier figures\n`);
+      process.stderr.write(
+        `bench: the machine is already busy (load average ${busy.toFixed(1)}): expect lower, noisier figures\n`,
+      );
     }
     // Warm both servers (JIT, pool connections, prepared statements) before measuring.
     await load({ ...base, url: ctx.bare.url, duration: WARMUP_SECONDS });
@@ -472,22 +509,34 @@ async function main() {
     // taken to that run: this machine's speed drifts by up to 2× over tens of seconds, and a case
     // measured a minute after its baseline took the drift as its own.
     const bareRun = async (round) => {
-      const b = await load({ ...base, url: ctx.bare.url, duration: DURATION }, { pid: ctx.bare.child.pid, admin: null });
+      const b = await load(
+        { ...base, url: ctx.bare.url, duration: DURATION },
+        { pid: ctx.bare.child.pid, admin: null },
+      );
       runs.baseline.push(b);
-      process.stderr.write(`  round ${round} baseline      ${fmt(b.rps)} req/s  p99 ${b.p99} ms  CPU ${fmt(b.cpuPerReq)} µs/req\n`);
+      process.stderr.write(
+        `  round ${round} baseline      ${fmt(b.rps)} req/s  p99 ${b.p99} ms  CPU ${fmt(b.cpuPerReq)} µs/req\n`,
+      );
       return b.rps;
     };
     for (let round = 1; round <= ROUNDS; round++) {
       const eBase = await bareRun(round);
-      const e = await load({ ...base, url: `${ctx.ceiling.url}/me`, duration: DURATION }, { pid: ctx.ceiling.child.pid, admin: null });
+      const e = await load(
+        { ...base, url: `${ctx.ceiling.url}/me`, duration: DURATION },
+        { pid: ctx.ceiling.child.pid, admin: null },
+      );
       runs.ceiling.push({ ...e, pairedRatio: e.rps / eBase });
-      process.stderr.write(`  round ${round} empty Nest    ${fmt(e.rps)} req/s  p99 ${e.p99} ms  CPU ${fmt(e.cpuPerReq)} µs/req\n`);
+      process.stderr.write(
+        `  round ${round} empty Nest    ${fmt(e.rps)} req/s  p99 ${e.p99} ms  CPU ${fmt(e.cpuPerReq)} µs/req\n`,
+      );
       for (const c of cases) {
         const cBase = await bareRun(round);
         const r = await runCase(c, { ...base, ...caseRequest(c, ctx), duration: DURATION }, target, ctx);
         r.pairedRatio = r.rps / cBase;
         runs[c].push(r);
-        process.stderr.write(`  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}${notOk(r)}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req, load ${fmt(r.loadPerReq)}, machine busy ${busyPct(r.busy)} %${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`);
+        process.stderr.write(
+          `  round ${round} ${c.padEnd(13)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}${notOk(r)}  RSS ${fmt(r.rss)} MB  CPU ${fmt(r.cpuPerReq)} µs/req + PostgreSQL ${fmt(r.pgPerReq)} µs/req, load ${fmt(r.loadPerReq)}, machine busy ${busyPct(r.busy)} %${r.revokes ? `  revoke p50 ${fmt(r.revokeP50, 1)} p99 ${fmt(r.revokeP99, 1)} max ${fmt(r.revokeMax, 1)} ms, accepted after 204: ${r.acceptedAfter}/${r.revokes}` : ''}\n`,
+        );
       }
     }
 
@@ -537,7 +586,9 @@ async function main() {
       if (t.ofCase !== undefined) {
         // Against the named case of the same run (both paired with their own baselines).
         const of = runs[t.ofCase] ? mean(runs[t.ofCase].map((r) => r.pairedRatio)) : NaN;
-        wanted.push(`≥ ${t.ofRatio.toFixed(2)} of ${t.ofCase} (${Number.isNaN(of) ? 'not run' : (ratio / of).toFixed(2)})`);
+        wanted.push(
+          `≥ ${t.ofRatio.toFixed(2)} of ${t.ofCase} (${Number.isNaN(of) ? 'not run' : (ratio / of).toFixed(2)})`,
+        );
         checks.push(!Number.isNaN(of) && ratio / of >= t.ofRatio);
       }
       if (t.p99 !== undefined) {
@@ -548,7 +599,10 @@ async function main() {
         const revokeP99 = Math.max(...rs.map((r) => r.revokeP99 ?? Infinity));
         const accepted = rs.reduce((a, r) => a + r.acceptedAfter, 0);
         const revokes = rs.reduce((a, r) => a + r.revokes, 0);
-        wanted.push(`revoke p99 ≤ ${t.revokeP99} (${fmt(revokeP99, 1)}; worst run's, ${revokes} revokes)`, `0 accepted after 204 (${accepted})`);
+        wanted.push(
+          `revoke p99 ≤ ${t.revokeP99} (${fmt(revokeP99, 1)}; worst run's, ${revokes} revokes)`,
+          `0 accepted after 204 (${accepted})`,
+        );
         checks.push(revokeP99 <= t.revokeP99, accepted === 0);
       }
       wanted.push(`RSS ≤ ${RSS_LIMIT_MB}`, 'all 2xx');
@@ -557,10 +611,25 @@ async function main() {
       if (!pass) failed = true;
       const cpu = fmt(mean(rs.map((r) => r.cpuPerReq)));
       const pgCpu = fmt(mean(rs.map((r) => r.pgPerReq)));
-      rows.push([c, fmt(rps), fmt(p99), bad, fmt(rss), cpu, pgCpu, ratio.toFixed(2), wanted.join(', '), pass ? 'PASS' : 'FAIL']);
+      rows.push([
+        c,
+        fmt(rps),
+        fmt(p99),
+        bad,
+        fmt(rss),
+        cpu,
+        pgCpu,
+        ratio.toFixed(2),
+        wanted.join(', '),
+        pass ? 'PASS' : 'FAIL',
+      ]);
     }
     process.stdout.write(`\n${table(rows)}\n\n`);
-    process.stdout.write(`load average when done: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+    process.stdout.write(
+      `load average when done: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n`,
+    );
     process.stdout.write(
       `req/s: mean of ${ROUNDS} runs of ${DURATION} s; p99: worst run; RSS: the service's peak VmRSS during its runs;\n` +
         `CPU/PG µs/req: CPU time of the server process / of its PostgreSQL backends per request (less sensitive than req/s to other work on the machine, not immune);\n` +
@@ -595,7 +664,19 @@ async function main() {
 //   USAGE_SYNCHRONOUS_COMMIT   passed to the hosts (on|off, default on)
 const CHARGE_KEYS = Number(process.env.BENCH_CHARGE_KEYS || 50);
 const CHARGE_TARGETS = { perMe: 0.6, hotSpreadX3: 0.8 };
-const CHARGE_HEAD = ['case', 'req/s', 'p99 ms', 'non-2xx', 'CPU µs/req', 'PG µs/req', 'load µs/req', 'busy %', 'ratio', 'target', 'result'];
+const CHARGE_HEAD = [
+  'case',
+  'req/s',
+  'p99 ms',
+  'non-2xx',
+  'CPU µs/req',
+  'PG µs/req',
+  'load µs/req',
+  'busy %',
+  'ratio',
+  'target',
+  'result',
+];
 
 async function startChargeHost(databaseUrl, cpu = 0) {
   const port = await freePort();
@@ -633,14 +714,21 @@ async function startChargeHost(databaseUrl, cpu = 0) {
 
 /** Keys written straight into the database the way minting writes them (the built key format and keyed hash). */
 async function seedCharging(databaseUrl) {
-  const { generateApiKey, hashApiKey } = await import(pathToFileURL(join(root, 'dist', 'auth', 'api-key-format.js')).href);
+  const { generateApiKey, hashApiKey } = await import(
+    pathToFileURL(join(root, 'dist', 'auth', 'api-key-format.js')).href
+  );
   const secret = createSecretKey(Buffer.from(API_KEY_SECRET));
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const member = async (orgId, i) => {
-      const user = await client.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [`charge-${randomBytes(6).toString('hex')}-${i}@example.com`]);
-      await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'member')`, [orgId, user.rows[0].id]);
+      const user = await client.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [
+        `charge-${randomBytes(6).toString('hex')}-${i}@example.com`,
+      ]);
+      await client.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'member')`, [
+        orgId,
+        user.rows[0].id,
+      ]);
       const k = generateApiKey();
       await client.query(
         `INSERT INTO api_keys (user_id, org_id, name, lookup, last4, key_hash, scopes) VALUES ($1, $2, 'bench', $3, $4, $5, $6)`,
@@ -648,7 +736,8 @@ async function seedCharging(databaseUrl) {
       );
       return k.key;
     };
-    const org = async () => (await client.query(`INSERT INTO orgs (name, plan) VALUES ('Charge bench', 'pro') RETURNING id`)).rows[0].id;
+    const org = async () =>
+      (await client.query(`INSERT INTO orgs (name, plan) VALUES ('Charge bench', 'pro') RETURNING id`)).rows[0].id;
     const hotOrg = await org();
     const hot = [];
     for (let i = 0; i < CHARGE_KEYS; i++) hot.push(await member(hotOrg, i));
@@ -682,20 +771,45 @@ async function loadSpread(urls, options) {
 }
 
 async function runCharging(ctx, admin, databaseUrl, baseRps) {
-  const hosts = [await startChargeHost(databaseUrl, 0), await startChargeHost(databaseUrl, 0), await startChargeHost(databaseUrl, 0)];
+  const hosts = [
+    await startChargeHost(databaseUrl, 0),
+    await startChargeHost(databaseUrl, 0),
+    await startChargeHost(databaseUrl, 0),
+  ];
   const keys = await seedCharging(databaseUrl);
   const target = { pid: hosts[0].child.pid, admin };
   const base = { connections: CONNECTIONS };
   const cases = {
-    'me-hot': () => load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.hot), duration: DURATION }, target),
-    'charge-hot': () => load({ ...base, url: `${hosts[0].url}/host/ask`, headersPerClient: bearer(keys.hot), duration: DURATION }, target),
-    'me-spread': () => load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.spread), duration: DURATION }, target),
-    'charge-spread': () => load({ ...base, url: `${hosts[0].url}/host/ask`, headersPerClient: bearer(keys.spread), duration: DURATION }, target),
-    'charge-hot-x3': () => loadSpread(hosts.map((h) => `${h.url}/host/ask`), { ...base, headersPerClient: bearer(keys.hot), duration: DURATION }),
-    'charge-spread-x3': () => loadSpread(hosts.map((h) => `${h.url}/host/ask`), { ...base, headersPerClient: bearer(keys.spread), duration: DURATION }),
+    'me-hot': () =>
+      load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.hot), duration: DURATION }, target),
+    'charge-hot': () =>
+      load(
+        { ...base, url: `${hosts[0].url}/host/ask`, headersPerClient: bearer(keys.hot), duration: DURATION },
+        target,
+      ),
+    'me-spread': () =>
+      load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.spread), duration: DURATION }, target),
+    'charge-spread': () =>
+      load(
+        { ...base, url: `${hosts[0].url}/host/ask`, headersPerClient: bearer(keys.spread), duration: DURATION },
+        target,
+      ),
+    'charge-hot-x3': () =>
+      loadSpread(
+        hosts.map((h) => `${h.url}/host/ask`),
+        { ...base, headersPerClient: bearer(keys.hot), duration: DURATION },
+      ),
+    'charge-spread-x3': () =>
+      loadSpread(
+        hosts.map((h) => `${h.url}/host/ask`),
+        { ...base, headersPerClient: bearer(keys.spread), duration: DURATION },
+      ),
   };
-  process.stderr.write(`bench: charging through a host route, ${CHARGE_KEYS} keys per case, synchronous_commit ${process.env.USAGE_SYNCHRONOUS_COMMIT ?? 'on'}\n`);
-  for (const h of hosts) await load({ ...base, url: `${h.url}/host/ask`, headersPerClient: bearer(keys.spread), duration: WARMUP_SECONDS });
+  process.stderr.write(
+    `bench: charging through a host route, ${CHARGE_KEYS} keys per case, synchronous_commit ${process.env.USAGE_SYNCHRONOUS_COMMIT ?? 'on'}\n`,
+  );
+  for (const h of hosts)
+    await load({ ...base, url: `${h.url}/host/ask`, headersPerClient: bearer(keys.spread), duration: WARMUP_SECONDS });
   await load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.hot), duration: WARMUP_SECONDS });
   const runs = Object.fromEntries(Object.keys(cases).map((c) => [c, []]));
   const bases = [];
@@ -705,7 +819,9 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
     for (const [name, run] of Object.entries(cases)) {
       const r = await run();
       runs[name].push(r);
-      process.stderr.write(`  round ${round} ${name.padEnd(16)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  machine busy ${busyPct(r.busy)} %\n`);
+      process.stderr.write(
+        `  round ${round} ${name.padEnd(16)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  machine busy ${busyPct(r.busy)} %\n`,
+      );
     }
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -743,7 +859,9 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
   const hotSpread3 = rps['charge-hot-x3'] / rps['charge-spread-x3'];
   const x3ok = hotSpread3 >= CHARGE_TARGETS.hotSpreadX3;
   if (!x3ok) pass = false;
-  process.stdout.write(`\nCharging through a host route (@Charges('asks')), bare server ${fmt(bare)} req/s in this run:\n\n${table(rows, CHARGE_HEAD)}\n\n`);
+  process.stdout.write(
+    `\nCharging through a host route (@Charges('asks')), bare server ${fmt(bare)} req/s in this run:\n\n${table(rows, CHARGE_HEAD)}\n\n`,
+  );
   process.stdout.write(
     `hot/spread, one instance: ${hotSpread1.toFixed(2)}; three instances: ${hotSpread3.toFixed(2)} (target ≥ ${CHARGE_TARGETS.hotSpreadX3}: ${x3ok ? 'PASS' : 'FAIL'})\n` +
       `ratio: req/s ÷ the bare server's; "of /me": charges/s ÷ GET /me on the same host with the same keys (hot or spread).\n` +

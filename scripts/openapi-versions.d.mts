@@ -1,2 +1,5 @@
 /** The API versions an OpenAPI document declares, oldest first (empty: none). */
-export function declaredVersions(document: { info?: Record<string, unknown>; paths?: Record<string, unknown> }): string[];
+export function declaredVersions(document: {
+  info?: Record<string, unknown>;
+  paths?: Record<string, unknown>;
+}): string[];

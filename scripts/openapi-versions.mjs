@@ -11,7 +11,8 @@ export function declaredVersions(document) {
   for (const item of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(item ?? {})) {
       for (const parameter of operation?.parameters ?? []) {
-        if (parameter.in === 'header' && parameter.name?.toLowerCase() === 'api-version') for (const v of parameter.schema?.enum ?? []) found.add(String(v));
+        if (parameter.in === 'header' && parameter.name?.toLowerCase() === 'api-version')
+          for (const v of parameter.schema?.enum ?? []) found.add(String(v));
       }
     }
   }

@@ -33,10 +33,15 @@ for (const file of ['openapi.json', 'README.md']) cpSync(join(client, file), joi
 writeFileSync(join(stage, 'package.json'), `${JSON.stringify({ ...manifest, version: server.version }, null, 2)}\n`);
 
 const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] : ['npm', []];
-const packed = spawnSync(npm[0], [...npm[1], 'pack', '--json', '--pack-destination', out], { cwd: stage, encoding: 'utf8' });
+const packed = spawnSync(npm[0], [...npm[1], 'pack', '--json', '--pack-destination', out], {
+  cwd: stage,
+  encoding: 'utf8',
+});
 if (packed.status !== 0) {
   process.stderr.write(packed.stderr ?? String(packed.error));
   process.exit(1);
 }
 const [info] = JSON.parse(packed.stdout);
-process.stdout.write(`${JSON.stringify({ tarball: join(out, info.filename), files: info.files.map((f) => f.path).sort() }, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ tarball: join(out, info.filename), files: info.files.map((f) => f.path).sort() }, null, 2)}\n`,
+);

@@ -25,7 +25,9 @@ function walk(entry, resolveRelative) {
     if (!existsSync(file)) throw new Error(`${relative(root, file)} is imported but missing`);
     files.add(file);
     // Comments out first: a doc comment may well say `from "several"`.
-    const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    const code = readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
     // Not a property named "from" (`"from", void 0` in decorator metadata): only `from '...'` and `import('...')`.
     for (const m of code.matchAll(/(?:(?<!['"])\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"\n]+)['"]/g)) {
       const spec = m[1];
@@ -59,14 +61,19 @@ if (stray.length > 0) {
 }
 // An optional peer (pg-boss, standardwebhooks: only for EventsModule) is loaded on first use, never
 // by importing the library: a host without events does not install it.
-const optional = Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional).map(([name]) => name);
+const optional = Object.entries(manifest.peerDependenciesMeta ?? {})
+  .filter(([, meta]) => meta.optional)
+  .map(([name]) => name);
 const eager = optional.filter((name) => js.loadedStatically.has(name) || dts.loadedStatically.has(name));
 if (eager.length > 0) {
   process.stderr.write(`error: the library imports optional peer dependencies statically: ${eager.join(', ')}\n`);
   process.exit(1);
 }
 // The library's own dependencies (and optional peers) take the server's ranges, so both deliverables run the same code.
-for (const [name, range] of [...Object.entries(manifest.dependencies), ...optional.map((name) => [name, manifest.peerDependencies[name]])]) {
+for (const [name, range] of [
+  ...Object.entries(manifest.dependencies),
+  ...optional.map((name) => [name, manifest.peerDependencies[name]]),
+]) {
   const mine = server.dependencies?.[name];
   if (mine !== undefined && mine !== range) {
     process.stderr.write(`error: library/package.json has ${name}@${range} but package.json has ${mine}\n`);
@@ -85,13 +92,16 @@ for (const file of [...files, 'docs/embedding.md']) {
 copyFileSync(join(root, 'library', 'README.md'), join(stage, 'README.md'));
 writeFileSync(join(stage, 'package.json'), `${JSON.stringify({ ...manifest, version: server.version }, null, 2)}\n`);
 
-const npm = process.env.npm_execpath
-  ? [process.execPath, [process.env.npm_execpath]]
-  : ['npm', []];
-const packed = spawnSync(npm[0], [...npm[1], 'pack', '--json', '--pack-destination', out], { cwd: stage, encoding: 'utf8' });
+const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] : ['npm', []];
+const packed = spawnSync(npm[0], [...npm[1], 'pack', '--json', '--pack-destination', out], {
+  cwd: stage,
+  encoding: 'utf8',
+});
 if (packed.status !== 0) {
   process.stderr.write(packed.stderr ?? String(packed.error));
   process.exit(1);
 }
 const [info] = JSON.parse(packed.stdout);
-process.stdout.write(`${JSON.stringify({ tarball: join(out, info.filename), files, packages: [...used].sort() }, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ tarball: join(out, info.filename), files, packages: [...used].sort() }, null, 2)}\n`,
+);

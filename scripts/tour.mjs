@@ -22,8 +22,12 @@ function say(line) {
 
 /** `npm run --silent admin -- ...`, without npm: one JSON object back, or the CLI's own error. */
 function admin(...args) {
-  const r = spawnSync(process.execPath, [join(root, 'scripts', 'run-built.mjs'), 'cli/admin.js', ...args], { encoding: 'utf8', env: process.env });
-  if (r.status !== 0) throw new TourError(`admin ${args.join(' ')} failed (exit ${r.status}): ${(r.stderr || '').trim().split('\n')[0]}`);
+  const r = spawnSync(process.execPath, [join(root, 'scripts', 'run-built.mjs'), 'cli/admin.js', ...args], {
+    encoding: 'utf8',
+    env: process.env,
+  });
+  if (r.status !== 0)
+    throw new TourError(`admin ${args.join(' ')} failed (exit ${r.status}): ${(r.stderr || '').trim().split('\n')[0]}`);
   return JSON.parse(r.stdout);
 }
 
@@ -35,7 +39,9 @@ async function call(method, path, { token, body } = {}) {
   try {
     res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (error) {
-    throw new TourError(`no server answers at ${base} (${error.cause?.code ?? error.message}): start one with \`npm start\`, or set BASE_URL / PORT`);
+    throw new TourError(
+      `no server answers at ${base} (${error.cause?.code ?? error.message}): start one with \`npm start\`, or set BASE_URL / PORT`,
+    );
   }
   const text = await res.text();
   let json;
@@ -49,7 +55,8 @@ async function call(method, path, { token, body } = {}) {
 
 async function expectStatus(title, expected, request) {
   const res = await request;
-  if (res.status !== expected) throw new TourError(`${title}: expected ${expected}, got ${res.status} ${res.text.slice(0, 200)}`);
+  if (res.status !== expected)
+    throw new TourError(`${title}: expected ${expected}, got ${res.status} ${res.text.slice(0, 200)}`);
   say(`  ${expected}  ${title}`);
   return res.body;
 }
@@ -66,22 +73,39 @@ async function tour() {
   say(`  ok   org ${org.id}, owner ${me.email}, workspace, session (CLI)`);
 
   const who = await expectStatus('who am I, with the session (GET /me)', 200, call('GET', '/me', { token: session }));
-  if (who.org_id !== org.id || who.org_role !== 'owner') throw new TourError(`GET /me: expected org ${org.id} as owner, got ${JSON.stringify(who)}`);
+  if (who.org_id !== org.id || who.org_role !== 'owner')
+    throw new TourError(`GET /me: expected org ${org.id} as owner, got ${JSON.stringify(who)}`);
 
   const minted = await expectStatus(
     'mint a key; the full key is shown exactly once (POST /api-keys)',
     201,
-    call('POST', '/api-keys', { token: session, body: { org_id: org.id, name: 'laptop', scopes: ['decisions:read'], expires_in_days: 30 } }),
+    call('POST', '/api-keys', {
+      token: session,
+      body: { org_id: org.id, name: 'laptop', scopes: ['decisions:read'], expires_in_days: 30 },
+    }),
   );
   const key = minted.key;
   await expectStatus('the key proves itself (GET /me)', 200, call('GET', '/me', { token: key }));
   await expectStatus('plan and daily meters (GET /usage)', 200, call('GET', '/usage', { token: key }));
-  await expectStatus('keys cannot manage keys (GET /api-keys with the key)', 403, call('GET', '/api-keys', { token: key }));
+  await expectStatus(
+    'keys cannot manage keys (GET /api-keys with the key)',
+    403,
+    call('GET', '/api-keys', { token: key }),
+  );
 
-  const list = await expectStatus('list, masked (GET /api-keys)', 200, call('GET', `/api-keys?org_id=${org.id}`, { token: session }));
+  const list = await expectStatus(
+    'list, masked (GET /api-keys)',
+    200,
+    call('GET', `/api-keys?org_id=${org.id}`, { token: session }),
+  );
   const listed = list.keys.find((k) => k.id === minted.id);
-  if (!listed || 'key' in listed || listed.last4 !== key.slice(-4)) throw new TourError(`GET /api-keys: the minted key is not listed masked`);
-  await expectStatus('revoke (DELETE /api-keys/{id})', 204, call('DELETE', `/api-keys/${minted.id}`, { token: session }));
+  if (!listed || 'key' in listed || listed.last4 !== key.slice(-4))
+    throw new TourError(`GET /api-keys: the minted key is not listed masked`);
+  await expectStatus(
+    'revoke (DELETE /api-keys/{id})',
+    204,
+    call('DELETE', `/api-keys/${minted.id}`, { token: session }),
+  );
   await expectStatus('the revoked key stops working at once (GET /me)', 401, call('GET', '/me', { token: key }));
   say('Tour complete.');
 }
@@ -89,7 +113,7 @@ async function tour() {
 tour().then(
   () => process.exit(0),
   (error) => {
-    process.stderr.write(`tour failed: ${error instanceof TourError ? error.message : error?.stack ?? error}\n`);
+    process.stderr.write(`tour failed: ${error instanceof TourError ? error.message : (error?.stack ?? error)}\n`);
     process.exit(1);
   },
 );

@@ -35,9 +35,19 @@ export function eventsSettingsFrom(config: AppConfig): EventsSettings {
     retryDelayMaxSeconds: env.WEBHOOK_RETRY_DELAY_MAX_SECONDS,
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
     httpsOnly: config.production,
-    allowCidrs: (env.WEBHOOK_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    allowCidrs: (env.WEBHOOK_ALLOW_CIDRS ?? '')
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean),
     // An allowed CIDR opens addresses, not every port on them.
-    allowedPorts: env.WEBHOOK_ALLOWED_PORTS ? parsePortRanges(env.WEBHOOK_ALLOWED_PORTS) : config.production ? [[443, 443]] : [[443, 443], [80, 80]],
+    allowedPorts: env.WEBHOOK_ALLOWED_PORTS
+      ? parsePortRanges(env.WEBHOOK_ALLOWED_PORTS)
+      : config.production
+        ? [[443, 443]]
+        : [
+            [443, 443],
+            [80, 80],
+          ],
     maxEndpointsPerOrg: env.WEBHOOK_MAX_ENDPOINTS_PER_ORG,
     sendRatePerMinute: env.WEBHOOK_SEND_RATE_LIMIT,
     orgConcurrency: env.WEBHOOK_ORG_CONCURRENCY,
@@ -78,13 +88,19 @@ export class AppModule {
           mountControllers: options.mountControllers ?? true,
         }),
         EventsModule.register({ events: eventsSettingsFrom(config) }),
-        LeaksModule.register({ githubKeys: config.githubScanningKeys, reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT }),
+        LeaksModule.register({
+          githubKeys: config.githubScanningKeys,
+          reportLimit: config.env.CREDENTIALS_REVOKE_LIMIT,
+        }),
         // The operator's routes (ADMIN_API_TOKEN): here only, never in the library's module.
         PersonalDataModule.withHttp({ adminToken: config.env.ADMIN_API_TOKEN }),
         AccountModule,
         HealthModule,
         MetricsModule.register({
-          token: config.env.METRICS_TOKEN, port: config.env.METRICS_PORT, host: config.env.METRICS_HOST, renderCacheMs: config.env.METRICS_CACHE_MS,
+          token: config.env.METRICS_TOKEN,
+          port: config.env.METRICS_PORT,
+          host: config.env.METRICS_HOST,
+          renderCacheMs: config.env.METRICS_CACHE_MS,
           allowLoopback: config.env.METRICS_ALLOW_LOOPBACK ?? !config.production,
         }),
       ],

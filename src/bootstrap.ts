@@ -11,7 +11,13 @@ import { ConfigError, type AppConfig } from './config/app-config.js';
 import { openDatabase } from './database/open-database.js';
 import { buildOpenApiDocument, setupOpenApi } from './http/openapi.js';
 import { deferJsonErrors } from './http/deferred-body.js';
-import { applySocketLimits, defaultMaxConnections, fastifySocketOptions, releaseUnusedConnectionsOnClose, type SocketLimits } from './http/socket-limits.js';
+import {
+  applySocketLimits,
+  defaultMaxConnections,
+  fastifySocketOptions,
+  releaseUnusedConnectionsOnClose,
+  type SocketLimits,
+} from './http/socket-limits.js';
 import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest, type Logging } from './observability/logging.js';
@@ -50,7 +56,10 @@ function trustProxy(value: string | undefined): boolean | string[] | ((address: 
     const hops = Number(value.trim());
     return (_address: string, hop: number) => hop < hops;
   }
-  return value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** The socket limits of the standalone server, from the environment. */
@@ -106,7 +115,12 @@ export function applicationOptions(logger: CreateAppOptions['logger']): NestAppl
  * and metrics, OpenAPI, shutdown hooks. main (through createApp) and the HTTP tests (through
  * @nestjs/testing) both call it, so tests run the app as it is served.
  */
-export function configureApp(app: NestFastifyApplication, config: AppConfig, logging: Logging, logger: CreateAppOptions['logger']): void {
+export function configureApp(
+  app: NestFastifyApplication,
+  config: AppConfig,
+  logging: Logging,
+  logger: CreateAppOptions['logger'],
+): void {
   if (logger === undefined) app.useLogger(app.get(PinoNestLogger));
   const metrics = app.get(MetricsService);
   const edge = app.get(VersionEdge);
@@ -149,12 +163,17 @@ export function configureApp(app: NestFastifyApplication, config: AppConfig, log
 /** The standalone service on Fastify, ready to `listen`. */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   assertStartable(config);
-  const logging = await createLogging(config, { destination: options.logDestination, silent: options.logger === false });
+  const logging = await createLogging(config, {
+    destination: options.logDestination,
+    silent: options.logger === false,
+  });
   // The database is opened before Nest starts: a permanent failure (wrong password, no such
   // database) is then one line from main, not a flush of Nest's buffered logs and a stack trace.
   // Retries of a database that is not up yet go to the log with their delay (JSON in production).
   const warn = (message: string) => logging.logger.warn(message);
-  const dataSource = await (options.dataSource ?? (() => openDatabase(config, 'server', undefined, { onRetry: warn }, warn)))();
+  const dataSource = await (
+    options.dataSource ?? (() => openDatabase(config, 'server', undefined, { onRetry: warn }, warn))
+  )();
   let app: NestFastifyApplication;
   try {
     app = await NestFactory.create<NestFastifyApplication>(

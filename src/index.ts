@@ -11,13 +11,22 @@ export {
   type KeysUsageIdentityExtras,
   type KeysUsageIdentityModuleOptions,
 } from './core/keys-usage-identity.module-definition.js';
-export type { KeysUsageIdentityOptions, SessionVerificationOptions, VerificationCacheOptions } from './settings/keys-usage-identity.options.js';
+export type {
+  KeysUsageIdentityOptions,
+  SessionVerificationOptions,
+  VerificationCacheOptions,
+} from './settings/keys-usage-identity.options.js';
 
 // Protecting and charging the host's own routes.
 export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
 export { RateLimited, type RateLimitSpec } from './auth/key-limits/rate-limited.decorator.js';
 export { KeyLimitsGuard } from './auth/key-limits/key-limits.guard.js';
-export { DEFAULT_PLAN_RATE_LIMITS, parsePlanRateLimits, type PlanRateLimits, type RateWindow } from './common/plan-rate-limits.js';
+export {
+  DEFAULT_PLAN_RATE_LIMITS,
+  parsePlanRateLimits,
+  type PlanRateLimits,
+  type RateWindow,
+} from './common/plan-rate-limits.js';
 export { ScopesGuard, SessionOnlyGuard } from './auth/access.guards.js';
 export { CredentialGuard } from './auth/credential.guard.js';
 export type { Principal } from './auth/principal.js';
@@ -30,14 +39,27 @@ export { ChargeInterceptor } from './usage/charge.interceptor.js';
 
 // Metering from code.
 export { UsageService, type ChargeResult, type MeterReport, type UsageReport } from './usage/usage.service.js';
-export { isMeter, METERS, UnknownOrgError, UsageLimitExceededError, type Counters, type Meter } from './common/meters.js';
+export {
+  isMeter,
+  METERS,
+  UnknownOrgError,
+  UsageLimitExceededError,
+  type Counters,
+  type Meter,
+} from './common/meters.js';
 // Usage history: attribution per credential, daily reports, retention.
 export { SYSTEM_ATTRIBUTION, type Attribution, type CredentialKind } from './common/meters.js';
 export { UsageHistoryService, type DailyUsageReport, type KeyDailyUsageReport } from './usage/usage-history.service.js';
 export { type DailyUsage } from './usage/usage.service.js';
 export { UsageRetention } from './usage/usage-retention.js';
 export type { UsageOptions } from './settings/keys-usage-identity.options.js';
-export { DEFAULT_PLAN_LIMITS, parsePlanLimits, type Limit, type MeterLimits, type PlanLimits } from './common/plan-limits.js';
+export {
+  DEFAULT_PLAN_LIMITS,
+  parsePlanLimits,
+  type Limit,
+  type MeterLimits,
+  type PlanLimits,
+} from './common/plan-limits.js';
 
 // Keys from code (the same service behind POST/GET/DELETE /api-keys).
 export { ApiKeysService } from './api-keys/api-keys.service.js';

@@ -31,14 +31,20 @@ async function main(): Promise<void> {
   // After createApp, so these lines go through the app's logger (JSON in production).
   const logger = new Logger('Bootstrap');
   const secretsFile = developmentSecretsFile(config);
-  if (generated.length > 0) logger.log(`Generated development secret(s) ${generated.join(', ')} in ${secretsFile} (values never printed; NODE_ENV=production generates nothing)`);
-  if (reused.length > 0) logger.log(`Using development secret(s) ${reused.join(', ')} from ${secretsFile} (values never printed)`);
-  if (!config.env.API_KEY_SECRET) logger.warn('API_KEY_SECRET is not set: API keys are not configured on this deployment (501)');
+  if (generated.length > 0)
+    logger.log(
+      `Generated development secret(s) ${generated.join(', ')} in ${secretsFile} (values never printed; NODE_ENV=production generates nothing)`,
+    );
+  if (reused.length > 0)
+    logger.log(`Using development secret(s) ${reused.join(', ')} from ${secretsFile} (values never printed)`);
+  if (!config.env.API_KEY_SECRET)
+    logger.warn('API_KEY_SECRET is not set: API keys are not configured on this deployment (501)');
   await app.listen(config.env.PORT, config.env.HOST);
   listening = true;
   const host = config.env.HOST === '0.0.0.0' || config.env.HOST === '::' ? 'localhost' : config.env.HOST;
   const base = `http://${host}:${config.env.PORT}`;
-  const metrics = config.env.METRICS_PORT !== undefined ? `http://${host}:${app.get(MetricsServer).port}/metrics` : `${base}/metrics`;
+  const metrics =
+    config.env.METRICS_PORT !== undefined ? `http://${host}:${app.get(MetricsServer).port}/metrics` : `${base}/metrics`;
   logger.log(
     [
       `Listening on ${base} (${config.embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,

@@ -108,7 +108,12 @@ function describeError(err) {
   const message = err instanceof Error ? err.message : String(err);
   switch (status) {
     case 409:
-      return { title: /workspace|repository/i.test(message) ? 'Connect a repository to this organisation first.' : 'Not possible right now.', detail: message };
+      return {
+        title: /workspace|repository/i.test(message)
+          ? 'Connect a repository to this organisation first.'
+          : 'Not possible right now.',
+        detail: message,
+      };
     case 501:
       return { title: 'API keys are not enabled on this deployment.', detail: message };
     case 403:
@@ -116,7 +121,10 @@ function describeError(err) {
     case 404:
       return { title: 'Not found.', detail: message };
     case 429:
-      return { title: 'Too many requests.', detail: err.retryAfter ? `${message} Try again in ${err.retryAfter} s.` : message };
+      return {
+        title: 'Too many requests.',
+        detail: err.retryAfter ? `${message} Try again in ${err.retryAfter} s.` : message,
+      };
     default:
       return { title: status >= 500 ? 'Something went wrong on the server.' : '', detail: message };
   }
@@ -125,8 +133,14 @@ function describeError(err) {
 /** Shows an error in place (with a retry button when given) and speaks it. */
 function showAlert(el, err, retry) {
   const { title, detail } = describeError(err);
-  el.replaceChildren(...[title ? h('strong', { text: title }) : null, title ? ' ' : null, h('span', { text: detail })].filter(Boolean));
-  if (retry) el.append(' ', h('button', { type: 'button', class: 'button secondary small retry', text: 'Try again', onclick: retry }));
+  el.replaceChildren(
+    ...[title ? h('strong', { text: title }) : null, title ? ' ' : null, h('span', { text: detail })].filter(Boolean),
+  );
+  if (retry)
+    el.append(
+      ' ',
+      h('button', { type: 'button', class: 'button secondary small retry', text: 'Try again', onclick: retry }),
+    );
   el.dataset.status = err instanceof ApiError ? String(err.status) : '0';
   show(el, true);
   announce(`${title} ${detail}`.trim(), { error: true });
@@ -215,7 +229,8 @@ async function api(method, path, body) {
     data = null;
   }
   if (!res.ok) {
-    const message = data && typeof data.message === 'string' ? data.message : `The request failed (HTTP ${res.status}).`;
+    const message =
+      data && typeof data.message === 'string' ? data.message : `The request failed (HTTP ${res.status}).`;
     const err = new ApiError(res.status, message, res.headers.get('Retry-After'));
     if (res.status === 401) sessionRefused(err);
     throw err;
@@ -224,7 +239,8 @@ async function api(method, path, body) {
 }
 
 /** The route is not on this deployment (yet): its feature stays hidden. */
-const isMissingRoute = (err) => err instanceof ApiError && (err.status === 404 || err.status === 405 || err.status === 501);
+const isMissingRoute = (err) =>
+  err instanceof ApiError && (err.status === 404 || err.status === 405 || err.status === 501);
 
 /** A list body: the array itself or the first array-valued field among the names given. */
 function listOf(data, ...names) {
@@ -251,7 +267,11 @@ async function loadPaths() {
 /** A 401 anywhere means the token is no good any more: forget it and ask for one. */
 function sessionRefused(err) {
   signOut({ silent: true });
-  setFieldError('signin-error', $('signin-token'), `The session token was not accepted: it may have expired or be invalid. Paste a new one. (Server: “${err.message}”)`);
+  setFieldError(
+    'signin-error',
+    $('signin-token'),
+    `The session token was not accepted: it may have expired or be invalid. Paste a new one. (Server: “${err.message}”)`,
+  );
 }
 
 const handledElsewhere = (err) => err instanceof ApiError && err.status === 401;
@@ -337,7 +357,12 @@ function showOrgPicker(message) {
             'button',
             { type: 'button', class: 'org-choice', 'data-org-id': org.id, onclick: () => chooseOrg(org.id) },
             h('span', { class: 'org-name', text: org.name || org.id }),
-            h('span', { class: 'org-meta' }, h('span', { class: 'badge role', text: org.role || 'member' }), org.plan ? h('span', { class: 'badge plan', 'data-plan': org.plan, text: planName(org.plan) }) : null),
+            h(
+              'span',
+              { class: 'org-meta' },
+              h('span', { class: 'badge role', text: org.role || 'member' }),
+              org.plan ? h('span', { class: 'badge plan', 'data-plan': org.plan, text: planName(org.plan) }) : null,
+            ),
           ),
         ),
       ),
@@ -357,7 +382,16 @@ function showOrgPicker(message) {
 function signOut({ silent = false } = {}) {
   sessionStorage.removeItem(SESSION_KEY);
   sessionStorage.removeItem(LEGACY_ORG_KEY);
-  Object.assign(state, { token: null, orgHeader: null, me: null, orgs: null, keys: [], keysCursor: null, usage: null, daily: null });
+  Object.assign(state, {
+    token: null,
+    orgHeader: null,
+    me: null,
+    orgs: null,
+    keys: [],
+    keysCursor: null,
+    usage: null,
+    daily: null,
+  });
   state.openDetails.clear();
   for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close();
   $('keys-body').replaceChildren();
@@ -455,7 +489,15 @@ function showStartFailure(err) {
   showView('none');
   const banner = $('banner');
   showAlert(banner, err, () => void start());
-  banner.append(' ', h('button', { type: 'button', class: 'button-link', text: 'Use another token', onclick: () => signOut({ silent: true }) }));
+  banner.append(
+    ' ',
+    h('button', {
+      type: 'button',
+      class: 'button-link',
+      text: 'Use another token',
+      onclick: () => signOut({ silent: true }),
+    }),
+  );
 }
 
 const planName = (plan) => `${plan === 'pro' ? 'Pro' : plan === 'free' ? 'Free' : plan} plan`;
@@ -471,7 +513,9 @@ function renderIdentity(me) {
   const switcher = /** @type {HTMLSelectElement} */ ($('org-switch'));
   const several = Boolean(state.orgs && state.orgs.length > 1);
   if (several) {
-    const options = state.orgs.map((o) => h('option', { value: o.id, text: `${o.name || o.id} (${o.role || 'member'})` }));
+    const options = state.orgs.map((o) =>
+      h('option', { value: o.id, text: `${o.name || o.id} (${o.role || 'member'})` }),
+    );
     if (!me.org_id) options.unshift(h('option', { value: '', text: 'Choose an organisation…' }));
     switcher.replaceChildren(...options);
     switcher.value = me.org_id || '';
@@ -530,7 +574,8 @@ function setKeysEnabled(enabled, err) {
 // Dialogs: native <dialog> (the page behind is inert); Tab wraps inside; focus goes back to the
 // control that opened it.
 
-const FOCUSABLE = 'button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [href], [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [href], [tabindex]:not([tabindex="-1"])';
 
 function openDialog(dialog, trigger) {
   dialog.returnFocus = trigger ?? document.activeElement;
@@ -621,18 +666,35 @@ const usable = (status) => status === 'active' || status === 'disabled';
 /** The badge a key shows: its state, how soon it expires, or its rotation grace. */
 function keyBadge(key, now = Date.now()) {
   const status = keyStatus(key, now);
-  if (status === 'denied') return { variant: 'revoked', text: 'Denied', title: 'An admin denied this key: it never verifies' };
-  if (status === 'pending') return { variant: 'expiring', text: 'Pending approval', title: 'Does not verify until an owner or admin approves it' };
-  if (status === 'revoked') return { variant: 'revoked', text: 'Revoked', title: `Revoked ${exactTime(key.revoked_at)}` };
-  if (status === 'expired') return { variant: 'expired', text: 'Expired', title: `Expired ${exactTime(key.expires_at)}` };
-  if (status === 'disabled') return { variant: 'expired', text: 'Disabled', title: 'Refused (401) until enabled again' };
+  if (status === 'denied')
+    return { variant: 'revoked', text: 'Denied', title: 'An admin denied this key: it never verifies' };
+  if (status === 'pending')
+    return {
+      variant: 'expiring',
+      text: 'Pending approval',
+      title: 'Does not verify until an owner or admin approves it',
+    };
+  if (status === 'revoked')
+    return { variant: 'revoked', text: 'Revoked', title: `Revoked ${exactTime(key.revoked_at)}` };
+  if (status === 'expired')
+    return { variant: 'expired', text: 'Expired', title: `Expired ${exactTime(key.expires_at)}` };
+  if (status === 'disabled')
+    return { variant: 'expired', text: 'Disabled', title: 'Refused (401) until enabled again' };
   if (key.previous_secret_expires_at && Date.parse(key.previous_secret_expires_at) > now) {
-    return { variant: 'grace', text: 'In grace', title: `Rotated: the previous secret works until ${exactTime(key.previous_secret_expires_at)}` };
+    return {
+      variant: 'grace',
+      text: 'In grace',
+      title: `Rotated: the previous secret works until ${exactTime(key.previous_secret_expires_at)}`,
+    };
   }
   if (key.expires_at) {
     const days = Math.ceil((Date.parse(key.expires_at) - now) / (DAY * 1000));
     const text = days <= 1 ? 'Expires within a day' : `Expires in ${days} days`;
-    return { variant: days <= EXPIRY_WARNING_DAYS ? 'expiring' : 'active', text, title: `Expires ${exactTime(key.expires_at)}` };
+    return {
+      variant: days <= EXPIRY_WARNING_DAYS ? 'expiring' : 'active',
+      text,
+      title: `Expires ${exactTime(key.expires_at)}`,
+    };
   }
   return { variant: 'active', text: 'Active', title: 'Verifies requests; never expires' };
 }
@@ -678,33 +740,82 @@ function keyRows(key, now) {
     }),
   ];
   if (live && hasRoute('post', '/api-keys/{keyID}/rotate')) {
-    actions.push(h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Rotate ${name}`, text: 'Rotate', onclick: (e) => openRotate(key, e.currentTarget) }));
+    actions.push(
+      h('button', {
+        type: 'button',
+        class: 'button secondary small',
+        'aria-label': `Rotate ${name}`,
+        text: 'Rotate',
+        onclick: (e) => openRotate(key, e.currentTarget),
+      }),
+    );
   }
   if (usable(status) && hasRoute('patch', '/api-keys/{keyID}')) {
     const enable = status === 'disabled';
-    actions.push(h('button', {
-      type: 'button',
-      class: enable ? 'button primary small' : 'button secondary small',
-      'aria-label': `${enable ? 'Enable' : 'Disable'} ${name}`,
-      text: enable ? 'Enable' : 'Disable',
-      onclick: () => void updateKey(key, { enabled: enable }, enable ? `Key ${name} enabled.` : `Key ${name} disabled: it is refused until enabled again.`),
-    }));
+    actions.push(
+      h('button', {
+        type: 'button',
+        class: enable ? 'button primary small' : 'button secondary small',
+        'aria-label': `${enable ? 'Enable' : 'Disable'} ${name}`,
+        text: enable ? 'Enable' : 'Disable',
+        onclick: () =>
+          void updateKey(
+            key,
+            { enabled: enable },
+            enable ? `Key ${name} enabled.` : `Key ${name} disabled: it is refused until enabled again.`,
+          ),
+      }),
+    );
   }
   if (status !== 'revoked') {
-    actions.push(h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${name}`, text: 'Revoke', onclick: (e) => openRevoke(key, e.currentTarget) }));
+    actions.push(
+      h('button', {
+        type: 'button',
+        class: 'button danger small',
+        'aria-label': `Revoke ${name}`,
+        text: 'Revoke',
+        onclick: (e) => openRevoke(key, e.currentTarget),
+      }),
+    );
   }
   const row = h(
     'tr',
     { class: live ? 'key-row' : 'key-row muted-row', 'data-key-id': key.id, 'data-status': status },
-    h('th', { scope: 'row', 'data-label': 'Name', tabindex: '-1', class: key.name ? 'key-name' : 'key-name untitled' }, h('span', { class: 'name-text', text: name })),
-    h('td', { 'data-label': 'Key' }, h('code', { class: 'masked-key', title: 'The full key is never shown again', text: maskedKey(key) })),
-    h('td', { 'data-label': 'Scopes' }, h('span', { class: 'badges' }, ...key.scopes.map((s) => h('span', { class: `badge scope ${s === 'decisions:write' ? 'write' : 'read'}`, text: s })))),
-    h('td', { 'data-label': 'Status', class: 'cell-status' }, h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text })),
+    h(
+      'th',
+      { scope: 'row', 'data-label': 'Name', tabindex: '-1', class: key.name ? 'key-name' : 'key-name untitled' },
+      h('span', { class: 'name-text', text: name }),
+    ),
+    h(
+      'td',
+      { 'data-label': 'Key' },
+      h('code', { class: 'masked-key', title: 'The full key is never shown again', text: maskedKey(key) }),
+    ),
+    h(
+      'td',
+      { 'data-label': 'Scopes' },
+      h(
+        'span',
+        { class: 'badges' },
+        ...key.scopes.map((s) =>
+          h('span', { class: `badge scope ${s === 'decisions:write' ? 'write' : 'read'}`, text: s }),
+        ),
+      ),
+    ),
+    h(
+      'td',
+      { 'data-label': 'Status', class: 'cell-status' },
+      h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text }),
+    ),
     h('td', { 'data-label': 'Last used', class: 'cell-last-used' }, timeCell(key.last_used_at, 'Never')),
     h('td', { 'data-label': 'Created', class: 'cell-created' }, timeCell(key.created_at, '')),
     h('td', { 'data-label': 'Actions', class: 'cell-actions' }, h('span', { class: 'actions' }, ...actions)),
   );
-  const details = h('tr', { class: 'details-row', id: detailsId, hidden: !open }, h('td', { colspan: '7' }, detailsPanel(key)));
+  const details = h(
+    'tr',
+    { class: 'details-row', id: detailsId, hidden: !open },
+    h('td', { colspan: '7' }, detailsPanel(key)),
+  );
   return [row, details];
 }
 
@@ -715,7 +826,14 @@ function detailsPanel(key) {
     h('div', {}, h('dt', { text: 'Key ID' }), h('dd', {}, h('code', { text: key.id }))),
     h('div', {}, h('dt', { text: 'Created' }), h('dd', {}, timeCell(key.created_at, ''))),
     h('div', {}, h('dt', { text: 'Expires' }), h('dd', {}, timeCell(key.expires_at, 'Never'))),
-    key.previous_secret_expires_at ? h('div', {}, h('dt', { text: 'Previous secret works until' }), h('dd', {}, timeCell(key.previous_secret_expires_at, ''))) : null,
+    key.previous_secret_expires_at
+      ? h(
+          'div',
+          {},
+          h('dt', { text: 'Previous secret works until' }),
+          h('dd', {}, timeCell(key.previous_secret_expires_at, '')),
+        )
+      : null,
   );
   const usage = h('div', { class: 'key-usage', 'data-usage-for': key.id });
   const panel = h('div', { class: 'details-panel' }, facts, controlsPanel(key), usage);
@@ -727,7 +845,9 @@ function toggleDetails(id) {
   if (state.openDetails.has(id)) state.openDetails.delete(id);
   else state.openDetails.add(id);
   const row = document.getElementById(`details-${id}`);
-  const button = document.querySelector(`tr[data-key-id="${CSS.escape(id)}"] [aria-controls="details-${CSS.escape(id)}"]`);
+  const button = document.querySelector(
+    `tr[data-key-id="${CSS.escape(id)}"] [aria-controls="details-${CSS.escape(id)}"]`,
+  );
   const open = state.openDetails.has(id);
   if (button) button.setAttribute('aria-expanded', String(open));
   if (row) {
@@ -744,10 +864,18 @@ async function loadKeyUsage(key, slot) {
   try {
     const data = await api('GET', `/api-keys/${encodeURIComponent(key.id)}/usage`);
     const series = seriesOf(listOf(data, 'days'), totalOf);
-    slot.replaceChildren(h('p', { class: 'facts-title', text: 'Usage charged with this key' }), chart(`Units charged with ${keyName(key)} per day (queries, imports and captures), last 30 days`, series, `key-${key.id}`));
+    slot.replaceChildren(
+      h('p', { class: 'facts-title', text: 'Usage charged with this key' }),
+      chart(
+        `Units charged with ${keyName(key)} per day (queries, imports and captures), last 30 days`,
+        series,
+        `key-${key.id}`,
+      ),
+    );
   } catch (err) {
     if (handledElsewhere(err)) return;
-    if (isMissingRoute(err)) slot.replaceChildren(h('p', { class: 'muted', text: 'Usage per key is not available on this deployment.' }));
+    if (isMissingRoute(err))
+      slot.replaceChildren(h('p', { class: 'muted', text: 'Usage per key is not available on this deployment.' }));
     else {
       const alert = h('div', { class: 'alert' });
       slot.replaceChildren(alert);
@@ -757,7 +885,9 @@ async function loadKeyUsage(key, slot) {
 }
 
 function focusRow(id) {
-  const cell = document.querySelector(`tr[data-key-id="${CSS.escape(id)}"] th, tr[data-service-key-id="${CSS.escape(id)}"] th`);
+  const cell = document.querySelector(
+    `tr[data-key-id="${CSS.escape(id)}"] th, tr[data-service-key-id="${CSS.escape(id)}"] th`,
+  );
   if (cell && cell.getClientRects().length > 0) cell.focus();
   else $('app-title').focus();
 }
@@ -870,7 +1000,11 @@ function openReveal(key, record, how) {
   // Size the field to the key once it is laid out (the dialog's width depends on the screen).
   field.rows = Math.max(2, Math.ceil(field.scrollHeight / parseFloat(getComputedStyle(field).lineHeight || '20')));
   $('reveal-copy').focus();
-  announce(how === 'rotated' ? `Key ${keyName(record)} rotated. Copy the new secret now: it is shown only once.` : `Key ${keyName(record)} created. Copy it now: it is shown only once.`);
+  announce(
+    how === 'rotated'
+      ? `Key ${keyName(record)} rotated. Copy the new secret now: it is shown only once.`
+      : `Key ${keyName(record)} created. Copy it now: it is shown only once.`,
+  );
 }
 
 async function copyKey() {
@@ -999,7 +1133,12 @@ async function confirmRevoke(event) {
   try {
     const org = encodeURIComponent(state.me.org_id);
     const id = encodeURIComponent(key.id);
-    const path = scope === 'org' ? `/orgs/${org}/api-keys/${id}` : scope === 'service' ? `/orgs/${org}/service-keys/${id}` : `/api-keys/${id}`;
+    const path =
+      scope === 'org'
+        ? `/orgs/${org}/api-keys/${id}`
+        : scope === 'service'
+          ? `/orgs/${org}/service-keys/${id}`
+          : `/api-keys/${id}`;
     await api('DELETE', path);
     const dialog = $('revoke-dialog');
     dialog.returnFocus = null;
@@ -1060,23 +1199,75 @@ function controlsPanel(key) {
   const facts = h(
     'dl',
     { class: 'control-facts' },
-    h('div', {}, h('dt', { text: 'Rate limits' }), h('dd', { text: key.rate_limits ? key.rate_limits.map((w) => `${w.name}: ${w.limit} per ${w.window_seconds} s`).join('; ') : 'Plan default' })),
-    h('div', {}, h('dt', { text: 'Credits' }), h('dd', { 'data-credits': '', text: credits ? `${credits.remaining} left${credits.next_refill_at ? `, refill to ${credits.refill.amount} ${exactTime(credits.next_refill_at)}` : ''}` : 'Unlimited' })),
-    h('div', {}, h('dt', { text: 'Allowed networks' }), h('dd', { text: key.allowed_cidrs ? key.allowed_cidrs.join(', ') : 'Anywhere' })),
-    key.metadata ? h('div', {}, h('dt', { text: 'Metadata' }), h('dd', {}, h('code', { text: JSON.stringify(key.metadata) }))) : null,
+    h(
+      'div',
+      {},
+      h('dt', { text: 'Rate limits' }),
+      h('dd', {
+        text: key.rate_limits
+          ? key.rate_limits.map((w) => `${w.name}: ${w.limit} per ${w.window_seconds} s`).join('; ')
+          : 'Plan default',
+      }),
+    ),
+    h(
+      'div',
+      {},
+      h('dt', { text: 'Credits' }),
+      h('dd', {
+        'data-credits': '',
+        text: credits
+          ? `${credits.remaining} left${credits.next_refill_at ? `, refill to ${credits.refill.amount} ${exactTime(credits.next_refill_at)}` : ''}`
+          : 'Unlimited',
+      }),
+    ),
+    h(
+      'div',
+      {},
+      h('dt', { text: 'Allowed networks' }),
+      h('dd', { text: key.allowed_cidrs ? key.allowed_cidrs.join(', ') : 'Anywhere' }),
+    ),
+    key.metadata
+      ? h('div', {}, h('dt', { text: 'Metadata' }), h('dd', {}, h('code', { text: JSON.stringify(key.metadata) })))
+      : null,
   );
   if (keyStatus(key) === 'revoked' || !hasRoute('patch', '/api-keys/{keyID}')) return facts;
   const id = (field) => `ctl-${field}-${key.id}`;
   const area = (field, label, value, hint) =>
-    h('div', { class: 'field' }, h('label', { for: id(field), text: label }), h('textarea', { id: id(field), rows: '3', spellcheck: 'false', 'aria-describedby': `${id(field)}-hint` }, value), h('p', { class: 'hint', id: `${id(field)}-hint`, text: hint }));
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: id(field), text: label }),
+      h('textarea', { id: id(field), rows: '3', spellcheck: 'false', 'aria-describedby': `${id(field)}-hint` }, value),
+      h('p', { class: 'hint', id: `${id(field)}-hint`, text: hint }),
+    );
   const alert = h('div', { class: 'alert', hidden: true, role: 'alert' });
   const form = h(
     'form',
     { class: 'controls-form', 'aria-label': `Controls of ${keyName(key)}` },
-    area('rate_limits', 'Rate limits (JSON)', pretty(key.rate_limits), 'Up to 5 windows, e.g. [{"name":"default","limit":10,"window_seconds":1}]; empty: the plan default.'),
-    area('credits', 'Credits (JSON)', credits ? pretty({ remaining: credits.remaining, ...(credits.refill ? { refill: credits.refill } : {}) }) : '', 'e.g. {"remaining":1000,"refill":{"amount":1000,"interval":"monthly"}}; empty: unlimited.'),
-    area('allowed_cidrs', 'Allowed networks (one CIDR a line)', (key.allowed_cidrs ?? []).join('\n'), 'e.g. 203.0.113.0/24; empty: anywhere.'),
-    area('metadata', 'Metadata (JSON object)', pretty(key.metadata), 'At most 1 KB; given to your services with each request; empty: none.'),
+    area(
+      'rate_limits',
+      'Rate limits (JSON)',
+      pretty(key.rate_limits),
+      'Up to 5 windows, e.g. [{"name":"default","limit":10,"window_seconds":1}]; empty: the plan default.',
+    ),
+    area(
+      'credits',
+      'Credits (JSON)',
+      credits ? pretty({ remaining: credits.remaining, ...(credits.refill ? { refill: credits.refill } : {}) }) : '',
+      'e.g. {"remaining":1000,"refill":{"amount":1000,"interval":"monthly"}}; empty: unlimited.',
+    ),
+    area(
+      'allowed_cidrs',
+      'Allowed networks (one CIDR a line)',
+      (key.allowed_cidrs ?? []).join('\n'),
+      'e.g. 203.0.113.0/24; empty: anywhere.',
+    ),
+    area(
+      'metadata',
+      'Metadata (JSON object)',
+      pretty(key.metadata),
+      'At most 1 KB; given to your services with each request; empty: none.',
+    ),
     alert,
     h('button', { type: 'submit', class: 'button primary small', text: 'Save controls' }),
   );
@@ -1093,7 +1284,11 @@ function controlsPanel(key) {
         return;
       }
     }
-    const cidrs = form.querySelector(`#${CSS.escape(id('allowed_cidrs'))}`).value.split('\n').map((s) => s.trim()).filter(Boolean);
+    const cidrs = form
+      .querySelector(`#${CSS.escape(id('allowed_cidrs'))}`)
+      .value.split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean);
     body.allowed_cidrs = cidrs.length > 0 ? cidrs : null;
     void updateKey(key, body, `Controls of ${keyName(key)} saved.`, alert);
   });
@@ -1105,7 +1300,8 @@ function controlsPanel(key) {
 /** `scope`: the caller's own key, or (`service`) one of the org's service keys. */
 function openRotate(key, trigger, scope = 'own') {
   state.dialogTarget = { key, scope };
-  $('rotate-text').textContent = `“${keyName(key)}” gets a new secret, shown once. The current secret keeps working for the grace period you choose, then stops.`;
+  $('rotate-text').textContent =
+    `“${keyName(key)}” gets a new secret, shown once. The current secret keeps working for the grace period you choose, then stops.`;
   $('rotate-grace').value = '86400';
   clearAlert($('rotate-error'));
   openDialog($('rotate-dialog'), trigger);
@@ -1121,7 +1317,10 @@ async function confirmRotate(event) {
   button.textContent = 'Rotating…';
   try {
     const id = encodeURIComponent(target.key.id);
-    const path = target.scope === 'service' ? `/orgs/${encodeURIComponent(state.me.org_id)}/service-keys/${id}/rotate` : `/api-keys/${id}/rotate`;
+    const path =
+      target.scope === 'service'
+        ? `/orgs/${encodeURIComponent(state.me.org_id)}/service-keys/${id}/rotate`
+        : `/api-keys/${id}/rotate`;
     const rotated = await api('POST', path, { grace_period_seconds: Number($('rotate-grace').value) });
     const { key, ...record } = rotated;
     if (target.scope === 'service') {
@@ -1184,7 +1383,8 @@ async function loadUsage({ quiet = false } = {}) {
 function scheduleMidnight(resetsAt) {
   clearTimeout(midnightTimer);
   const wait = Date.parse(resetsAt) - Date.now() + 1000;
-  if (Number.isFinite(wait) && wait > 0 && wait < 2 * DAY * 1000) midnightTimer = setTimeout(() => void loadUsage({ quiet: true }), wait);
+  if (Number.isFinite(wait) && wait > 0 && wait < 2 * DAY * 1000)
+    midnightTimer = setTimeout(() => void loadUsage({ quiet: true }), wait);
 }
 
 /** A number from a daily row: the first of the named fields, `{used}` objects included. */
@@ -1212,10 +1412,24 @@ function chart(title, series, id) {
   const width = 300;
   const height = 48;
   const bar = width / series.length;
-  const plot = svg('svg', { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: 'none', class: 'chart', 'aria-hidden': 'true', focusable: 'false' });
+  const plot = svg('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    preserveAspectRatio: 'none',
+    class: 'chart',
+    'aria-hidden': 'true',
+    focusable: 'false',
+  });
   for (const [i, p] of series.entries()) {
     const barHeight = p.value === 0 ? 1 : Math.max(2, (p.value / max) * (height - 2));
-    plot.append(svg('rect', { x: (i * bar + 1).toFixed(2), y: (height - barHeight).toFixed(2), width: (bar - 2).toFixed(2), height: barHeight.toFixed(2), class: p.value === 0 ? 'bar zero' : 'bar' }));
+    plot.append(
+      svg('rect', {
+        x: (i * bar + 1).toFixed(2),
+        y: (height - barHeight).toFixed(2),
+        width: (bar - 2).toFixed(2),
+        height: barHeight.toFixed(2),
+        class: p.value === 0 ? 'bar zero' : 'bar',
+      }),
+    );
   }
   const total = series.reduce((sum, p) => sum + p.value, 0);
   const table = h(
@@ -1223,7 +1437,13 @@ function chart(title, series, id) {
     { class: 'visually-hidden', id: `table-${id}` },
     h('caption', { text: title }),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Day (UTC)' }), h('th', { scope: 'col', text: 'Count' }))),
-    h('tbody', {}, ...series.map((p) => h('tr', {}, h('th', { scope: 'row', text: p.day }), h('td', { text: p.value.toLocaleString('en') })))),
+    h(
+      'tbody',
+      {},
+      ...series.map((p) =>
+        h('tr', {}, h('th', { scope: 'row', text: p.day }), h('td', { text: p.value.toLocaleString('en') })),
+      ),
+    ),
   );
   return h(
     'figure',
@@ -1254,7 +1474,10 @@ function meter(spec, { used, limit }, note) {
         : '';
   let history = null;
   if (state.daily) {
-    const pick = id === 'queries' ? (row) => numberOf(row, spec.daily) || numberOf(row, ['asks']) + numberOf(row, ['retrieves']) : (row) => numberOf(row, spec.daily);
+    const pick =
+      id === 'queries'
+        ? (row) => numberOf(row, spec.daily) || numberOf(row, ['asks']) + numberOf(row, ['retrieves'])
+        : (row) => numberOf(row, spec.daily);
     history = chart(`${label} per day, last 30 days`, seriesOf(state.daily, pick), id);
   }
   return h(
@@ -1264,11 +1487,19 @@ function meter(spec, { used, limit }, note) {
       'div',
       { class: 'meter-head' },
       h('span', { id: `meter-${id}-label`, class: 'meter-label', text: label }),
-      h('span', { class: 'meter-value', text: unlimited ? `${fmt(used)} used · Unlimited` : `${fmt(used)} / ${fmt(limit)}` }),
+      h('span', {
+        class: 'meter-value',
+        text: unlimited ? `${fmt(used)} used · Unlimited` : `${fmt(used)} / ${fmt(limit)}`,
+      }),
     ),
     unlimited
       ? h('div', { class: 'meter-unlimited', 'aria-hidden': 'true' })
-      : h('progress', { max: String(Math.max(limit, 1)), value: String(Math.min(used, limit)), 'aria-labelledby': `meter-${id}-label`, 'aria-valuetext': `${fmt(used)} of ${fmt(limit)} used` }),
+      : h('progress', {
+          max: String(Math.max(limit, 1)),
+          value: String(Math.min(used, limit)),
+          'aria-labelledby': `meter-${id}-label`,
+          'aria-valuetext': `${fmt(used)} of ${fmt(limit)} used`,
+        }),
     h('p', { class: `meter-warning ${level}`, hidden: !warning, text: warning }),
     note ? h('p', { class: 'hint', text: note }) : null,
     history,
@@ -1284,10 +1515,18 @@ function renderUsage() {
   show(plan, true);
   $('usage-meters').replaceChildren(
     ...METERS.map((spec) =>
-      meter(spec, u[spec.field], spec.id === 'queries' ? `Asks ${u.breakdown.asks.toLocaleString('en')} · Retrieves ${u.breakdown.retrieves.toLocaleString('en')}` : null),
+      meter(
+        spec,
+        u[spec.field],
+        spec.id === 'queries'
+          ? `Asks ${u.breakdown.asks.toLocaleString('en')} · Retrieves ${u.breakdown.retrieves.toLocaleString('en')}`
+          : null,
+      ),
     ),
   );
-  $('usage-reset').replaceChildren(h('time', { datetime: u.resets_at, title: exactTime(u.resets_at), text: resetText(u.resets_at) }));
+  $('usage-reset').replaceChildren(
+    h('time', { datetime: u.resets_at, title: exactTime(u.resets_at), text: resetText(u.resets_at) }),
+  );
   show($('usage-body'), true);
 }
 
@@ -1300,7 +1539,14 @@ const isManager = () => state.me && (state.me.org_role === 'owner' || state.me.o
 async function loadOrgAdmin() {
   if (!isManager()) return false;
   await loadMembers();
-  const shown = await Promise.all([loadApprovals(), loadPolicy(), loadOrgKeys(), loadServiceKeys(), loadAudit(), loadWebhooks()]);
+  const shown = await Promise.all([
+    loadApprovals(),
+    loadPolicy(),
+    loadOrgKeys(),
+    loadServiceKeys(),
+    loadAudit(),
+    loadWebhooks(),
+  ]);
   return shown.some(Boolean);
 }
 
@@ -1342,7 +1588,11 @@ async function loadAdminList({ block, error, list, more, path, cursor, render, e
       return false;
     }
     show($(block), true);
-    showAlert($(error), err, () => void loadAdminList({ block, error, list, more, path, cursor, render, emptyText, append }));
+    showAlert(
+      $(error),
+      err,
+      () => void loadAdminList({ block, error, list, more, path, cursor, render, emptyText, append }),
+    );
     return null;
   }
 }
@@ -1376,12 +1626,34 @@ async function loadApprovals() {
           h(
             'td',
             { 'data-label': 'Actions', class: 'cell-actions' },
-            h('button', { type: 'button', class: 'button primary small', 'aria-label': `Approve ${keyName(key)} (minted by ${owner})`, text: 'Approve', onclick: decide('approve') }),
-            h('button', { type: 'button', class: 'button danger small', 'aria-label': `Deny ${keyName(key)} (minted by ${owner})`, text: 'Deny', onclick: decide('deny') }),
+            h('button', {
+              type: 'button',
+              class: 'button primary small',
+              'aria-label': `Approve ${keyName(key)} (minted by ${owner})`,
+              text: 'Approve',
+              onclick: decide('approve'),
+            }),
+            h('button', {
+              type: 'button',
+              class: 'button danger small',
+              'aria-label': `Deny ${keyName(key)} (minted by ${owner})`,
+              text: 'Deny',
+              onclick: decide('deny'),
+            }),
           ),
         );
       });
-      $('approvals-list').replaceChildren(...(rows.length ? [dataTable('Keys waiting for approval', ['Name', 'Minted by', 'Scopes', h('span', { class: 'visually-hidden', text: 'Actions' })], rows)] : []));
+      $('approvals-list').replaceChildren(
+        ...(rows.length
+          ? [
+              dataTable(
+                'Keys waiting for approval',
+                ['Name', 'Minted by', 'Scopes', h('span', { class: 'visually-hidden', text: 'Actions' })],
+                rows,
+              ),
+            ]
+          : []),
+      );
     },
   });
   return next !== false;
@@ -1471,19 +1743,49 @@ async function loadOrgKeys({ more = false } = {}) {
           h('th', { scope: 'row', 'data-label': 'Name' }, h('span', { class: 'name-text', text: keyName(key) })),
           h('td', { 'data-label': 'Minted by', text: owner }),
           h('td', { 'data-label': 'Key' }, h('code', { class: 'masked-key', text: maskedKey(key) })),
-          h('td', { 'data-label': 'Status' }, h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text })),
+          h(
+            'td',
+            { 'data-label': 'Status' },
+            h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text }),
+          ),
           h('td', { 'data-label': 'Last used' }, timeCell(key.last_used_at, 'Never')),
           h(
             'td',
             { 'data-label': 'Actions', class: 'cell-actions' },
-            key.revoked_at ? null : h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${keyName(key)} (minted by ${owner})`, text: 'Revoke', onclick: (e) => openRevoke(key, e.currentTarget, 'org') }),
+            key.revoked_at
+              ? null
+              : h('button', {
+                  type: 'button',
+                  class: 'button danger small',
+                  'aria-label': `Revoke ${keyName(key)} (minted by ${owner})`,
+                  text: 'Revoke',
+                  onclick: (e) => openRevoke(key, e.currentTarget, 'org'),
+                }),
           ),
         );
       });
       const list = $('org-keys-list');
       const body = more ? list.querySelector('tbody') : null;
       if (body) body.append(...rows);
-      else list.replaceChildren(...(rows.length ? [dataTable('Every key in this organisation', ['Name', 'Minted by', 'Key', 'Status', 'Last used', h('span', { class: 'visually-hidden', text: 'Actions' })], rows)] : []));
+      else
+        list.replaceChildren(
+          ...(rows.length
+            ? [
+                dataTable(
+                  'Every key in this organisation',
+                  [
+                    'Name',
+                    'Minted by',
+                    'Key',
+                    'Status',
+                    'Last used',
+                    h('span', { class: 'visually-hidden', text: 'Actions' }),
+                  ],
+                  rows,
+                ),
+              ]
+            : []),
+        );
     },
   });
   if (next !== false && next !== undefined) state.orgKeysCursor = next;
@@ -1493,7 +1795,12 @@ async function loadOrgKeys({ more = false } = {}) {
 // Service keys: the org's own keys, for owners and admins ---------------------------------------
 
 /** Who minted a service key: you, a member's e-mail, or (no longer a member) "a former member". */
-const creatorName = (key) => (!key.created_by ? 'the operator' : key.created_by === state.me?.user_id ? 'you' : (state.members?.get(key.created_by) ?? 'a former member'));
+const creatorName = (key) =>
+  !key.created_by
+    ? 'the operator'
+    : key.created_by === state.me?.user_id
+      ? 'you'
+      : (state.members?.get(key.created_by) ?? 'a former member');
 
 async function loadServiceKeys({ more = false } = {}) {
   const org = encodeURIComponent(state.me.org_id);
@@ -1513,23 +1820,65 @@ async function loadServiceKeys({ more = false } = {}) {
         return h(
           'tr',
           { 'data-service-key-id': key.id, 'data-status': keyStatus(key) },
-          h('th', { scope: 'row', 'data-label': 'Name', tabindex: '-1' }, h('span', { class: 'name-text', text: name })),
+          h(
+            'th',
+            { scope: 'row', 'data-label': 'Name', tabindex: '-1' },
+            h('span', { class: 'name-text', text: name }),
+          ),
           h('td', { 'data-label': 'Created by', text: creatorName(key) }),
           h('td', { 'data-label': 'Key' }, h('code', { class: 'masked-key', text: maskedKey(key) })),
-          h('td', { 'data-label': 'Status' }, h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text })),
+          h(
+            'td',
+            { 'data-label': 'Status' },
+            h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text }),
+          ),
           h('td', { 'data-label': 'Last used' }, timeCell(key.last_used_at, 'Never')),
           h(
             'td',
             { 'data-label': 'Actions', class: 'cell-actions' },
-            keyStatus(key) === 'active' ? h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Rotate service key ${name}`, text: 'Rotate', onclick: (e) => openRotate(key, e.currentTarget, 'service') }) : null,
-            key.revoked_at ? null : h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke service key ${name}`, text: 'Revoke', onclick: (e) => openRevoke(key, e.currentTarget, 'service') }),
+            keyStatus(key) === 'active'
+              ? h('button', {
+                  type: 'button',
+                  class: 'button secondary small',
+                  'aria-label': `Rotate service key ${name}`,
+                  text: 'Rotate',
+                  onclick: (e) => openRotate(key, e.currentTarget, 'service'),
+                })
+              : null,
+            key.revoked_at
+              ? null
+              : h('button', {
+                  type: 'button',
+                  class: 'button danger small',
+                  'aria-label': `Revoke service key ${name}`,
+                  text: 'Revoke',
+                  onclick: (e) => openRevoke(key, e.currentTarget, 'service'),
+                }),
           ),
         );
       });
       const list = $('service-keys-list');
       const body = more ? list.querySelector('tbody') : null;
       if (body) body.append(...rows);
-      else list.replaceChildren(...(rows.length ? [dataTable('Service keys of this organisation', ['Name', 'Created by', 'Key', 'Status', 'Last used', h('span', { class: 'visually-hidden', text: 'Actions' })], rows)] : []));
+      else
+        list.replaceChildren(
+          ...(rows.length
+            ? [
+                dataTable(
+                  'Service keys of this organisation',
+                  [
+                    'Name',
+                    'Created by',
+                    'Key',
+                    'Status',
+                    'Last used',
+                    h('span', { class: 'visually-hidden', text: 'Actions' }),
+                  ],
+                  rows,
+                ),
+              ]
+            : []),
+        );
     },
   });
   if (next !== false && next !== undefined) state.serviceKeysCursor = next;
@@ -1591,7 +1940,9 @@ async function loadAudit({ more = false } = {}) {
     list: 'audit-list',
     more: 'audit-more',
     path: `/orgs/${org}/audit-events?${query}`,
-    emptyText: action ? 'No events match this filter. Clear it to see every event.' : 'Nothing has happened in this organisation yet.',
+    emptyText: action
+      ? 'No events match this filter. Clear it to see every event.'
+      : 'Nothing has happened in this organisation yet.',
     render: (data) => {
       const events = listOf(data, 'events', 'audit_events', 'items');
       const rows = events.map((e) => {
@@ -1612,7 +1963,10 @@ async function loadAudit({ more = false } = {}) {
       const list = $('audit-list');
       const body = more ? list.querySelector('tbody') : null;
       if (body) body.append(...rows);
-      else list.replaceChildren(...(rows.length ? [dataTable('Audit log, newest first', ['When', 'Action', 'Who', 'Target'], rows)] : []));
+      else
+        list.replaceChildren(
+          ...(rows.length ? [dataTable('Audit log, newest first', ['When', 'Action', 'Who', 'Target'], rows)] : []),
+        );
     },
   });
   if (next !== false && next !== undefined) state.auditCursor = next;
@@ -1634,13 +1988,42 @@ async function loadWebhooks() {
         h(
           'tr',
           { 'data-webhook-id': w.id },
-          h('th', { scope: 'row', 'data-label': 'URL' }, h('code', { class: 'masked-key', text: w.url ?? '' }), w.description ? h('span', { class: 'hint block', text: w.description }) : null),
-          h('td', { 'data-label': 'Events', text: Array.isArray(w.event_types) && w.event_types.length ? w.event_types.join(', ') : 'All events' }),
+          h(
+            'th',
+            { scope: 'row', 'data-label': 'URL' },
+            h('code', { class: 'masked-key', text: w.url ?? '' }),
+            w.description ? h('span', { class: 'hint block', text: w.description }) : null,
+          ),
+          h('td', {
+            'data-label': 'Events',
+            text: Array.isArray(w.event_types) && w.event_types.length ? w.event_types.join(', ') : 'All events',
+          }),
           h('td', { 'data-label': 'State' }, webhookBadge(w)),
-          h('td', { 'data-label': 'Deliveries', class: 'cell-actions' }, h('button', { type: 'button', class: 'button ghost small', 'aria-label': `Deliveries to ${w.url}`, text: 'Deliveries', 'aria-expanded': 'false', onclick: (e) => void toggleDeliveries(w, e.currentTarget) })),
+          h(
+            'td',
+            { 'data-label': 'Deliveries', class: 'cell-actions' },
+            h('button', {
+              type: 'button',
+              class: 'button ghost small',
+              'aria-label': `Deliveries to ${w.url}`,
+              text: 'Deliveries',
+              'aria-expanded': 'false',
+              onclick: (e) => void toggleDeliveries(w, e.currentTarget),
+            }),
+          ),
         ),
       );
-      $('webhooks-list').replaceChildren(...(rows.length ? [dataTable('Webhook endpoints', ['URL', 'Events', 'State', h('span', { class: 'visually-hidden', text: 'Deliveries' })], rows)] : []));
+      $('webhooks-list').replaceChildren(
+        ...(rows.length
+          ? [
+              dataTable(
+                'Webhook endpoints',
+                ['URL', 'Events', 'State', h('span', { class: 'visually-hidden', text: 'Deliveries' })],
+                rows,
+              ),
+            ]
+          : []),
+      );
     },
   });
   return next !== false;
@@ -1648,7 +2031,12 @@ async function loadWebhooks() {
 
 function webhookBadge(w) {
   if (w.enabled === false) return h('span', { class: 'badge status expired', text: 'Disabled' });
-  if (w.failing_since) return h('span', { class: 'badge status revoked', title: `Failing since ${exactTime(w.failing_since)}`, text: 'Failing' });
+  if (w.failing_since)
+    return h('span', {
+      class: 'badge status revoked',
+      title: `Failing since ${exactTime(w.failing_since)}`,
+      text: 'Failing',
+    });
   return h('span', { class: 'badge status active', text: 'Enabled' });
 }
 
@@ -1664,7 +2052,10 @@ async function toggleDeliveries(hook, button) {
   row.after(h('tr', { class: 'details-row' }, cell));
   button.setAttribute('aria-expanded', 'true');
   try {
-    const data = await api('GET', `/orgs/${encodeURIComponent(state.me.org_id)}/webhooks/${encodeURIComponent(hook.id)}/deliveries?limit=20`);
+    const data = await api(
+      'GET',
+      `/orgs/${encodeURIComponent(state.me.org_id)}/webhooks/${encodeURIComponent(hook.id)}/deliveries?limit=20`,
+    );
     const deliveries = listOf(data, 'deliveries', 'items');
     cell.replaceChildren(
       deliveries.length
@@ -1678,7 +2069,9 @@ async function toggleDeliveries(hook, button) {
                 h('td', {}, timeCell(d.created_at ?? d.attempted_at ?? d.delivered_at, '')),
                 h('th', { scope: 'row' }, h('code', { text: d.event_type ?? '' })),
                 h('td', { text: String(d.attempt ?? '') }),
-                h('td', { text: `${d.status ?? ''}${d.response_status ? ` (HTTP ${d.response_status})` : ''}${d.error ? `: ${d.error}` : ''}` }),
+                h('td', {
+                  text: `${d.status ?? ''}${d.response_status ? ` (HTTP ${d.response_status})` : ''}${d.error ? `: ${d.error}` : ''}`,
+                }),
               ),
             ),
           )
@@ -1706,7 +2099,11 @@ function onSignIn(event) {
     return;
   }
   if (token.startsWith('svc_live_')) {
-    setFieldError('signin-error', input, 'That is an API key. Managing keys needs a session token (a JWT) instead: an API key can never create, list or revoke keys.');
+    setFieldError(
+      'signin-error',
+      input,
+      'That is an API key. Managing keys needs a session token (a JWT) instead: an API key can never create, list or revoke keys.',
+    );
     input.focus();
     return;
   }
@@ -1734,7 +2131,8 @@ function onPickOrgById(event) {
 function refreshQuietly() {
   if (!state.me || $('app').hidden || document.visibilityState !== 'visible') return;
   void loadUsage({ quiet: true });
-  const busy = [...document.querySelectorAll('dialog')].some((d) => d.open) || $('keys-table').contains(document.activeElement);
+  const busy =
+    [...document.querySelectorAll('dialog')].some((d) => d.open) || $('keys-table').contains(document.activeElement);
   if (!busy && $('keys-error').hidden) renderKeys();
 }
 
@@ -1746,7 +2144,9 @@ function init() {
     theme = null;
   }
   applyTheme(theme === 'dark' || theme === 'light' ? theme : null);
-  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => applyTheme(document.documentElement.dataset.theme));
+  window
+    .matchMedia('(prefers-color-scheme: dark)')
+    .addEventListener('change', () => applyTheme(document.documentElement.dataset.theme));
   $('theme-toggle').addEventListener('click', toggleTheme);
 
   $('signin-form').addEventListener('submit', onSignIn);

@@ -15,7 +15,11 @@ export class AccountController {
   constructor(@Inject(ACCOUNT_ASSETS) private readonly assets: Record<AccountAssetName, AccountAsset>) {}
 
   @Get()
-  @ApiOperation({ operationId: 'accountPage', summary: 'Account page', description: 'The browser page for API keys and usage (HTML; it signs in with a session token and calls this API).' })
+  @ApiOperation({
+    operationId: 'accountPage',
+    summary: 'Account page',
+    description: 'The browser page for API keys and usage (HTML; it signs in with a session token and calls this API).',
+  })
   @ApiOkResponse({ description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } })
   @ApiResponse({ status: 304, description: 'Not modified (If-None-Match matched the ETag).' })
   page(@Headers('if-none-match') etag: string | undefined, @Res() reply: FastifyReply): void {

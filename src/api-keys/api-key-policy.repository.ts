@@ -4,7 +4,14 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { returnedRows } from '../database/transactions.js';
 import type { KeyEventFields } from '../events/event-types.js';
 import { revokedKey, type RevokedKey, type RevokedRow } from './api-key.repository.js';
-import { CAP_LIFETIME_SQL, DECIDE_SQL, KEY_APPROVAL_SQL, REVOKE_STALE_SQL, STALE_KEYS_SQL, WARN_STALE_SQL } from './api-key-policy.sql.js';
+import {
+  CAP_LIFETIME_SQL,
+  DECIDE_SQL,
+  KEY_APPROVAL_SQL,
+  REVOKE_STALE_SQL,
+  STALE_KEYS_SQL,
+  WARN_STALE_SQL,
+} from './api-key-policy.sql.js';
 
 export type Decision = 'approve' | 'deny';
 
@@ -30,19 +37,39 @@ export class ApiKeyPolicyRepository {
   }
 
   /** Approves or denies a pending key of the org; null when the org has no such pending key. */
-  async decide(orgId: string, keyId: string, decision: Decision, at: Date, manager: EntityManager): Promise<RevokedKey | null> {
+  async decide(
+    orgId: string,
+    keyId: string,
+    decision: Decision,
+    at: Date,
+    manager: EntityManager,
+  ): Promise<RevokedKey | null> {
     return facts(returnedRows<RevokedRow>(await manager.query(DECIDE_SQL, [keyId, orgId, decision, at])))[0] ?? null;
   }
 
   /** A key of the org's approval mark and revocation; null when the org has no such key. */
-  async approvalOf(orgId: string, keyId: string): Promise<{ approval: 'pending' | 'denied' | null; revokedAt: Date | null } | null> {
-    const rows: Array<{ approval: 'pending' | 'denied' | null; revokedAt: Date | null }> = await this.db.query(KEY_APPROVAL_SQL, [keyId, orgId]);
+  async approvalOf(
+    orgId: string,
+    keyId: string,
+  ): Promise<{ approval: 'pending' | 'denied' | null; revokedAt: Date | null } | null> {
+    const rows: Array<{ approval: 'pending' | 'denied' | null; revokedAt: Date | null }> = await this.db.query(
+      KEY_APPROVAL_SQL,
+      [keyId, orgId],
+    );
     return rows[0] ?? null;
   }
 
   /** Marks up to `limit` of the org's keys idle since `idleSince` as warned at `now` (once per idle period); returns them. */
-  async warnStale(orgId: string, idleSince: Date, now: Date, limit: number, manager: EntityManager): Promise<WarnedKey[]> {
-    const rows = returnedRows<RevokedRow & { idle_since: Date }>(await manager.query(WARN_STALE_SQL, [orgId, idleSince, now, limit]));
+  async warnStale(
+    orgId: string,
+    idleSince: Date,
+    now: Date,
+    limit: number,
+    manager: EntityManager,
+  ): Promise<WarnedKey[]> {
+    const rows = returnedRows<RevokedRow & { idle_since: Date }>(
+      await manager.query(WARN_STALE_SQL, [orgId, idleSince, now, limit]),
+    );
     return rows.map((r) => ({ ...revokedKey(r)!, idleSince: r.idle_since }));
   }
 
@@ -53,7 +80,15 @@ export class ApiKeyPolicyRepository {
   }
 
   /** Revokes one key if it is still stale; null when it was used or revoked meanwhile. */
-  async revokeStale(orgId: string, keyId: string, idleSince: Date, at: Date, manager: EntityManager): Promise<RevokedKey | null> {
-    return facts(returnedRows<RevokedRow>(await manager.query(REVOKE_STALE_SQL, [keyId, orgId, at, idleSince])))[0] ?? null;
+  async revokeStale(
+    orgId: string,
+    keyId: string,
+    idleSince: Date,
+    at: Date,
+    manager: EntityManager,
+  ): Promise<RevokedKey | null> {
+    return (
+      facts(returnedRows<RevokedRow>(await manager.query(REVOKE_STALE_SQL, [keyId, orgId, at, idleSince])))[0] ?? null
+    );
   }
 }

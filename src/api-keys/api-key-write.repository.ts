@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
-import { auditInsertValues, auditRowsJson, auditTemplateJson, type AuditTemplate, type NewAuditRow } from '../audit/audit.repository.js';
+import {
+  auditInsertValues,
+  auditRowsJson,
+  auditTemplateJson,
+  type AuditTemplate,
+  type NewAuditRow,
+} from '../audit/audit.repository.js';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import type { Scope } from '../common/roles.js';
 import { pgPool } from '../database/pg-pool.js';
@@ -52,11 +58,22 @@ type Outcome = 'minted' | 'full' | 'check';
 
 const mintedEntity = ({ settings: s, ...k }: NewApiKey): ApiKeyEntity =>
   Object.assign(new ApiKeyEntity(), {
-    ...k, createdBy: k.createdBy ?? null, approval: k.approval ?? null,
-    lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null,
-    enabled: s?.enabled ?? true, rateLimits: s?.rate_limits ?? null, creditsRemaining: s?.credits_remaining?.toString() ?? null,
-    creditsRefill: s?.credits_refill ?? null, creditsPeriod: s?.credits_period ? new Date(s.credits_period) : null, creditsEpoch: 0,
-    allowedCidrs: s?.allowed_cidrs ?? null, metadata: s?.metadata ?? null,
+    ...k,
+    createdBy: k.createdBy ?? null,
+    approval: k.approval ?? null,
+    lastUsedAt: null,
+    revokedAt: null,
+    previousLookup: null,
+    previousKeyHash: null,
+    previousExpiresAt: null,
+    enabled: s?.enabled ?? true,
+    rateLimits: s?.rate_limits ?? null,
+    creditsRemaining: s?.credits_remaining?.toString() ?? null,
+    creditsRefill: s?.credits_refill ?? null,
+    creditsPeriod: s?.credits_period ? new Date(s.credits_period) : null,
+    creditsEpoch: 0,
+    allowedCidrs: s?.allowed_cidrs ?? null,
+    metadata: s?.metadata ?? null,
   });
 
 /**
@@ -68,13 +85,10 @@ const mintedEntity = ({ settings: s, ...k }: NewApiKey): ApiKeyEntity =>
  */
 @Injectable()
 export class ApiKeyWriteRepository {
-  private readonly mints = endOfTurnLoader<{ write: MintWrite; cap: number }, Outcome | undefined>(
-    async (items) => {
-      const outcomes = await this.mintBatch([...items]);
-      return items.map((item) => outcomes.get(item.write.key.id));
-    },
-    2,
-  );
+  private readonly mints = endOfTurnLoader<{ write: MintWrite; cap: number }, Outcome | undefined>(async (items) => {
+    const outcomes = await this.mintBatch([...items]);
+    return items.map((item) => outcomes.get(item.write.key.id));
+  }, 2);
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
@@ -102,13 +116,23 @@ export class ApiKeyWriteRepository {
    * (transaction, update, audit, outbox, commit). `scope` says whose key (`user_id`: the owner's,
    * `org_id`: any of the org's); null when there is none such, the same for "missing" and "not yours".
    */
-  async revokeWriting(scope: 'user_id' | 'org_id', owner: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
+  async revokeWriting(
+    scope: 'user_id' | 'org_id',
+    owner: string,
+    keyId: string,
+    at: Date,
+    write: RevokeWrite,
+  ): Promise<RevokedKey | null> {
     const values: unknown[] = [keyId, owner, at];
     if (write.audit) values.push(auditTemplateJson(write.audit.template));
     if (write.event) values.push(write.event.revokedBy);
     const type = write.event?.type ?? 'api_key.revoked';
     const name = `kui_revoke_${scope}${write.audit ? (write.audit.withOwner ? '_ao' : '_a') : ''}${write.event ? `_e_${type}` : ''}`;
-    const { rows } = await pgPool(this.db).query<RevokedRow>({ name, text: revokeWritingSql(scope, write.audit, write.event !== null, type), values });
+    const { rows } = await pgPool(this.db).query<RevokedRow>({
+      name,
+      text: revokeWritingSql(scope, write.audit, write.event !== null, type),
+      values,
+    });
     return revokedKey(rows[0]);
   }
 
@@ -121,17 +145,43 @@ export class ApiKeyWriteRepository {
     const keys = items.map(({ write: { key: k }, cap }) => ({
       cap,
       key: {
-        id: k.id, user_id: k.userId, org_id: k.orgId, name: k.name, lookup: k.lookup, last4: k.last4, key_hash: `\\x${k.keyHash.toString('hex')}`,
-        scopes: k.scopes, created_at: k.createdAt.toISOString(), expires_at: k.expiresAt?.toISOString() ?? null, created_by: k.createdBy ?? null, approval: k.approval ?? null, ...k.settings,
+        id: k.id,
+        user_id: k.userId,
+        org_id: k.orgId,
+        name: k.name,
+        lookup: k.lookup,
+        last4: k.last4,
+        key_hash: `\\x${k.keyHash.toString('hex')}`,
+        scopes: k.scopes,
+        created_at: k.createdAt.toISOString(),
+        expires_at: k.expiresAt?.toISOString() ?? null,
+        created_by: k.createdBy ?? null,
+        approval: k.approval ?? null,
+        ...k.settings,
       },
     }));
     const audits = items.flatMap(({ write }) => (write.audit ? [write.audit] : []));
     const events = items.flatMap(({ write }) =>
-      write.event ? [{ key_id: write.key.id, org_id: write.event.orgId, type: write.event.type, data: write.event.data, created_at: write.event.at.toISOString() }] : [],
+      write.event
+        ? [
+            {
+              key_id: write.key.id,
+              org_id: write.event.orgId,
+              type: write.event.type,
+              data: write.event.data,
+              created_at: write.event.at.toISOString(),
+            },
+          ]
+        : [],
     );
     // Expiry is judged at the batch's clock: the latest creation time in it (every item's "now").
     const now = new Date(Math.max(...items.map(({ write }) => write.key.createdAt.getTime())));
-    const { rows } = await pgPool(this.db).query<{ outcome: 'minted' | 'full'; id: string | null; user_id: string; org_id: string }>({
+    const { rows } = await pgPool(this.db).query<{
+      outcome: 'minted' | 'full';
+      id: string | null;
+      user_id: string;
+      org_id: string;
+    }>({
       name: 'kui_mint_batch',
       text: MINT_BATCH_SQL,
       values: [JSON.stringify(keys), auditRowsJson(audits), JSON.stringify(events), now],
@@ -139,7 +189,10 @@ export class ApiKeyWriteRepository {
     const minted = new Set(rows.filter((r) => r.outcome === 'minted').map((r) => r.id));
     const full = new Set(rows.filter((r) => r.outcome === 'full').map((r) => `${r.user_id}:${r.org_id}`));
     return new Map(
-      items.map(({ write: { key } }) => [key.id, minted.has(key.id) ? 'minted' : full.has(`${key.userId}:${key.orgId}`) ? 'full' : 'check']),
+      items.map(({ write: { key } }) => [
+        key.id,
+        minted.has(key.id) ? 'minted' : full.has(`${key.userId}:${key.orgId}`) ? 'full' : 'check',
+      ]),
     );
   }
 
@@ -153,7 +206,11 @@ export class ApiKeyWriteRepository {
     const { userId, orgId, createdAt } = write.key;
     return this.inTransaction(async (client) => {
       await client.query({ name: 'kui_mint_lock_count', text: LOCK_COUNT_SQL, values: [userId, orgId] });
-      const { rows } = await client.query<{ active: number }>({ name: 'kui_mint_recount', text: RECOUNT_SQL, values: [userId, orgId, createdAt] });
+      const { rows } = await client.query<{ active: number }>({
+        name: 'kui_mint_recount',
+        text: RECOUNT_SQL,
+        values: [userId, orgId, createdAt],
+      });
       if (rows[0].active >= cap) return null;
       await client.query(mintSql(write.audit !== null, write.event !== null), mintValues(write));
       if (write.key.settings) await client.query(MINT_SETTINGS_SQL, [write.key.id, JSON.stringify(write.key.settings)]);
@@ -181,7 +238,20 @@ export class ApiKeyWriteRepository {
 
 function mintValues(write: MintWrite): unknown[] {
   const k = write.key;
-  const values: unknown[] = [k.id, k.userId, k.orgId, k.name, k.lookup, k.last4, k.keyHash, k.scopes, k.createdAt, k.expiresAt, null, k.approval ?? null];
+  const values: unknown[] = [
+    k.id,
+    k.userId,
+    k.orgId,
+    k.name,
+    k.lookup,
+    k.last4,
+    k.keyHash,
+    k.scopes,
+    k.createdAt,
+    k.expiresAt,
+    null,
+    k.approval ?? null,
+  ];
   if (write.audit) values.push(...auditInsertValues(write.audit));
   if (write.event) values.push(...outboxParams(write.event));
   values.push(k.createdBy ?? null);

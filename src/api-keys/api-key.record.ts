@@ -37,7 +37,8 @@ export function toApiKeyRecord(k: ApiKeyEntity, now?: Date): ApiKeyRecord {
     if (k.creditsRefill) {
       // A refill that no request has applied yet is due all the same.
       const period = refillPeriodStart(k.creditsRefill, now ?? new Date());
-      if (!k.creditsPeriod || k.creditsPeriod.getTime() < period.getTime()) record.credits.remaining = k.creditsRefill.amount;
+      if (!k.creditsPeriod || k.creditsPeriod.getTime() < period.getTime())
+        record.credits.remaining = k.creditsRefill.amount;
       record.credits.refill = k.creditsRefill;
       record.credits.next_refill_at = nextRefill(k.creditsRefill, now ?? new Date()).toISOString();
     }

@@ -6,7 +6,14 @@ import { returnedRows } from '../database/transactions.js';
 import type { KeyEventFields } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
 import {
-  CLEAR_LAPSED_PREVIOUS_SQL, ENTITY_COLUMNS, FIND_BY_LOOKUPS_SQL, FIND_OWNERSHIP_SQL, KEY_STANDING_SQL, keyPageSql, revokeSql, ROTATE_SQL,
+  CLEAR_LAPSED_PREVIOUS_SQL,
+  ENTITY_COLUMNS,
+  FIND_BY_LOOKUPS_SQL,
+  FIND_OWNERSHIP_SQL,
+  KEY_STANDING_SQL,
+  keyPageSql,
+  revokeSql,
+  ROTATE_SQL,
   type RevokeScope,
 } from './api-key.sql.js';
 import type { KeyState } from './key-state.js';
@@ -65,15 +72,33 @@ export interface RevokedKey extends KeyEventFields {
 
 /** The row a revoke statement returns (revokeSql): `was` is revoked_at before it. */
 export interface RevokedRow {
-  id: string; org_id: string; user_id: string; name: string; was: Date | null;
-  lookup: string; last4: string; scopes: string[]; created_at: Date; expires_at: Date | null; revoked_at: Date | null;
+  id: string;
+  org_id: string;
+  user_id: string;
+  name: string;
+  was: Date | null;
+  lookup: string;
+  last4: string;
+  scopes: string[];
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
 }
 
 export const revokedKey = (row: RevokedRow | undefined): RevokedKey | null =>
   row
     ? {
-        id: row.id, orgId: row.org_id, userId: row.user_id, name: row.name, alreadyRevoked: row.was !== null,
-        lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at,
+        id: row.id,
+        orgId: row.org_id,
+        userId: row.user_id,
+        name: row.name,
+        alreadyRevoked: row.was !== null,
+        lookup: row.lookup,
+        last4: row.last4,
+        scopes: row.scopes,
+        createdAt: row.created_at,
+        expiresAt: row.expires_at,
+        revokedAt: row.revoked_at,
       }
     : null;
 
@@ -95,7 +120,17 @@ export class ApiKeyRepository {
 
   /** Every key bound to an org, whoever minted it, newest first: `limit + 1` rows after `after` (keyset). */
   listInOrg(filter: OrgKeyFilter, after: KeysetPosition | null, limit: number): Promise<OrgKeyRow[]> {
-    const { text, values } = keyPageSql({ scope: { orgId: filter.orgId }, userId: filter.userId, state: filter.state, after, take: limit + 1, now: filter.now }, true);
+    const { text, values } = keyPageSql(
+      {
+        scope: { orgId: filter.orgId },
+        userId: filter.userId,
+        state: filter.state,
+        after,
+        take: limit + 1,
+        now: filter.now,
+      },
+      true,
+    );
     return this.db.query(text, values);
   }
 
@@ -109,25 +144,50 @@ export class ApiKeyRepository {
    * Rotation (ROTATE_SQL): only an active key of the caller rotates; otherwise null (and
    * `keyStanding` tells a missing key from a revoked or expired one).
    */
-  async rotateOwned(userId: string, keyId: string, secret: NewSecret, now: Date, graceEndsAt: Date | null, manager: EntityManager = this.db.manager): Promise<ApiKeyEntity | null> {
-    const rows = returnedRows<ApiKeyEntity>(await manager.query(ROTATE_SQL, [keyId, userId, secret.lookup, secret.last4, secret.keyHash, now, graceEndsAt]));
+  async rotateOwned(
+    userId: string,
+    keyId: string,
+    secret: NewSecret,
+    now: Date,
+    graceEndsAt: Date | null,
+    manager: EntityManager = this.db.manager,
+  ): Promise<ApiKeyEntity | null> {
+    const rows = returnedRows<ApiKeyEntity>(
+      await manager.query(ROTATE_SQL, [keyId, userId, secret.lookup, secret.last4, secret.keyHash, now, graceEndsAt]),
+    );
     return rows[0] ?? null;
   }
 
   /** A key's settings (updateSettingsSql), in the unit of work's transaction; null for no such key in the scope. */
-  async updateSettings(scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, change: KeySettingsChange, manager: EntityManager = this.db.manager): Promise<ApiKeyEntity | null> {
+  async updateSettings(
+    scope: 'user_id' | 'org_id' | 'id',
+    owner: string,
+    keyId: string,
+    change: KeySettingsChange,
+    manager: EntityManager = this.db.manager,
+  ): Promise<ApiKeyEntity | null> {
     const { text, values } = updateSettingsSql(scope, change, ENTITY_COLUMNS);
     return returnedRows<ApiKeyEntity>(await manager.query(text, [keyId, owner, ...values]))[0] ?? null;
   }
 
   /** Why a key of the caller cannot be rotated: null when there is no such key of theirs. */
-  async keyStanding(userId: string, keyId: string, manager: EntityManager = this.db.manager): Promise<KeyStanding | null> {
+  async keyStanding(
+    userId: string,
+    keyId: string,
+    manager: EntityManager = this.db.manager,
+  ): Promise<KeyStanding | null> {
     const rows: KeyStanding[] = await manager.query(KEY_STANDING_SQL, [keyId, userId]);
     return rows[0] ?? null;
   }
 
   /** The bare revoke (revokeSql), in the caller's transaction: whoever owns the key when `scope` is `id` (a reported leak). */
-  async revoke(scope: RevokeScope, owner: string, keyId: string, at: Date, manager: EntityManager = this.db.manager): Promise<RevokedKey | null> {
+  async revoke(
+    scope: RevokeScope,
+    owner: string,
+    keyId: string,
+    at: Date,
+    manager: EntityManager = this.db.manager,
+  ): Promise<RevokedKey | null> {
     return revokedKey(returnedRows<RevokedRow>(await manager.query(revokeSql(scope), [keyId, owner, at]))[0]);
   }
 
@@ -135,7 +195,10 @@ export class ApiKeyRepository {
    * Keys by lookup, for checking reported leaks (the caller compares hashes in constant time). A
    * rotated key's previous secret counts only while its grace runs at `now`.
    */
-  findByLookups(lookups: string[], now: Date): Promise<Array<{ id: string; orgId: string; lookup: string; keyHash: Buffer }>> {
+  findByLookups(
+    lookups: string[],
+    now: Date,
+  ): Promise<Array<{ id: string; orgId: string; lookup: string; keyHash: Buffer }>> {
     return this.db.query(FIND_BY_LOOKUPS_SQL, [lookups, now]);
   }
 

@@ -142,7 +142,9 @@ export function keyPageSql(filter: KeyPageFilter, withOwner: boolean): { text: s
     conditions.push(`(k.created_at, k.id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
   }
   values.push(filter.take);
-  const owner = withOwner ? `, u.email AS "ownerEmail", (m.user_id IS NOT NULL) AS "ownerIsMember", u.kind AS "ownerKind"` : '';
+  const owner = withOwner
+    ? `, u.email AS "ownerEmail", (m.user_id IS NOT NULL) AS "ownerIsMember", u.kind AS "ownerKind"`
+    : '';
   const joins = withOwner
     ? `LEFT JOIN users u ON u.id = k.user_id
        LEFT JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.user_id`
@@ -193,14 +195,22 @@ export const revokeSql = (scope: RevokeScope) => `UPDATE api_keys k
  * `withOwner`, `owner_id`) and its event `eventType` (`api_key.revoked` unless said; `revoked_by`
  * $5, or $4 without audit), each only when this statement revoked the key: one round trip, one commit.
  */
-export function revokeWritingSql(scope: RevokeScope, audit: { withOwner: boolean } | null, withEvent: boolean, eventType: EventType = 'api_key.revoked'): string {
+export function revokeWritingSql(
+  scope: RevokeScope,
+  audit: { withOwner: boolean } | null,
+  withEvent: boolean,
+  eventType: EventType = 'api_key.revoked',
+): string {
   const parts = [`r AS (${revokeSql(scope)})`, `changed AS (SELECT * FROM r WHERE was IS NULL)`];
   let param = 4;
   if (audit) {
     const details = [`'name', ${scrubCredentialsSql('r.name')}`, ...(audit.withOwner ? [`'owner_id', r.user_id`] : [])];
     parts.push(`a AS (${auditInsertPerRowSql(param++, 'changed', `jsonb_build_object(${details.join(', ')})`)})`);
   }
-  if (withEvent) parts.push(`o AS (${keyEventPerRowSql(eventType, 'changed', `jsonb_build_object('revoked_by', $${param}::uuid)`)})`);
+  if (withEvent)
+    parts.push(
+      `o AS (${keyEventPerRowSql(eventType, 'changed', `jsonb_build_object('revoked_by', $${param}::uuid)`)})`,
+    );
   return `WITH ${parts.join(',\n')}\nSELECT * FROM r`;
 }
 

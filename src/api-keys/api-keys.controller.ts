@@ -1,5 +1,27 @@
-import { applyDecorators, Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Header,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
@@ -35,9 +57,16 @@ export class ApiKeysController {
   // Above KeyLifecycle: decorators apply bottom-up, and this guard must run after authentication.
   @UseGuards(MintRateGuard)
   @KeyLifecycle()
-  @ApiOperation({ operationId: 'mintApiKey', summary: 'Mint a key', description: 'Browser session only. The full key is in this response and never again.' })
+  @ApiOperation({
+    operationId: 'mintApiKey',
+    summary: 'Mint a key',
+    description: 'Browser session only. The full key is in this response and never again.',
+  })
   @ApiBody({ type: MintApiKeyDto })
-  @ApiCreatedResponse({ description: 'Created: the key record including `key`, shown exactly once.', type: MintedApiKeyDto })
+  @ApiCreatedResponse({
+    description: 'Created: the key record including `key`, shown exactly once.',
+    type: MintedApiKeyDto,
+  })
   @ApiErrors({
     400: 'org_id missing or not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key control (enabled, rate_limits, credits, allowed_cidrs, metadata) outside its rules (the message names it), an unknown field, or a body that is not a JSON object.',
     ...AUTH_ERRORS,
@@ -50,19 +79,50 @@ export class ApiKeysController {
   })
   // Readonly<…> parameter types (not classes) keep a host's global ValidationPipe off our
   // parameters; our own pipes (StrictBodyPipe) name the DTO classes.
-  mint(@CurrentPrincipal() principal: Principal, @Body(new StrictBodyPipe(MintApiKeyDto)) dto: Readonly<MintApiKeyDto>): Promise<MintedApiKey> {
+  mint(
+    @CurrentPrincipal() principal: Principal,
+    @Body(new StrictBodyPipe(MintApiKeyDto)) dto: Readonly<MintApiKeyDto>,
+  ): Promise<MintedApiKey> {
     return this.apiKeys.mint(principal, dto);
   }
 
   @Get()
   @KeyLifecycle()
-  @ApiOperation({ operationId: 'listApiKeys', summary: 'List keys', description: 'Browser session only. Masked records: the full key is never listable.' })
-  @ApiQuery({ name: 'org_id', required: false, type: String, format: 'uuid', description: 'Only keys bound to this org (one of yours: another is a 404).' })
-  @ApiQuery({ name: 'state', required: false, enum: ['active', 'revoked', 'expired', 'disabled'], description: 'Only keys in this state (revoked wins over expired, expired over disabled).' })
-  @ApiQuery({ name: 'limit', required: false, type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, description: `Keys per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).` })
-  @ApiQuery({ name: 'cursor', required: false, type: String, description: 'The `next_cursor` of the previous page; opaque.' })
+  @ApiOperation({
+    operationId: 'listApiKeys',
+    summary: 'List keys',
+    description: 'Browser session only. Masked records: the full key is never listable.',
+  })
+  @ApiQuery({
+    name: 'org_id',
+    required: false,
+    type: String,
+    format: 'uuid',
+    description: 'Only keys bound to this org (one of yours: another is a 404).',
+  })
+  @ApiQuery({
+    name: 'state',
+    required: false,
+    enum: ['active', 'revoked', 'expired', 'disabled'],
+    description: 'Only keys in this state (revoked wins over expired, expired over disabled).',
+  })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_PAGE_LIMIT,
+    description: `Keys per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).`,
+  })
+  @ApiQuery({
+    name: 'cursor',
+    required: false,
+    type: String,
+    description: 'The `next_cursor` of the previous page; opaque.',
+  })
   @ApiOkResponse({
-    description: "One page of the caller's keys, newest first; revoked and expired keys included unless `state` filters them. `next_cursor` is null on the last page (API version 2026-11-01: present only when more keys exist).",
+    description:
+      "One page of the caller's keys, newest first; revoked and expired keys included unless `state` filters them. `next_cursor` is null on the last page (API version 2026-11-01: present only when more keys exist).",
     type: ApiKeyListDto,
   })
   @ApiErrors({
@@ -72,8 +132,16 @@ export class ApiKeysController {
     404: "The org_id filter names an org that does not exist or is not the caller's.",
     501: NOT_CONFIGURED,
   })
-  list(@CurrentPrincipal() principal: Principal, @Query(new QueryPipe(ListApiKeysQuery)) query: Readonly<ListApiKeysQuery>): Promise<{ keys: ApiKeyRecord[]; next_cursor: string | null }> {
-    return this.apiKeys.list(principal, { orgId: query.org_id ?? null, state: query.state ?? null, limit: query.limit, cursor: query.cursor });
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Query(new QueryPipe(ListApiKeysQuery)) query: Readonly<ListApiKeysQuery>,
+  ): Promise<{ keys: ApiKeyRecord[]; next_cursor: string | null }> {
+    return this.apiKeys.list(principal, {
+      orgId: query.org_id ?? null,
+      state: query.state ?? null,
+      limit: query.limit,
+      cursor: query.cursor,
+    });
   }
 
   @Post(':keyID/rotate')
@@ -87,7 +155,11 @@ export class ApiKeysController {
   })
   @ApiParam({ name: 'keyID', format: 'uuid', description: 'The id from mint or list.' })
   @ApiBody({ type: RotateApiKeyDto, required: false })
-  @ApiCreatedResponse({ description: 'Rotated: the key record including the new `key`, shown exactly once, and `previous_secret_expires_at` while the old secret still verifies.', type: RotatedApiKeyDto })
+  @ApiCreatedResponse({
+    description:
+      'Rotated: the key record including the new `key`, shown exactly once, and `previous_secret_expires_at` while the old secret still verifies.',
+    type: RotatedApiKeyDto,
+  })
   @ApiErrors({
     400: 'keyID is not a UUID, grace_period_seconds is not an integer from 0 to 604800, an unknown field, or a body that is not a JSON object.',
     ...AUTH_ERRORS,
@@ -107,9 +179,15 @@ export class ApiKeysController {
   @Delete(':keyID')
   @KeyLifecycle()
   @HttpCode(204)
-  @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revoke a key', description: 'Browser session only. Soft revoke: the key stops verifying at once and stays listed with revoked_at.' })
+  @ApiOperation({
+    operationId: 'revokeApiKey',
+    summary: 'Revoke a key',
+    description: 'Browser session only. Soft revoke: the key stops verifying at once and stays listed with revoked_at.',
+  })
   @ApiParam({ name: 'keyID', format: 'uuid', description: 'The id from mint or list.' })
-  @ApiNoContentResponse({ description: 'Revoked (revoking an already revoked key also answers 204 and keeps revoked_at).' })
+  @ApiNoContentResponse({
+    description: 'Revoked (revoking an already revoked key also answers 204 and keeps revoked_at).',
+  })
   @ApiErrors({
     400: 'keyID is not a UUID.',
     ...AUTH_ERRORS,
@@ -117,7 +195,10 @@ export class ApiKeysController {
     404: "No such key, or not the caller's; both cases look identical.",
     501: NOT_CONFIGURED,
   })
-  revoke(@CurrentPrincipal() principal: Principal, @Param('keyID', new UuidParamPipe('keyID')) keyId: string): Promise<void> {
+  revoke(
+    @CurrentPrincipal() principal: Principal,
+    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+  ): Promise<void> {
     return this.apiKeys.revoke(principal, keyId);
   }
 }

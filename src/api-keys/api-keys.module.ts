@@ -19,7 +19,16 @@ import { KeySettingsController } from './key-settings.controller.js';
 
 @Module({
   imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
-  providers: [KeyChanges, KeyMinting, ApiKeysService, KeySettingsService, ApiKeysEnabledGuard, MintRateGuard, LapsedSecretsJob, KeyApprovalsService],
+  providers: [
+    KeyChanges,
+    KeyMinting,
+    ApiKeysService,
+    KeySettingsService,
+    ApiKeysEnabledGuard,
+    MintRateGuard,
+    LapsedSecretsJob,
+    KeyApprovalsService,
+  ],
   // KeyChanges: the service-keys and key-policies features change keys through the same unit of work;
   // KeyMinting: service keys are minted and rotated the one way personal keys are.
   exports: [ApiKeysService, KeySettingsService, KeyChanges, KeyMinting],
@@ -27,6 +36,9 @@ import { KeySettingsController } from './key-settings.controller.js';
 export class ApiKeysModule {
   /** The same module with its HTTP routes mounted. */
   static withHttp(): DynamicModule {
-    return { module: ApiKeysModule, controllers: [ApiKeysController, OrgApiKeysController, KeyApprovalsController, KeySettingsController] };
+    return {
+      module: ApiKeysModule,
+      controllers: [ApiKeysController, OrgApiKeysController, KeyApprovalsController, KeySettingsController],
+    };
   }
 }

@@ -59,17 +59,33 @@ describe('ApiKeysService', () => {
     const fixture = keyChangesOverFakes();
     ({ keys: repo, written, invalidation } = fixture);
     const keys = repo as never as ApiKeyRepository;
-    return new ApiKeysService(keys, fixture.changes, directory, s, new KeyMinting(keys, fixture.changes, s, noKeyPolicy));
+    return new ApiKeysService(
+      keys,
+      fixture.changes,
+      directory,
+      s,
+      new KeyMinting(keys, fixture.changes, s, noKeyPolicy),
+    );
   };
 
-  const member = (role: Role, hasWorkspace = true, orgId = ORG) => directory.standings.set(orgId, { role, hasWorkspace });
+  const member = (role: Role, hasWorkspace = true, orgId = ORG) =>
+    directory.standings.set(orgId, { role, hasWorkspace });
   const settingsWith = (extra: Partial<ConstructorParameters<typeof Settings>[0]>) =>
-    new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock, ...extra });
+    new Settings({
+      apiKeySecret: API_KEY_SECRET,
+      session: { secret: 'unit-test-session-secret-0123456789abcdef' },
+      clock,
+      ...extra,
+    });
 
   beforeEach(() => {
     directory = new FakeDirectory();
     clock = new TestClock('2030-01-02T03:04:05.678Z');
-    settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
+    settings = new Settings({
+      apiKeySecret: API_KEY_SECRET,
+      session: { secret: 'unit-test-session-secret-0123456789abcdef' },
+      clock,
+    });
     sut = service(settings);
   });
 
@@ -145,7 +161,9 @@ describe('ApiKeysService', () => {
     it('answers 404 (and stores nothing) when the org is missing or not the caller’s: one message for both', async () => {
       member('owner', true, OTHER_ORG);
       const missing = await sut.mint(session(), { org_id: ORG }).catch((e: unknown) => e);
-      const foreign = await sut.mint(session('1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d'), { org_id: OTHER_ORG }).catch((e: unknown) => e);
+      const foreign = await sut
+        .mint(session('1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d'), { org_id: OTHER_ORG })
+        .catch((e: unknown) => e);
       for (const error of [missing, foreign]) {
         expect(error).toBeInstanceOf(NotFoundException);
         expect((error as NotFoundException).message).toBe(ERRORS.orgNotFound);
@@ -156,17 +174,23 @@ describe('ApiKeysService', () => {
     it('answers 403 (and stores nothing) when a viewer asks for decisions:write', async () => {
       member('viewer');
       for (const scopes of [['decisions:write'], ['decisions:read', 'decisions:write']] as const) {
-        await expect(sut.mint(session(), { org_id: ORG, scopes: [...scopes] })).rejects.toBeInstanceOf(ForbiddenException);
+        await expect(sut.mint(session(), { org_id: ORG, scopes: [...scopes] })).rejects.toBeInstanceOf(
+          ForbiddenException,
+        );
       }
       expect(repo.inserted).toEqual([]);
     });
 
     it('lets a viewer mint a read key and a member, admin or owner a write key', async () => {
       member('viewer');
-      await expect(sut.mint(session(), { org_id: ORG, scopes: ['decisions:read'] })).resolves.toMatchObject({ scopes: ['decisions:read'] });
+      await expect(sut.mint(session(), { org_id: ORG, scopes: ['decisions:read'] })).resolves.toMatchObject({
+        scopes: ['decisions:read'],
+      });
       for (const role of ['member', 'admin', 'owner'] as const) {
         member(role);
-        await expect(sut.mint(session(), { org_id: ORG, scopes: ['decisions:write'] })).resolves.toMatchObject({ scopes: ['decisions:write'] });
+        await expect(sut.mint(session(), { org_id: ORG, scopes: ['decisions:write'] })).resolves.toMatchObject({
+          scopes: ['decisions:write'],
+        });
       }
     });
 
@@ -224,7 +248,9 @@ describe('ApiKeysService', () => {
 
     it('answers 404 for a filter naming an org that is missing or not the caller’s, without listing', async () => {
       member('owner');
-      await expect(sut.list(session(), { orgId: OTHER_ORG })).rejects.toThrow(new NotFoundException(ERRORS.orgNotFound));
+      await expect(sut.list(session(), { orgId: OTHER_ORG })).rejects.toThrow(
+        new NotFoundException(ERRORS.orgNotFound),
+      );
       expect(repo.listCalls).toEqual([]);
     });
 
@@ -273,12 +299,16 @@ describe('ApiKeysService', () => {
       await sut.revoke(session(), id);
       // The 204 waits until every instance with a cache has applied the revocation.
       expect(invalidation.awaitAcknowledged).toHaveBeenCalledTimes(1);
-      expect(repo.revokeCalls).toEqual([{ scope: 'user_id', owner: USER, keyId: id, at: new Date('2030-02-01T00:00:00.000Z') }]);
+      expect(repo.revokeCalls).toEqual([
+        { scope: 'user_id', owner: USER, keyId: id, at: new Date('2030-02-01T00:00:00.000Z') },
+      ]);
       expect((await sut.list(session(), { orgId: null })).keys[0].revoked_at).toBe('2030-02-01T00:00:00.000Z');
     });
 
     it('answers 404 when the repository finds no such key of the caller', async () => {
-      await expect(sut.revoke(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed')).rejects.toThrow(new NotFoundException(ERRORS.keyNotFound));
+      await expect(sut.revoke(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed')).rejects.toThrow(
+        new NotFoundException(ERRORS.keyNotFound),
+      );
       expect(written.audit).toEqual([]);
     });
 

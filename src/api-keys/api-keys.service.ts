@@ -47,7 +47,13 @@ export class ApiKeysService {
     if (!standing.hasWorkspace) {
       throw new ConflictException(ERRORS.noWorkspace);
     }
-    const verdict = await this.minting.judge({ orgId, role: standing.role, scopes, expiresInDays: dto.expires_in_days, approvable: true });
+    const verdict = await this.minting.judge({
+      orgId,
+      role: standing.role,
+      scopes,
+      expiresInDays: dto.expires_in_days,
+      approvable: true,
+    });
     const cap = this.settings.maxActiveKeysPerUserOrg;
     const minted = await this.minting.mint(verdict, {
       holder: principal.userId,
@@ -79,16 +85,29 @@ export class ApiKeysService {
   }
 
   /** `GET /orgs/{org_id}/api-keys`: every key bound to the org, for its owners and admins. */
-  async listInOrg(principal: Principal, orgId: string, query: ListOrgApiKeysQuery): Promise<{ keys: OrgApiKeyRecord[]; next_cursor?: string }> {
+  async listInOrg(
+    principal: Principal,
+    orgId: string,
+    query: ListOrgApiKeysQuery,
+  ): Promise<{ keys: OrgApiKeyRecord[]; next_cursor?: string }> {
     await requireOrgAdmin(this.directory, principal, orgId);
     const now = this.settings.clock.now();
     const limit = query.limit ?? MAX_PAGE_LIMIT;
     const after = query.cursor ? decodeCursor(query.cursor) : null;
-    const rows = await this.keys.listInOrg({ orgId, state: query.state, userId: query.user_id?.toLowerCase(), now }, after, limit);
+    const rows = await this.keys.listInOrg(
+      { orgId, state: query.state, userId: query.user_id?.toLowerCase(), now },
+      after,
+      limit,
+    );
     const { items, nextCursor } = pageOf(rows, limit);
     const body: { keys: OrgApiKeyRecord[]; next_cursor?: string } = {
       keys: items.map((k) => {
-        const record: OrgApiKeyRecord = { ...toApiKeyRecord(k, now), user_id: k.userId, owner_status: k.ownerIsMember ? 'member' : 'removed', state: k.state };
+        const record: OrgApiKeyRecord = {
+          ...toApiKeyRecord(k, now),
+          user_id: k.userId,
+          owner_status: k.ownerIsMember ? 'member' : 'removed',
+          state: k.state,
+        };
         if (k.ownerEmail) record.owner_email = k.ownerEmail;
         if (k.ownerKind === 'service') record.owner = { type: 'org' };
         if (k.createdBy) record.created_by = k.createdBy;
@@ -107,7 +126,13 @@ export class ApiKeysService {
     await requireOrgAdmin(this.directory, principal, orgId);
     const revoked = await this.changes.revoke({
       change: { scope: 'org_id', owner: orgId, keyId, at: this.settings.clock.now() },
-      audit: { action: 'api_key.revoked_by_admin', ...actorOf(principal), target: { type: 'api_key' }, details: {}, withOwner: true },
+      audit: {
+        action: 'api_key.revoked_by_admin',
+        ...actorOf(principal),
+        target: { type: 'api_key' },
+        details: {},
+        withOwner: true,
+      },
       event: { revokedBy: principal.userId },
     });
     if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
@@ -126,7 +151,13 @@ export class ApiKeysService {
     }
     const now = this.settings.clock.now();
     const limit = Math.min(query.limit ?? MAX_PAGE_LIMIT, MAX_PAGE_LIMIT);
-    const rows = await this.keys.listOwned(principal.userId, { orgId: org, state: query.state ?? null, after, take: limit + 1, now });
+    const rows = await this.keys.listOwned(principal.userId, {
+      orgId: org,
+      state: query.state ?? null,
+      after,
+      take: limit + 1,
+      now,
+    });
     const page = pageOf(rows, limit);
     return { keys: page.items.map((k) => toApiKeyRecord(k, now)), next_cursor: page.nextCursor ?? null };
   }
@@ -134,7 +165,13 @@ export class ApiKeysService {
   async revoke(principal: Principal, keyId: string): Promise<void> {
     const revoked = await this.changes.revoke({
       change: { scope: 'user_id', owner: principal.userId, keyId, at: this.settings.clock.now() },
-      audit: { action: 'api_key.revoked', ...actorOf(principal), target: { type: 'api_key' }, details: {}, withOwner: false },
+      audit: {
+        action: 'api_key.revoked',
+        ...actorOf(principal),
+        target: { type: 'api_key' },
+        details: {},
+        withOwner: false,
+      },
       event: { revokedBy: principal.userId },
     });
     if (!revoked) throw new NotFoundException(ERRORS.keyNotFound);
@@ -177,7 +214,7 @@ export class ApiKeysService {
   async revokeAllOfUser(userId: string, actor: AuditActor): Promise<number> {
     const at = this.settings.clock.now();
     const ids: string[] = [];
-    for (let after: KeysetPosition | null = null; ; ) {
+    for (let after: KeysetPosition | null = null; ;) {
       const page = await this.keys.listOwned(userId, { orgId: null, state: null, after, take: 500, now: at });
       ids.push(...page.filter((k) => !k.revokedAt).map((k) => k.id));
       if (page.length < 500) break;
@@ -188,7 +225,13 @@ export class ApiKeysService {
       userId,
       ids.map((keyId) => ({
         change: { keyId, at },
-        audit: (k) => ({ orgId: k.orgId, action: 'api_key.revoked', actor, target: { type: 'api_key', id: k.id }, details: { name: k.name, lookup: k.lookup, source } }),
+        audit: (k) => ({
+          orgId: k.orgId,
+          action: 'api_key.revoked',
+          actor,
+          target: { type: 'api_key', id: k.id },
+          details: { name: k.name, lookup: k.lookup, source },
+        }),
         events: (k) => [{ orgId: k.orgId, type: 'api_key.revoked', data: { ...keyEventData(k), source }, at }],
       })),
     );

@@ -30,7 +30,8 @@ export class KeyApprovalsController {
   @ApiOperation({
     operationId: 'approveOrgApiKey',
     summary: 'Approve a pending key (owners and admins)',
-    description: 'Browser session only. The key verifies from now on; its record loses `status`. Audited, and announced as `api_key.approved`.',
+    description:
+      'Browser session only. The key verifies from now on; its record loses `status`. Audited, and announced as `api_key.approved`.',
   })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiParam({ name: 'keyID', format: 'uuid' })
@@ -50,7 +51,8 @@ export class KeyApprovalsController {
   @ApiOperation({
     operationId: 'denyOrgApiKey',
     summary: 'Deny a pending key (owners and admins)',
-    description: 'Browser session only. The key never verifies: it is revoked and its record says `"status": "denied"`. Audited, and announced as `api_key.denied`.',
+    description:
+      'Browser session only. The key never verifies: it is revoked and its record says `"status": "denied"`. Audited, and announced as `api_key.denied`.',
   })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiParam({ name: 'keyID', format: 'uuid' })

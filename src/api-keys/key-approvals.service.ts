@@ -37,7 +37,13 @@ export class KeyApprovalsService {
     const action = decision === 'approve' ? 'api_key.approved' : 'api_key.denied';
     const decided = await this.changes.decide({
       change: { orgId, keyId, decision, at },
-      audit: (k) => ({ orgId, action, ...actorOf(principal), target: { type: 'api_key', id: k.id }, details: { name: k.name, lookup: k.lookup, owner_id: k.userId } }),
+      audit: (k) => ({
+        orgId,
+        action,
+        ...actorOf(principal),
+        target: { type: 'api_key', id: k.id },
+        details: { name: k.name, lookup: k.lookup, owner_id: k.userId },
+      }),
       event: (k) => ({ orgId, type: action, data: { ...keyEventData(k), decided_by: principal.userId }, at }),
     });
     if (decided) return;

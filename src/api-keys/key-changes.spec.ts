@@ -47,16 +47,33 @@ describe('KeyChanges, the unit of work of every key change', () => {
   beforeEach(() => {
     clock = new TestClock('2030-01-02T03:04:05.678Z');
     f = keyChangesOverFakes();
-    settings = new Settings({ apiKeySecret: API_KEY_SECRET, session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
+    settings = new Settings({
+      apiKeySecret: API_KEY_SECRET,
+      session: { secret: 'unit-test-session-secret-0123456789abcdef' },
+      clock,
+    });
     const keys = f.keys as never as ApiKeyRepository;
-    sut = new ApiKeysService(keys, f.changes, new OneOrgDirectory(), settings, new KeyMinting(keys, f.changes, settings, noKeyPolicy));
+    sut = new ApiKeysService(
+      keys,
+      f.changes,
+      new OneOrgDirectory(),
+      settings,
+      new KeyMinting(keys, f.changes, settings, noKeyPolicy),
+    );
   });
 
   describe('mint', () => {
     it('writes the key with its audit event and api_key.created, wakes the relay, signals, and waits for no instance', async () => {
       const minted = await sut.mint(session(), { org_id: ORG, name: 'ci' });
       expect(f.written.audit.map((e) => e.action)).toEqual(['api_key.minted']);
-      expect(f.written.events).toEqual([{ orgId: ORG, type: 'api_key.created', data: expect.objectContaining({ id: minted.id, lookup: minted.lookup }), at: clock.now() }]);
+      expect(f.written.events).toEqual([
+        {
+          orgId: ORG,
+          type: 'api_key.created',
+          data: expect.objectContaining({ id: minted.id, lookup: minted.lookup }),
+          at: clock.now(),
+        },
+      ]);
       expect(JSON.stringify(f.written)).not.toContain(minted.key);
       expect(f.outbox.woken).toBe(1);
       expect(f.signals).toEqual([{ type: 'api_key.minted' }]);
@@ -87,7 +104,13 @@ describe('KeyChanges, the unit of work of every key change', () => {
       const admin = '0b9d8c7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
       const revoked = await f.changes.revoke({
         change: { scope: 'org_id', owner: 'f0e1d2c3-b4a5-4697-8877-665544332211', keyId: id, at: clock.now() },
-        audit: { action: 'api_key.revoked_by_admin', actor: { type: 'user', id: admin }, target: { type: 'api_key' }, details: {}, withOwner: true },
+        audit: {
+          action: 'api_key.revoked_by_admin',
+          actor: { type: 'user', id: admin },
+          target: { type: 'api_key' },
+          details: {},
+          withOwner: true,
+        },
         event: { revokedBy: admin },
       });
       expect(revoked).toBeNull();
@@ -101,11 +124,21 @@ describe('KeyChanges, the unit of work of every key change', () => {
     it('writes the new secret, its audit event and api_key.rotated in one transaction, then waits for every instance', async () => {
       const minted = await sut.mint(session(), { org_id: ORG, name: 'ci' });
       const rotated = await sut.rotate(session(), minted.id, { grace_period_seconds: 60 });
-      expect(rotated).toMatchObject({ id: minted.id, name: 'ci', previous_secret_expires_at: '2030-01-02T03:05:05.678Z' });
+      expect(rotated).toMatchObject({
+        id: minted.id,
+        name: 'ci',
+        previous_secret_expires_at: '2030-01-02T03:05:05.678Z',
+      });
       expect(f.keys.rows[0]).toMatchObject({ lookup: rotated.lookup, previousLookup: minted.lookup });
       expect(f.keys.rows[0].keyHash.equals(hashApiKey(settings.apiKeySecret!, rotated.key))).toBe(true);
-      expect(f.written.audit.at(-1)).toMatchObject({ action: 'api_key.rotated', details: { previous_lookup: minted.lookup, grace_period_seconds: 60 } });
-      expect(f.written.events.at(-1)).toMatchObject({ type: 'api_key.rotated', data: { previous_lookup: minted.lookup, previous_secret_expires_at: '2030-01-02T03:05:05.678Z' } });
+      expect(f.written.audit.at(-1)).toMatchObject({
+        action: 'api_key.rotated',
+        details: { previous_lookup: minted.lookup, grace_period_seconds: 60 },
+      });
+      expect(f.written.events.at(-1)).toMatchObject({
+        type: 'api_key.rotated',
+        data: { previous_lookup: minted.lookup, previous_secret_expires_at: '2030-01-02T03:05:05.678Z' },
+      });
       expect(f.invalidation.awaitAcknowledged).toHaveBeenCalledTimes(1);
       expect(f.signals.at(-1)).toEqual({ type: 'api_key.rotated' });
     });
@@ -120,10 +153,14 @@ describe('KeyChanges, the unit of work of every key change', () => {
 
     it('answers 404 for no such key of the caller and 409 for a revoked one, with nothing written and no wait', async () => {
       const minted = await sut.mint(session(), { org_id: ORG });
-      await expect(sut.rotate(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed', {})).rejects.toThrow(new NotFoundException(ERRORS.keyNotFound));
+      await expect(sut.rotate(session(), '3f2e1d0c-9b8a-4766-a554-433221100fed', {})).rejects.toThrow(
+        new NotFoundException(ERRORS.keyNotFound),
+      );
       await sut.revoke(session(), minted.id);
       f.invalidation.awaitAcknowledged.mockClear();
-      await expect(sut.rotate(session(), minted.id, {})).rejects.toThrow(new ConflictException(ERRORS.keyRevokedCannotRotate));
+      await expect(sut.rotate(session(), minted.id, {})).rejects.toThrow(
+        new ConflictException(ERRORS.keyRevokedCannotRotate),
+      );
       expect(f.written.events.map((e) => e.type)).toEqual(['api_key.created', 'api_key.revoked']);
       expect(f.invalidation.awaitAcknowledged).not.toHaveBeenCalled();
     });
@@ -138,8 +175,11 @@ describe('KeyChanges, the unit of work of every key change', () => {
       const found = await sut.revokeLeaked([a.id, b.id, '3f2e1d0c-9b8a-4766-a554-433221100fed'], 'public_revocation');
       expect(found).toEqual([a.id, b.id]);
       expect(f.written.audit.at(-1)).toEqual({
-        orgId: ORG, action: 'api_key.revoked_as_leaked', actor: { type: 'system', id: null, source: 'public_revocation' },
-        target: { type: 'api_key', id: a.id }, details: { name: 'a', lookup: a.lookup, source: 'public_revocation' },
+        orgId: ORG,
+        action: 'api_key.revoked_as_leaked',
+        actor: { type: 'system', id: null, source: 'public_revocation' },
+        target: { type: 'api_key', id: a.id },
+        details: { name: 'a', lookup: a.lookup, source: 'public_revocation' },
       });
       expect(f.written.audit.filter((e) => e.action === 'api_key.revoked_as_leaked')).toHaveLength(1);
       expect(f.written.events.slice(-2).map((e) => [e.type, e.data?.id, e.data?.source])).toEqual([

@@ -153,7 +153,11 @@ export class KeyChanges {
    * reaches the cached rows enforcement reads: waits for every instance, as a revoke does.
    */
   async update({ change: c, audit, event }: UpdateChange): Promise<ApiKeyEntity | null> {
-    const updated = await this.transact((m) => this.keys.updateSettings(c.scope, c.owner, c.keyId, c.settings, m), audit, (k) => [event(k)]);
+    const updated = await this.transact(
+      (m) => this.keys.updateSettings(c.scope, c.owner, c.keyId, c.settings, m),
+      audit,
+      (k) => [event(k)],
+    );
     if (updated) await this.committed({ type: 'api_key.updated' }, 1, true);
     return updated;
   }
@@ -163,7 +167,10 @@ export class KeyChanges {
    * undo the others), audited and announced only when revoked now; one wait for all. Returns the keys found.
    */
   async revokeLeaked(changes: LeakedRevokeChange[]): Promise<RevokedKey[]> {
-    return this.revokeEach('id', changes.map((c) => ({ ...c, owner: c.change.keyId })));
+    return this.revokeEach(
+      'id',
+      changes.map((c) => ({ ...c, owner: c.change.keyId })),
+    );
   }
 
   /**
@@ -171,10 +178,16 @@ export class KeyChanges {
    * transaction, audited and announced only when revoked now; one wait for all. Returns the keys found.
    */
   async revokeOwnerKeys(ownerId: string, changes: LeakedRevokeChange[]): Promise<RevokedKey[]> {
-    return this.revokeEach('user_id', changes.map((c) => ({ ...c, owner: ownerId })));
+    return this.revokeEach(
+      'user_id',
+      changes.map((c) => ({ ...c, owner: ownerId })),
+    );
   }
 
-  private async revokeEach(scope: 'id' | 'user_id', changes: Array<LeakedRevokeChange & { owner: string }>): Promise<RevokedKey[]> {
+  private async revokeEach(
+    scope: 'id' | 'user_id',
+    changes: Array<LeakedRevokeChange & { owner: string }>,
+  ): Promise<RevokedKey[]> {
     const found: RevokedKey[] = [];
     for (const { change, owner, audit, events } of changes) {
       const key = await this.transact(
@@ -197,7 +210,10 @@ export class KeyChanges {
   async applyPolicy({ policy, change, audit, events }: PolicyChange): Promise<RevokedKey[]> {
     const shortened = await this.transactions.run(async (manager) => {
       await policy(manager);
-      const keys = change.maxLifetimeDays === null ? [] : await this.policyKeys.capLifetime(change.orgId, change.maxLifetimeDays, change.now, manager);
+      const keys =
+        change.maxLifetimeDays === null
+          ? []
+          : await this.policyKeys.capLifetime(change.orgId, change.maxLifetimeDays, change.now, manager);
       await this.audit.record(manager, audit(keys));
       for (const event of events(keys)) await this.outbox.write(manager, event);
       return keys;
@@ -208,8 +224,17 @@ export class KeyChanges {
 
   /** Approves or denies a pending key; null when the org has no such pending key. A denial waits for every instance. */
   async decide({ change: c, audit, event }: DecisionChange): Promise<RevokedKey | null> {
-    const decided = await this.transact((m) => this.policyKeys.decide(c.orgId, c.keyId, c.decision, c.at, m), audit, (k) => [event(k)]);
-    if (decided) await this.committed({ type: c.decision === 'deny' ? 'api_key.revoked' : 'api_key.minted' }, 1, c.decision === 'deny');
+    const decided = await this.transact(
+      (m) => this.policyKeys.decide(c.orgId, c.keyId, c.decision, c.at, m),
+      audit,
+      (k) => [event(k)],
+    );
+    if (decided)
+      await this.committed(
+        { type: c.decision === 'deny' ? 'api_key.revoked' : 'api_key.minted' },
+        1,
+        c.decision === 'deny',
+      );
     return decided;
   }
 
@@ -228,7 +253,11 @@ export class KeyChanges {
   async revokeStale(changes: StaleRevokeChange[]): Promise<number> {
     let revoked = 0;
     for (const { change: c, audit, event } of changes) {
-      const key = await this.transact((m) => this.policyKeys.revokeStale(c.orgId, c.keyId, c.idleSince, c.at, m), audit, (k) => [event(k)]);
+      const key = await this.transact(
+        (m) => this.policyKeys.revokeStale(c.orgId, c.keyId, c.idleSince, c.at, m),
+        audit,
+        (k) => [event(k)],
+      );
       if (key) revoked++;
     }
     if (revoked > 0) await this.committed({ type: 'api_key.revoked' }, revoked, true);
@@ -263,7 +292,10 @@ export class KeyChanges {
   }
 
   /** Writes a freshly drawn change; a lookup collision (71 random bits: all but impossible) draws again rather than fails. */
-  private async drawing<C extends { secret: string }, R>(draw: () => C, write: (change: C) => Promise<R | null>): Promise<{ written: R | null; secret: string }> {
+  private async drawing<C extends { secret: string }, R>(
+    draw: () => C,
+    write: (change: C) => Promise<R | null>,
+  ): Promise<{ written: R | null; secret: string }> {
     for (let attempt = 1; ; attempt++) {
       const change = draw();
       try {

@@ -20,7 +20,10 @@ import type { MintSettings } from './key-settings.sql.js';
 const DAY_MS = 86_400_000;
 
 /** The per-key controls a mint body may carry (docs/key-controls.md), as MintApiKeyDto names them. */
-export type MintSettingsFields = Pick<MintApiKeyDto, 'enabled' | 'rate_limits' | 'credits' | 'allowed_cidrs' | 'metadata'>;
+export type MintSettingsFields = Pick<
+  MintApiKeyDto,
+  'enabled' | 'rate_limits' | 'credits' | 'allowed_cidrs' | 'metadata'
+>;
 
 /** A new key as its events describe it before it is written. */
 export type NewKeyFields = NewApiKey & { revokedAt: null };
@@ -159,13 +162,21 @@ export class KeyMinting {
           ...m.actor,
           target: { type: 'api_key', id: key.id },
           details: {
-            name: key.name, lookup: key.lookup, scopes, expires_at: key.expiresAt?.toISOString() ?? null,
+            name: key.name,
+            lookup: key.lookup,
+            scopes,
+            expires_at: key.expiresAt?.toISOString() ?? null,
             ...m.audit.details,
             ...(pending ? { status: 'pending' } : {}),
           },
         },
         // A key awaiting approval is announced as pending; `api_key.approved` follows the approval.
-        event: { orgId, type: pending ? 'api_key.pending' : m.event.type, data: m.event.data({ ...key, revokedAt: null }), at: now },
+        event: {
+          orgId,
+          type: pending ? 'api_key.pending' : m.event.type,
+          data: m.event.data({ ...key, revokedAt: null }),
+          at: now,
+        },
       };
     });
     if (!minted) throw new ConflictException(m.cap.refusal);
@@ -190,18 +201,34 @@ export class KeyMinting {
       const generated = generateApiKey();
       return {
         secret: generated.key,
-        change: { userId: r.holder, keyId: r.keyId, secret: { lookup: generated.lookup, last4: generated.last4, keyHash: hashApiKey(hmacKey, generated.key) }, now, graceEndsAt },
+        change: {
+          userId: r.holder,
+          keyId: r.keyId,
+          secret: { lookup: generated.lookup, last4: generated.last4, keyHash: hashApiKey(hmacKey, generated.key) },
+          now,
+          graceEndsAt,
+        },
         audit: (k) => ({
           orgId: k.orgId,
           action: r.audit.action,
           ...r.actor,
           target: { type: 'api_key', id: k.id },
-          details: { name: k.name, lookup: k.lookup, previous_lookup: k.previousLookup, grace_period_seconds: grace, previous_secret_expires_at: previousExpiresAt },
+          details: {
+            name: k.name,
+            lookup: k.lookup,
+            previous_lookup: k.previousLookup,
+            grace_period_seconds: grace,
+            previous_secret_expires_at: previousExpiresAt,
+          },
         }),
         event: (k) => ({
           orgId: k.orgId,
           type: r.event.type,
-          data: { ...r.event.data(k), previous_lookup: k.previousLookup, previous_secret_expires_at: previousExpiresAt },
+          data: {
+            ...r.event.data(k),
+            previous_lookup: k.previousLookup,
+            previous_secret_expires_at: previousExpiresAt,
+          },
           at: now,
         }),
       };

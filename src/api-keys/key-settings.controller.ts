@@ -14,7 +14,8 @@ import { KeySettingsService } from './key-settings.service.js';
 const BAD_SETTINGS =
   'keyID (or org_id) is not a UUID; no field given; name over 100 characters; enabled not a boolean; rate_limits not an array of at most 5 windows with a limit of at least 1 and window_seconds from 1 to 86400; ' +
   'credits.remaining negative or a refill without amount or interval; allowed_cidrs over 20, malformed or wider than /8 (/16 for IPv6) except 0.0.0.0/0 and ::/0; metadata not an object, over 1 KB or deeper than 4; an unknown field.';
-const CHANGE = 'Only the fields sent change; null clears a setting. Audited and emitted as `api_key.updated`; every instance applies it before this answers (a disabled key is refused everywhere from then on).';
+const CHANGE =
+  'Only the fields sent change; null clears a setting. Audited and emitted as `api_key.updated`; every instance applies it before this answers (a disabled key is refused everywhere from then on).';
 
 /** A key's settings: its owner's route and the org admins' route. */
 @ApiTags('api-keys')
@@ -25,11 +26,22 @@ export class KeySettingsController {
 
   @Patch('api-keys/:keyID')
   @KeyLifecycle()
-  @ApiOperation({ operationId: 'updateApiKey', summary: 'Change a key’s settings', description: `Browser session only, your own key. ${CHANGE}` })
+  @ApiOperation({
+    operationId: 'updateApiKey',
+    summary: 'Change a key’s settings',
+    description: `Browser session only, your own key. ${CHANGE}`,
+  })
   @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiBody({ type: UpdateApiKeyDto })
   @ApiOkResponse({ type: ApiKeyRecordDto, description: 'The key record with its settings.' })
-  @ApiErrors({ 400: BAD_SETTINGS, ...AUTH_ERRORS, 403: SESSION_REQUIRED, 404: "No such key, or not the caller's; both cases look identical.", ...BODY_ERRORS, 501: NOT_CONFIGURED })
+  @ApiErrors({
+    400: BAD_SETTINGS,
+    ...AUTH_ERRORS,
+    403: SESSION_REQUIRED,
+    404: "No such key, or not the caller's; both cases look identical.",
+    ...BODY_ERRORS,
+    501: NOT_CONFIGURED,
+  })
   update(
     @CurrentPrincipal() principal: Principal,
     @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
@@ -41,7 +53,11 @@ export class KeySettingsController {
   @Patch('orgs/:org_id/api-keys/:keyID')
   @KeyLifecycle()
   @ApiTags('orgs')
-  @ApiOperation({ operationId: 'updateOrgApiKey', summary: 'Change the settings of any key of an org (owners and admins)', description: `Browser session only. ${CHANGE}` })
+  @ApiOperation({
+    operationId: 'updateOrgApiKey',
+    summary: 'Change the settings of any key of an org (owners and admins)',
+    description: `Browser session only. ${CHANGE}`,
+  })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiBody({ type: UpdateApiKeyDto })

@@ -39,7 +39,13 @@ export class KeySettingsService {
     return this.apply(actorOf(principal), 'org_id', orgId, keyId, dto);
   }
 
-  private async apply(actor: ChangeActor, scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
+  private async apply(
+    actor: ChangeActor,
+    scope: 'user_id' | 'org_id' | 'id',
+    owner: string,
+    keyId: string,
+    dto: UpdateApiKeyDto,
+  ): Promise<ApiKeyRecord> {
     const now = this.settings.clock.now();
     const settings = toChange(dto, now);
     const fields = Object.keys(dto).filter((k) => (dto as Record<string, unknown>)[k] !== undefined);
@@ -54,7 +60,12 @@ export class KeySettingsService {
         // What changed, by name: metadata and networks can be sensitive to their owner, so only named.
         details: { name: k.name, changed: fields, ...(dto.enabled !== undefined ? { enabled: dto.enabled } : {}) },
       }),
-      event: (k) => ({ orgId: k.orgId, type: 'api_key.updated', data: { ...keyEventData(k), changed: fields, enabled: k.enabled }, at: now }),
+      event: (k) => ({
+        orgId: k.orgId,
+        type: 'api_key.updated',
+        data: { ...keyEventData(k), changed: fields, enabled: k.enabled },
+        at: now,
+      }),
     });
     if (!updated) throw new NotFoundException(ERRORS.keyNotFound);
     return toApiKeyRecord(updated, now);

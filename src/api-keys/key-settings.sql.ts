@@ -14,7 +14,8 @@ export interface MintSettings {
 }
 
 /** The settings columns of the mint's INSERT, and their values from a populated api_keys record `r`. */
-export const MINT_SETTINGS_COLUMNS = 'enabled, rate_limits, credits_remaining, credits_refill, credits_period, allowed_cidrs, metadata';
+export const MINT_SETTINGS_COLUMNS =
+  'enabled, rate_limits, credits_remaining, credits_refill, credits_period, allowed_cidrs, metadata';
 export const mintSettingsValues = (r: string) =>
   `COALESCE(${r}.enabled, true), ${r}.rate_limits, ${r}.credits_remaining, ${r}.credits_refill, ${r}.credits_period, ${r}.allowed_cidrs, ${r}.metadata`;
 
@@ -37,7 +38,11 @@ export interface KeySettingsChange {
  * columns the change names. A new credits setting (or its removal) moves `credits_epoch`, so credits
  * that instances leased before it are neither spent nor given back after it.
  */
-export function updateSettingsSql(scope: 'user_id' | 'org_id' | 'id', change: KeySettingsChange, returning: string): { text: string; values: unknown[] } {
+export function updateSettingsSql(
+  scope: 'user_id' | 'org_id' | 'id',
+  change: KeySettingsChange,
+  returning: string,
+): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const sets: string[] = [];
   const set = (column: string, value: unknown, cast: string) => {
@@ -46,7 +51,8 @@ export function updateSettingsSql(scope: 'user_id' | 'org_id' | 'id', change: Ke
   };
   if (change.name !== undefined) set('name', change.name, 'text');
   if (change.enabled !== undefined) set('enabled', change.enabled, 'boolean');
-  if (change.rateLimits !== undefined) set('rate_limits', change.rateLimits === null ? null : JSON.stringify(change.rateLimits), 'jsonb');
+  if (change.rateLimits !== undefined)
+    set('rate_limits', change.rateLimits === null ? null : JSON.stringify(change.rateLimits), 'jsonb');
   if (change.credits !== undefined) {
     const c = change.credits;
     set('credits_remaining', c?.remaining ?? null, 'bigint');
@@ -55,6 +61,10 @@ export function updateSettingsSql(scope: 'user_id' | 'org_id' | 'id', change: Ke
     sets.push('credits_epoch = k.credits_epoch + 1');
   }
   if (change.allowedCidrs !== undefined) set('allowed_cidrs', change.allowedCidrs, 'text[]');
-  if (change.metadata !== undefined) set('metadata', change.metadata === null ? null : JSON.stringify(change.metadata), 'jsonb');
-  return { text: `UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1::uuid AND k.${scope} = $2::uuid RETURNING ${returning}`, values };
+  if (change.metadata !== undefined)
+    set('metadata', change.metadata === null ? null : JSON.stringify(change.metadata), 'jsonb');
+  return {
+    text: `UPDATE api_keys k SET ${sets.join(', ')} WHERE k.id = $1::uuid AND k.${scope} = $2::uuid RETURNING ${returning}`,
+    values,
+  };
 }

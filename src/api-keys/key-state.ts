@@ -9,7 +9,8 @@ export const KEY_STATES = ['active', 'revoked', 'expired', 'pending', 'denied', 
 export type KeyState = (typeof KEY_STATES)[number];
 
 const revoked = (alias: string) => `${alias}.revoked_at IS NOT NULL`;
-const expired = (alias: string, now: string) => `(${alias}.expires_at IS NOT NULL AND ${alias}.expires_at <= ${now}::timestamptz)`;
+const expired = (alias: string, now: string) =>
+  `(${alias}.expires_at IS NOT NULL AND ${alias}.expires_at <= ${now}::timestamptz)`;
 
 /** The state of the api_keys row aliased `alias`, judged at the timestamptz `now` (an SQL expression, e.g. `$2`). */
 export function keyStateSql(alias: string, now: string): string {

@@ -12,6 +12,11 @@ const HOUR_MS = 3_600_000;
 @Injectable()
 export class LapsedSecretsJob {
   constructor(keys: ApiKeysService, jobs: PeriodicJobs) {
-    jobs.add({ name: 'lapsed-previous-secrets', everyMs: HOUR_MS, firstRunAfterMs: HOUR_MS / 4, run: () => keys.clearLapsedPreviousSecrets() });
+    jobs.add({
+      name: 'lapsed-previous-secrets',
+      everyMs: HOUR_MS,
+      firstRunAfterMs: HOUR_MS / 4,
+      run: () => keys.clearLapsedPreviousSecrets(),
+    });
   }
 }

@@ -16,7 +16,10 @@ export class MintRateGuard implements CanActivate {
   private readonly limiter: RateLimiterMemory | null;
 
   constructor(settings: Settings) {
-    this.limiter = settings.mintRatePerMinute > 0 ? new RateLimiterMemory({ points: settings.mintRatePerMinute, duration: 60 }) : null;
+    this.limiter =
+      settings.mintRatePerMinute > 0
+        ? new RateLimiterMemory({ points: settings.mintRatePerMinute, duration: 60 })
+        : null;
   }
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {

@@ -25,8 +25,9 @@ export class OrgApiKeysController {
   @KeyLifecycle()
   @ApiOperation({
     operationId: 'listOrgApiKeys',
-    summary: "Every key of an org (owners and admins)",
-    description: "Browser session only. Every key bound to the org whoever minted it, with the owner's id and e-mail and whether they are still a member; newest first, keyset-paginated.",
+    summary: 'Every key of an org (owners and admins)',
+    description:
+      "Browser session only. Every key bound to the org whoever minted it, with the owner's id and e-mail and whether they are still a member; newest first, keyset-paginated.",
   })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: OrgApiKeyListDto })
@@ -50,8 +51,9 @@ export class OrgApiKeysController {
   @HttpCode(204)
   @ApiOperation({
     operationId: 'revokeOrgApiKey',
-    summary: "Revoke any key of an org (owners and admins)",
-    description: 'Browser session only. Revokes a key bound to the org, whoever minted it; recorded in the audit log with the admin as actor. Already revoked: 204, revoked_at unchanged.',
+    summary: 'Revoke any key of an org (owners and admins)',
+    description:
+      'Browser session only. Revokes a key bound to the org, whoever minted it; recorded in the audit log with the admin as actor. Already revoked: 204, revoked_at unchanged.',
   })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiParam({ name: 'keyID', format: 'uuid' })

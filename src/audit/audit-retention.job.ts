@@ -13,6 +13,11 @@ const FIRST_RUN_AFTER_MS = 60 * 1000;
 @Injectable()
 export class AuditRetentionJob {
   constructor(audit: AuditService, jobs: PeriodicJobs) {
-    jobs.add({ name: 'audit-retention', everyMs: AUDIT_PRUNE_INTERVAL_MS, firstRunAfterMs: FIRST_RUN_AFTER_MS, run: () => audit.prune() });
+    jobs.add({
+      name: 'audit-retention',
+      everyMs: AUDIT_PRUNE_INTERVAL_MS,
+      firstRunAfterMs: FIRST_RUN_AFTER_MS,
+      run: () => audit.prune(),
+    });
   }
 }

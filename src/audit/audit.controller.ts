@@ -18,7 +18,8 @@ export class AuditController {
   @ApiOperation({
     operationId: 'listAuditEvents',
     summary: "The org's audit log",
-    description: 'Browser session only; owners and admins of the org. Newest first, keyset-paginated; filters combine (all must hold).',
+    description:
+      'Browser session only; owners and admins of the org. Newest first, keyset-paginated; filters combine (all must hold).',
   })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: AuditEventPageDto })
@@ -26,7 +27,7 @@ export class AuditController {
     400: 'org_id or a filter is malformed (the message names it): actor_id/target_id not a UUID, an unknown action, since/until not RFC 3339, limit outside 1 to 100, a cursor this service did not return.',
     ...AUTH_ERRORS,
     403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
-    404: "The org does not exist or the caller is not a member; both look identical.",
+    404: 'The org does not exist or the caller is not a member; both look identical.',
   })
   list(
     @CurrentPrincipal() principal: Principal,

@@ -62,7 +62,22 @@ function where(filter: AuditFilter): { sql: string; values: unknown[] } {
  * its change and the event in one statement (a data-modifying CTE) and an event only if the change happened.
  */
 export function auditInsertSql(first: number, from?: string): string {
-  const types = ['timestamptz', 'uuid', 'text', 'text', 'uuid', 'text', 'text', 'uuid', 'text', 'uuid', 'text', 'text', 'text', 'jsonb'];
+  const types = [
+    'timestamptz',
+    'uuid',
+    'text',
+    'text',
+    'uuid',
+    'text',
+    'text',
+    'uuid',
+    'text',
+    'uuid',
+    'text',
+    'text',
+    'text',
+    'jsonb',
+  ];
   return `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, actor_source, credential_type, credential_id,
                                     target_type, target_id, client_address, user_agent, request_id, details)
           SELECT ${types.map((t, i) => `$${first + i}::${t}`).join(', ')}${from ? ` FROM ${from}` : ''}`;
@@ -85,9 +100,20 @@ export function auditInsertManySql(param: number, join: string): string {
 export type AuditTemplate = Omit<NewAuditRow, 'orgId' | 'targetId'>;
 
 const rowJson = (r: AuditTemplate & Partial<Pick<NewAuditRow, 'orgId' | 'targetId'>>) => ({
-  created_at: r.createdAt.toISOString(), org_id: r.orgId ?? null, action: r.action, actor_type: r.actorType, actor_id: r.actorId,
-  actor_source: r.actorSource, credential_type: r.credentialType, credential_id: r.credentialId, target_type: r.targetType,
-  target_id: r.targetId ?? null, client_address: r.clientAddress, user_agent: r.userAgent, request_id: r.requestId, details: r.details,
+  created_at: r.createdAt.toISOString(),
+  org_id: r.orgId ?? null,
+  action: r.action,
+  actor_type: r.actorType,
+  actor_id: r.actorId,
+  actor_source: r.actorSource,
+  credential_type: r.credentialType,
+  credential_id: r.credentialId,
+  target_type: r.targetType,
+  target_id: r.targetId ?? null,
+  client_address: r.clientAddress,
+  user_agent: r.userAgent,
+  request_id: r.requestId,
+  details: r.details,
 });
 
 export function auditRowsJson(rows: NewAuditRow[]): string {
@@ -115,8 +141,20 @@ export function auditInsertPerRowSql(param: number, from: string, detailsSql: st
 
 export function auditInsertValues(row: NewAuditRow): unknown[] {
   return [
-    row.createdAt, row.orgId, row.action, row.actorType, row.actorId, row.actorSource, row.credentialType, row.credentialId,
-    row.targetType, row.targetId, row.clientAddress, row.userAgent, row.requestId, JSON.stringify(row.details),
+    row.createdAt,
+    row.orgId,
+    row.action,
+    row.actorType,
+    row.actorId,
+    row.actorSource,
+    row.credentialType,
+    row.credentialId,
+    row.targetType,
+    row.targetId,
+    row.clientAddress,
+    row.userAgent,
+    row.requestId,
+    JSON.stringify(row.details),
   ];
 }
 
@@ -168,7 +206,10 @@ export class AuditRepository {
     const values: unknown[] = [actorId, limit];
     const keyset = after ? ` AND (created_at, id) > ($3, $4)` : '';
     if (after) values.push(after.createdAt, after.id);
-    return this.db.query(`SELECT ${COLUMNS} FROM audit_events WHERE actor_id = $1${keyset} ORDER BY created_at, id LIMIT $2`, values);
+    return this.db.query(
+      `SELECT ${COLUMNS} FROM audit_events WHERE actor_id = $1${keyset} ORDER BY created_at, id LIMIT $2`,
+      values,
+    );
   }
 
   /**
@@ -177,7 +218,11 @@ export class AuditRepository {
    * 1765400000000), the only UPDATE the log allows. Returns how many events it rewrote.
    */
   async pseudonymise(userId: string, pseudonym: string, email: string): Promise<number> {
-    const [row] = (await this.db.query(`SELECT audit_pseudonymise($1, $2, $3) AS changed`, [userId, pseudonym, email])) as Array<{ changed: number }>;
+    const [row] = (await this.db.query(`SELECT audit_pseudonymise($1, $2, $3) AS changed`, [
+      userId,
+      pseudonym,
+      email,
+    ])) as Array<{ changed: number }>;
     return row.changed;
   }
 
@@ -187,7 +232,9 @@ export class AuditRepository {
    * delete an event; it never deletes one younger than its floor. Returns how many were deleted.
    */
   async pruneBatch(before: Date, batch: number): Promise<number> {
-    const [row] = (await this.db.query(`SELECT audit_prune($1, $2) AS deleted`, [before, batch])) as Array<{ deleted: number }>;
+    const [row] = (await this.db.query(`SELECT audit_prune($1, $2) AS deleted`, [before, batch])) as Array<{
+      deleted: number;
+    }>;
     return row.deleted;
   }
 }

@@ -43,7 +43,9 @@ const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
 describe('AuditService.record', () => {
   it("stamps the clock's time and the request's origin when there is one", async () => {
     const { repo, sut } = setup();
-    await runWithRequestOrigin({ clientAddress: '203.0.113.7', userAgent: 'curl/8', requestId: 'req-1' }, () => sut.record({} as EntityManager, entry()));
+    await runWithRequestOrigin({ clientAddress: '203.0.113.7', userAgent: 'curl/8', requestId: 'req-1' }, () =>
+      sut.record({} as EntityManager, entry()),
+    );
     expect(repo.rows[0]).toEqual({
       createdAt: AT,
       orgId: ORG,
@@ -64,14 +66,37 @@ describe('AuditService.record', () => {
 
   it('leaves the origin empty outside a request (CLI, jobs)', async () => {
     const { repo, sut } = setup();
-    await sut.record({} as EntityManager, entry({ actor: { type: 'operator', id: null, source: 'cli' }, credential: undefined }));
-    expect(repo.rows[0]).toMatchObject({ actorType: 'operator', actorId: null, actorSource: 'cli', credentialType: null, clientAddress: null, userAgent: null, requestId: null });
+    await sut.record(
+      {} as EntityManager,
+      entry({ actor: { type: 'operator', id: null, source: 'cli' }, credential: undefined }),
+    );
+    expect(repo.rows[0]).toMatchObject({
+      actorType: 'operator',
+      actorId: null,
+      actorSource: 'cli',
+      credentialType: null,
+      clientAddress: null,
+      userAgent: null,
+      requestId: null,
+    });
   });
 
   it('never stores a secret in details: secret-named fields and credential-shaped text are redacted', async () => {
     const { repo, sut } = setup();
     const key = 'svc_live_YguRbYLvsx9A_8b8g5JZWZSOlorO1EmD8wwOurInRuisQ2VCuua';
-    await sut.record({} as EntityManager, entry({ details: { key, secret: 'x', key_hash: 'y', note: `leaked ${key} here`, nested: { token: 't' }, lookup: 'YguRbYLvsx9A' } }));
+    await sut.record(
+      {} as EntityManager,
+      entry({
+        details: {
+          key,
+          secret: 'x',
+          key_hash: 'y',
+          note: `leaked ${key} here`,
+          nested: { token: 't' },
+          lookup: 'YguRbYLvsx9A',
+        },
+      }),
+    );
     expect(repo.rows[0].details).toEqual({
       key: '[REDACTED]',
       secret: '[REDACTED]',
@@ -89,12 +114,18 @@ describe('AuditService.record', () => {
     await sut.record({} as EntityManager, entry({ details: cyclic }));
     await sut.record({} as EntityManager, entry({ details: { big: 'x'.repeat(5000) } }));
     await sut.record({} as EntityManager, entry({ details: { name: 'a\u0000b\uD800', n: 10n as unknown as number } }));
-    expect(repo.rows.map((r) => r.details)).toEqual([{ unserialisable: true }, { truncated: true }, { name: 'a\uFFFDb\uFFFD', n: '10' }]);
+    expect(repo.rows.map((r) => r.details)).toEqual([
+      { unserialisable: true },
+      { truncated: true },
+      { name: 'a\uFFFDb\uFFFD', n: '10' },
+    ]);
   });
 
   it('skips (and does not throw for) an entry whose ids are not UUIDs', async () => {
     const { repo, sut } = setup();
-    await expect(sut.record({} as EntityManager, entry({ target: { type: 'api_key', id: 'nope' } }))).resolves.toBeUndefined();
+    await expect(
+      sut.record({} as EntityManager, entry({ target: { type: 'api_key', id: 'nope' } })),
+    ).resolves.toBeUndefined();
     expect(repo.rows).toEqual([]);
   });
 

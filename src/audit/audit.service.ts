@@ -38,7 +38,13 @@ import { OrgDirectory } from '../directory/org-directory.js';
 import { currentRequestOrigin, scrubCredentials } from '../common/request-context.js';
 import { toStorableText } from '../common/storable-text.js';
 import type { AuditAction } from './audit-actions.js';
-import { AuditRepository, type AuditFilter, type AuditRow, type AuditTemplate, type NewAuditRow } from './audit.repository.js';
+import {
+  AuditRepository,
+  type AuditFilter,
+  type AuditRow,
+  type AuditTemplate,
+  type NewAuditRow,
+} from './audit.repository.js';
 import type { AuditEventDto } from './dto/audit-event.dto.js';
 
 /** The event as `GET /orgs/{org_id}/audit-events` and `audit export` show it: the DTO class itself. */
@@ -69,7 +75,6 @@ export interface AuditEntry {
   /** What changed; never a secret. */
   details: Record<string, unknown>;
 }
-
 
 /** Who makes a change, as the audit log records it: a signed-in caller (actorOf) or the operator CLI (OPERATOR). */
 export type ChangeActor = Pick<AuditEntry, 'actor' | 'credential'>;
@@ -104,7 +109,10 @@ export function toAuditEventRecord(row: AuditRow): AuditEventRecord {
   };
   if (row.actorId) record.actor.id = row.actorId;
   if (row.actorSource) record.actor.source = row.actorSource;
-  if (row.credentialType) record.credential = row.credentialId ? { type: row.credentialType, id: row.credentialId } : { type: row.credentialType };
+  if (row.credentialType)
+    record.credential = row.credentialId
+      ? { type: row.credentialType, id: row.credentialId }
+      : { type: row.credentialType };
   if (row.clientAddress) record.client_address = row.clientAddress;
   if (row.userAgent) record.user_agent = row.userAgent;
   if (row.requestId) record.request_id = row.requestId;
@@ -132,7 +140,11 @@ export class AuditService {
   ) {}
 
   /** `GET /orgs/{org_id}/audit-events`: owners and admins only (403), not a member 404. */
-  async list(principal: Principal, orgId: string, query: AuditListQuery): Promise<{ events: AuditEventRecord[]; next_cursor?: string }> {
+  async list(
+    principal: Principal,
+    orgId: string,
+    query: AuditListQuery,
+  ): Promise<{ events: AuditEventRecord[]; next_cursor?: string }> {
     await requireOrgAdmin(this.directory, principal, orgId);
     return this.page(orgId, query);
   }
@@ -163,7 +175,10 @@ export class AuditService {
   }
 
   /** The entry's validated constant part; `more` are further ids it must carry as UUIDs. */
-  private template(entry: Omit<AuditEntry, 'orgId' | 'target'> & { target: { type: string } }, more: unknown[]): AuditTemplate | null {
+  private template(
+    entry: Omit<AuditEntry, 'orgId' | 'target'> & { target: { type: string } },
+    more: unknown[],
+  ): AuditTemplate | null {
     const ids = [...more, entry.actor?.id, entry.credential?.id].filter((v) => v !== null && v !== undefined);
     if (!ids.every(isUuid) || !entry.action || !entry.actor?.type || !entry.target?.type) {
       // A bug in the caller, not a reason to fail the change it records.
@@ -184,7 +199,10 @@ export class AuditService {
       userAgent: origin?.userAgent ?? null,
       requestId: origin?.requestId ?? null,
       // The caller's X-Request-Id goes beside the service's own id, never in its place.
-      details: this.safeDetails(entry.action, origin?.clientRequestId ? { ...entry.details, client_request_id: origin.clientRequestId } : entry.details),
+      details: this.safeDetails(
+        entry.action,
+        origin?.clientRequestId ? { ...entry.details, client_request_id: origin.clientRequestId } : entry.details,
+      ),
     };
   }
 

@@ -67,7 +67,8 @@ describe('ScopesGuard', () => {
   it('answers 400 naming X-Org-Id to a session whose org is not resolved', () => {
     requires(['decisions:read']);
 
-    const refuse = () => guard.canActivate(contextFor(principal({ kind: 'session', orgId: null, orgRole: null, plan: null, scopes: [] })));
+    const refuse = () =>
+      guard.canActivate(contextFor(principal({ kind: 'session', orgId: null, orgRole: null, plan: null, scopes: [] })));
 
     expect(refuse).toThrow(BadRequestException);
     expect(refuse).toThrow(/X-Org-Id/);
@@ -96,7 +97,8 @@ describe('SessionOnlyGuard', () => {
   });
 
   it('refuses an API key with 403', () => {
-    const refuse = () => guard.canActivate(contextFor(principal({ kind: 'api_key', scopes: ['decisions:read', 'decisions:write'] })));
+    const refuse = () =>
+      guard.canActivate(contextFor(principal({ kind: 'api_key', scopes: ['decisions:read', 'decisions:write'] })));
 
     expect(refuse).toThrow(ForbiddenException);
     expect(refuse).toThrow(/API keys cannot/);

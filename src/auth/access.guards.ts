@@ -1,4 +1,10 @@
-import { BadRequestException, ForbiddenException, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  BadRequestException,
+  ForbiddenException,
+  Injectable,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
@@ -27,9 +33,7 @@ export class ScopesGuard implements CanActivate {
     const principal = principalOf(ctx);
     if (!principal) throw new ForbiddenException(ERRORS.noCredential);
     if (principal.kind === 'session' && !principal.orgId && required.length > 0) {
-      throw new BadRequestException(
-        ERRORS.noOrgSelectedForScopes,
-      );
+      throw new BadRequestException(ERRORS.noOrgSelectedForScopes);
     }
     const missing = required.filter((s) => !principal.scopes.includes(s));
     if (missing.length > 0) {

@@ -1,7 +1,15 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { generateApiKey, hashApiKey, hashesEqual, KEY_LENGTH, KEY_PREFIX, looksLikeApiKey, parseApiKey } from './api-key-format.js';
+import {
+  generateApiKey,
+  hashApiKey,
+  hashesEqual,
+  KEY_LENGTH,
+  KEY_PREFIX,
+  looksLikeApiKey,
+  parseApiKey,
+} from './api-key-format.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** The documented layout: prefix, 12-character lookup, `_`, 32-character secret, 6-character checksum. */

@@ -15,7 +15,9 @@ const CHECKSUM_LEN = 6;
 export const KEY_LENGTH = KEY_PREFIX.length + LOOKUP_LEN + 1 + SECRET_LEN + CHECKSUM_LEN;
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY_RE = new RegExp(`^${KEY_PREFIX}([0-9A-Za-z]{${LOOKUP_LEN}})_([0-9A-Za-z]{${SECRET_LEN}})([0-9A-Za-z]{${CHECKSUM_LEN}})$`);
+const KEY_RE = new RegExp(
+  `^${KEY_PREFIX}([0-9A-Za-z]{${LOOKUP_LEN}})_([0-9A-Za-z]{${SECRET_LEN}})([0-9A-Za-z]{${CHECKSUM_LEN}})$`,
+);
 
 function randomBase62(length: number): string {
   let out = '';

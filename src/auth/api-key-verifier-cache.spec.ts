@@ -57,7 +57,10 @@ describe('ApiKeyVerifier, from the verification cache', () => {
     };
     // Before the key has verified, and after (its row then cached): one read each time, either way.
     for (let round = 0; round < 2; round++) {
-      expect([await reads(wrongSecret), await reads(wrongSecret), await reads(missing), await reads(missing)], `round ${round}`).toEqual([1, 1, 1, 1]);
+      expect(
+        [await reads(wrongSecret), await reads(wrongSecret), await reads(missing), await reads(missing)],
+        `round ${round}`,
+      ).toEqual([1, 1, 1, 1]);
       expect((await verifier.verify(key.key))?.orgId).toBe(ORG);
     }
     const verifiedReads = keys.calls.length;

@@ -1,6 +1,14 @@
 import { createSecretKey } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { connectionRefused, deferred, FakeKeyRows, misChecksummed, ORG, SECRET, verifierOver } from '../../test/support/key-verification.js';
+import {
+  connectionRefused,
+  deferred,
+  FakeKeyRows,
+  misChecksummed,
+  ORG,
+  SECRET,
+  verifierOver,
+} from '../../test/support/key-verification.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import { generateApiKey, hashApiKey, hashesEqual } from './api-key-format.js';
 
@@ -16,12 +24,18 @@ describe('ApiKeyVerifier', () => {
     const old = generateApiKey();
     const current = generateApiKey();
     const hmac = (k: string) => hashApiKey(createSecretKey(Buffer.from(SECRET)), k);
-    const row = keys.add(current, { previousLookup: old.lookup, previousKeyHash: hmac(old.key), previousExpiresAt: new Date('2030-01-15T12:00:01Z') });
+    const row = keys.add(current, {
+      previousLookup: old.lookup,
+      previousKeyHash: hmac(old.key),
+      previousExpiresAt: new Date('2030-01-15T12:00:01Z'),
+    });
     const { verifier } = verifierOver(keys);
     expect((await verifier.verify(current.key))?.keyId).toBe(row.id);
     expect((await verifier.verify(old.key))?.keyId).toBe(row.id);
     // A forged secret under the old lookup is refused like any other.
-    const forged = old.key.slice(0, old.key.indexOf(old.lookup) + old.lookup.length) + current.key.slice(current.key.indexOf(current.lookup) + current.lookup.length);
+    const forged =
+      old.key.slice(0, old.key.indexOf(old.lookup) + old.lookup.length) +
+      current.key.slice(current.key.indexOf(current.lookup) + current.lookup.length);
     expect(await verifier.verify(forged)).toBeNull();
 
     row.previousExpiresAt = new Date('2030-01-15T12:00:00Z'); // the clock's instant: the grace has ended
@@ -44,7 +58,10 @@ describe('ApiKeyVerifier', () => {
       vi.mocked(hashApiKey).mockClear();
       vi.mocked(hashesEqual).mockClear();
       await Promise.resolve(verifier.verify(token)).catch(() => null);
-      expect(vi.mocked(hashApiKey), token === forged.key ? 'missing lookup id' : 'known lookup id').toHaveBeenCalledTimes(1);
+      expect(
+        vi.mocked(hashApiKey),
+        token === forged.key ? 'missing lookup id' : 'known lookup id',
+      ).toHaveBeenCalledTimes(1);
       expect(vi.mocked(hashesEqual)).toHaveBeenCalledTimes(1);
     }
   });
@@ -103,7 +120,9 @@ describe('ApiKeyVerifier', () => {
     // One statement for the whole batch, each lookup asked once, the mis-checksummed key never asked.
     expect(keys.calls).toHaveLength(1);
     expect(keys.calls[0].withDirectory).toBe(true);
-    expect(new Set(keys.calls[0].lookups)).toEqual(new Set([valid, viewer, revoked, expired, formerMember, unknown, forged].map((k) => k.lookup)));
+    expect(new Set(keys.calls[0].lookups)).toEqual(
+      new Set([valid, viewer, revoked, expired, formerMember, unknown, forged].map((k) => k.lookup)),
+    );
     expect(keys.calls[0].lookups).toHaveLength(7);
     expect(metrics.counts.ok).toBe(tokens.filter((t) => expected.get(t) !== null).length);
     expect(metrics.counts.malformed).toBe(tokens.filter((t) => t === malformed).length);
@@ -176,7 +195,13 @@ describe('ApiKeyVerifier', () => {
     const live = generateApiKey();
     const liveRow = keys.add(live, { email: null, role: null, plan: null, memberCount: 0 });
     const revoked = generateApiKey();
-    keys.add(revoked, { email: null, role: null, plan: null, memberCount: 0, revokedAt: new Date('2030-01-01T00:00:00Z') });
+    keys.add(revoked, {
+      email: null,
+      role: null,
+      plan: null,
+      memberCount: 0,
+      revokedAt: new Date('2030-01-01T00:00:00Z'),
+    });
     const gone = generateApiKey();
     keys.add(gone, { email: null, role: null, plan: null, memberCount: 0 });
 
@@ -185,17 +210,36 @@ describe('ApiKeyVerifier', () => {
       mintStanding = vi.fn();
       userOrgs = vi.fn();
       orgPlan = vi.fn();
-      async memberContexts(pairs: ReadonlyArray<{ userId: string; orgId: string }>): Promise<Map<string, MemberContext>> {
+      async memberContexts(
+        pairs: ReadonlyArray<{ userId: string; orgId: string }>,
+      ): Promise<Map<string, MemberContext>> {
         asked.push(pairs);
-        const ctx: MemberContext = { userId: liveRow.userId, orgId: ORG, email: 'host@example.com', role: 'viewer', plan: 'pro', memberCount: 9 };
+        const ctx: MemberContext = {
+          userId: liveRow.userId,
+          orgId: ORG,
+          email: 'host@example.com',
+          role: 'viewer',
+          plan: 'pro',
+          memberCount: 9,
+        };
         return new Map([[memberKey(liveRow.userId, ORG), ctx]]);
       }
     }
     const { verifier } = verifierOver(keys, new HostDirectory());
 
-    const [a, b, c] = await Promise.all([verifier.verify(live.key), verifier.verify(revoked.key), verifier.verify(gone.key)]);
+    const [a, b, c] = await Promise.all([
+      verifier.verify(live.key),
+      verifier.verify(revoked.key),
+      verifier.verify(gone.key),
+    ]);
 
-    expect(a).toMatchObject({ email: 'host@example.com', orgRole: 'viewer', plan: 'pro', orgMemberCount: 9, scopes: ['decisions:read'] });
+    expect(a).toMatchObject({
+      email: 'host@example.com',
+      orgRole: 'viewer',
+      plan: 'pro',
+      orgMemberCount: 9,
+      scopes: ['decisions:read'],
+    });
     expect(b).toBeNull();
     expect(c).toBeNull();
     expect(keys.calls).toEqual([{ lookups: expect.any(Array), withDirectory: false }]);

@@ -82,19 +82,26 @@ export class ApiKeyVerifier {
   }
 
   /** `consulted`: the cache was already asked for this token's lookup id (and answered `hit`). */
-  private async verifyFully(token: string, secret: KeyObject | null, consulted: boolean, hit: CachedKeyRow | undefined): Promise<Principal | null> {
+  private async verifyFully(
+    token: string,
+    secret: KeyObject | null,
+    consulted: boolean,
+    hit: CachedKeyRow | undefined,
+  ): Promise<Principal | null> {
     const lookup = parseApiKey(token);
     if (!lookup) return this.refuse('malformed');
     if (!secret) return this.refuse('not_configured');
     const presented = hashApiKey(secret, token);
     const cached = consulted ? hit : this.cached ? this.cache.key(lookup) : undefined;
-    if (cached && hashesEqual(expectedHash(cached, lookup), presented)) return this.accept(cached, remember(cached, lookup, token));
+    if (cached && hashesEqual(expectedHash(cached, lookup), presented))
+      return this.accept(cached, remember(cached, lookup, token));
     // A miss, or a cached row this key does not match: the database, whose row is cached only
     // once this key has matched it. The hash is compared whether or not the lookup id exists
     // (against a dummy hash when it does not), so the time does not tell which ids exist.
     const stamp = this.cached ? this.cache.stamp() : null;
     const row = await this.rows.load(lookup);
-    if (!hashesEqual(row ? expectedHash(row, lookup) : NO_SUCH_KEY_HASH, presented) || !row) return this.refuse('unknown');
+    if (!hashesEqual(row ? expectedHash(row, lookup) : NO_SUCH_KEY_HASH, presented) || !row)
+      return this.refuse('unknown');
     const entry = this.cached ? this.cache.putKey(lookup, row, stamp, this.settings.clock.now().getTime()) : undefined;
     return this.accept(row, entry ? remember(entry, lookup, token) : row.lookup === lookup);
   }
@@ -102,7 +109,8 @@ export class ApiKeyVerifier {
   private accept(row: CachedKeyRow | VerifiedRow, current: boolean): Principal | null {
     const now = this.settings.clock.now();
     // The secret a rotation replaced verifies until its grace period ends.
-    if (!current && (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= now.getTime())) return this.refuse('expired');
+    if (!current && (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= now.getTime()))
+      return this.refuse('expired');
     if (row.revokedAt) return this.refuse('revoked');
     if (row.enabled === false) return this.refuse('disabled');
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
@@ -137,7 +145,9 @@ export class ApiKeyVerifier {
     const day = utcDay(this.settings.clock.now());
     const found = new Map<string, VerifiedRow>();
     const unique = [...new Set(lookups)];
-    const rows = this.ownDirectory ? await this.keys.findForVerification(unique, true, day) : await this.withHostDirectory(unique, day);
+    const rows = this.ownDirectory
+      ? await this.keys.findForVerification(unique, true, day)
+      : await this.withHostDirectory(unique, day);
     for (const r of rows) {
       const row = { ...r, day };
       found.set(r.lookup, row);

@@ -31,11 +31,17 @@ describe('the unit a client address is throttled as', () => {
 
 describe('AuthFailureThrottle (in memory)', () => {
   const settings = (limit: number) =>
-    new Settings({ session: { secret: 'unit-test-session-secret-0123456789abcdef' }, authFailureLimit: limit, clock: new TestClock('2030-01-01T00:00:00Z') });
+    new Settings({
+      session: { secret: 'unit-test-session-secret-0123456789abcdef' },
+      authFailureLimit: limit,
+      clock: new TestClock('2030-01-01T00:00:00Z'),
+    });
 
   it('counts each attempt as it arrives, so of 100 concurrent attempts at most the limit are admitted', async () => {
     const throttle = new AuthFailureThrottle(settings(7));
-    const admissions = await Promise.all(Array.from({ length: 100 }, (_, i) => throttle.admit('203.0.113.1', `bad-${i}`)));
+    const admissions = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => throttle.admit('203.0.113.1', `bad-${i}`)),
+    );
     expect(admissions.filter((a) => a.retryAfter === 0)).toHaveLength(7);
     expect(admissions.filter((a) => a.retryAfter > 0).every((a) => a.retryAfter === 60)).toBe(true);
   });

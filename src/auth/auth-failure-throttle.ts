@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import {
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
 import { Settings } from '../settings/settings.js';
 
@@ -70,7 +75,11 @@ export class AuthFailureThrottle {
         points: limit,
         duration: STORE_TTL_SECONDS,
         inMemoryBlockOnConsumed: limit,
-        insuranceLimiter: new RateLimiterMemory({ keyPrefix: 'auth_fail_insurance', points: limit, duration: STORE_TTL_SECONDS }),
+        insuranceLimiter: new RateLimiterMemory({
+          keyPrefix: 'auth_fail_insurance',
+          points: limit,
+          duration: STORE_TTL_SECONDS,
+        }),
       });
     }
   }
@@ -145,7 +154,9 @@ export class AuthFailureThrottle {
       if (rejection instanceof RateLimiterRes) {
         await this.front!.penalty(key, this.settings.authFailureLimit);
       } else {
-        this.logger.warn(`could not count a failed authentication in the shared store: ${(rejection as Error).message}`);
+        this.logger.warn(
+          `could not count a failed authentication in the shared store: ${(rejection as Error).message}`,
+        );
       }
     });
   }
@@ -171,6 +182,10 @@ export function throttledUnit(address: string): string {
   const [left, right] = bare.includes('::') ? bare.split('::') : [bare, undefined];
   const head = groups(left);
   const tail = right === undefined ? [] : groups(right);
-  const full = right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
-  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  const full =
+    right === undefined ? head : [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  return `${full
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 
-export type VerificationOutcome = 'ok' | 'malformed' | 'unknown' | 'revoked' | 'disabled' | 'expired' | 'not_member' | 'not_configured' | 'error';
+export type VerificationOutcome =
+  'ok' | 'malformed' | 'unknown' | 'revoked' | 'disabled' | 'expired' | 'not_member' | 'not_configured' | 'error';
 
 type Listener = (outcome: VerificationOutcome) => void;
 
@@ -22,7 +23,15 @@ export interface CacheListener {
 export class AuthMetrics {
   private readonly listeners: Listener[] = [];
   readonly counts: Record<VerificationOutcome, number> = {
-    ok: 0, malformed: 0, unknown: 0, revoked: 0, disabled: 0, expired: 0, not_member: 0, not_configured: 0, error: 0,
+    ok: 0,
+    malformed: 0,
+    unknown: 0,
+    revoked: 0,
+    disabled: 0,
+    expired: 0,
+    not_member: 0,
+    not_configured: 0,
+    error: 0,
   };
 
   verification(outcome: VerificationOutcome): void {

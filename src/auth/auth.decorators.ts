@@ -18,7 +18,12 @@ import type { Principal } from './principal.js';
 
 /** Any valid credential, session or API key; no scope needed. A key's limits apply (KeyLimitsGuard, last). */
 export const Authenticated = () =>
-  applyDecorators(AuthModeMeta('any'), UseGuards(CredentialGuard, KeyLimitsGuard), ApiBearerAuth(SESSION_SCHEME), ApiBearerAuth(API_KEY_SCHEME));
+  applyDecorators(
+    AuthModeMeta('any'),
+    UseGuards(CredentialGuard, KeyLimitsGuard),
+    ApiBearerAuth(SESSION_SCHEME),
+    ApiBearerAuth(API_KEY_SCHEME),
+  );
 
 /** A browser session only: an API key gets 403, so a leaked key cannot manage keys. */
 export const SessionOnly = () =>

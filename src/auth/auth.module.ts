@@ -25,7 +25,35 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard];
  */
 @Module({
   imports: [PeriodicJobsModule],
-  providers: [KeyLimitStore, WindowLeases, CreditLeases, ApiKeyStrategy, SessionStrategy, ApiKeyVerifier, LastUsedWriter, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, VerificationLease, VerificationCache, VerificationInvalidation, ...GUARDS],
-  exports: [...GUARDS, WindowLeases, CreditLeases, ApiKeyStrategy, SessionStrategy, AuthFailureThrottle, AuthMetrics, SessionOrgResolver, ApiKeyVerifier, LastUsedWriter, VerificationInvalidation, VerificationLease],
+  providers: [
+    KeyLimitStore,
+    WindowLeases,
+    CreditLeases,
+    ApiKeyStrategy,
+    SessionStrategy,
+    ApiKeyVerifier,
+    LastUsedWriter,
+    AuthFailureThrottle,
+    AuthMetrics,
+    SessionOrgResolver,
+    VerificationLease,
+    VerificationCache,
+    VerificationInvalidation,
+    ...GUARDS,
+  ],
+  exports: [
+    ...GUARDS,
+    WindowLeases,
+    CreditLeases,
+    ApiKeyStrategy,
+    SessionStrategy,
+    AuthFailureThrottle,
+    AuthMetrics,
+    SessionOrgResolver,
+    ApiKeyVerifier,
+    LastUsedWriter,
+    VerificationInvalidation,
+    VerificationLease,
+  ],
 })
 export class AuthModule {}

@@ -49,13 +49,20 @@ class RouteController {
 }
 const contextFor = (authorization?: string) => {
   const response = { header: vi.fn() };
-  const ctx = new ExecutionContextHost([{ headers: authorization ? { authorization } : {} }, response], RouteController, RouteController.prototype.handler);
+  const ctx = new ExecutionContextHost(
+    [{ headers: authorization ? { authorization } : {} }, response],
+    RouteController,
+    RouteController.prototype.handler,
+  );
   return { ctx, response };
 };
 
 describe('CredentialGuard', () => {
   it('asks only the strategy the token shape names, and neither for a request with no token', async () => {
-    const { guard, keyCalls, sessionCalls } = guardWith(() => principal('api_key'), () => principal('session'));
+    const { guard, keyCalls, sessionCalls } = guardWith(
+      () => principal('api_key'),
+      () => principal('session'),
+    );
     await guard.canActivate(contextFor(`Bearer ${KEY}`).ctx);
     expect([keyCalls.mock.calls.length, sessionCalls.mock.calls.length]).toEqual([1, 0]);
     await guard.canActivate(contextFor(`Bearer ${JWT}`).ctx);
@@ -69,31 +76,53 @@ describe('CredentialGuard', () => {
 
   it('answers in the same turn when the strategy does, and with a promise when it answers later', async () => {
     const now = contextFor(`Bearer ${KEY}`).ctx;
-    expect(guardWith(() => principal('api_key'), () => null).guard.canActivate(now)).toBe(true);
+    expect(
+      guardWith(
+        () => principal('api_key'),
+        () => null,
+      ).guard.canActivate(now),
+    ).toBe(true);
     expect(now.switchToHttp().getRequest<{ user?: Principal }>().user?.kind).toBe('api_key');
 
-    const pending = guardWith(() => later(principal('api_key')), () => null).guard.canActivate(contextFor(`Bearer ${KEY}`).ctx);
+    const pending = guardWith(
+      () => later(principal('api_key')),
+      () => null,
+    ).guard.canActivate(contextFor(`Bearer ${KEY}`).ctx);
     expect(pending).toBeInstanceOf(Promise);
     expect(await pending).toBe(true);
   });
 
   it('answers 401 with an invalid_token challenge when the strategy refuses the credential, at once or later', async () => {
-    const { guard } = guardWith(() => null, () => later(null));
+    const { guard } = guardWith(
+      () => null,
+      () => later(null),
+    );
     for (const token of [KEY, JWT]) {
       const { ctx, response } = contextFor(`Bearer ${token}`);
       await expect(Promise.resolve().then(() => guard.canActivate(ctx))).rejects.toBeInstanceOf(UnauthorizedException);
-      expect(response.header).toHaveBeenCalledWith('WWW-Authenticate', expect.stringContaining('error="invalid_token"'));
+      expect(response.header).toHaveBeenCalledWith(
+        'WWW-Authenticate',
+        expect.stringContaining('error="invalid_token"'),
+      );
     }
   });
 
   it('answers 503, not 500, when the database cannot verify the credential', async () => {
     const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    const { guard } = guardWith(() => Promise.reject(down), () => null);
-    await expect(guard.canActivate(contextFor(`Bearer ${KEY}`).ctx)).rejects.toBeInstanceOf(ServiceUnavailableException);
+    const { guard } = guardWith(
+      () => Promise.reject(down),
+      () => null,
+    );
+    await expect(guard.canActivate(contextFor(`Bearer ${KEY}`).ctx)).rejects.toBeInstanceOf(
+      ServiceUnavailableException,
+    );
   });
 
   it('authenticates a request once, however many times the guard is listed on its route', async () => {
-    const { guard, keyCalls } = guardWith(() => principal('api_key'), () => null);
+    const { guard, keyCalls } = guardWith(
+      () => principal('api_key'),
+      () => null,
+    );
     const { ctx } = contextFor(`Bearer ${KEY}`);
     await guard.canActivate(ctx);
     await guard.canActivate(ctx);

@@ -35,7 +35,8 @@ interface AuthRequest {
  */
 const AUTHENTICATED = Symbol('kui.authenticated');
 
-const INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token", error_description="The credential is invalid, expired or revoked"';
+const INVALID_TOKEN_CHALLENGE =
+  'Bearer error="invalid_token", error_description="The credential is invalid, expired or revoked"';
 
 /** `@nestjs/common` exports the HTTP host only through ExecutionContext's signature. */
 type HttpArgumentsHost = ReturnType<ExecutionContext['switchToHttp']>;
@@ -80,7 +81,11 @@ export class CredentialGuard implements CanActivate {
     return this.admitThenAuthenticate(ctx, http, request);
   }
 
-  private async admitThenAuthenticate(ctx: ExecutionContext, http: HttpArgumentsHost, request: AuthRequest): Promise<boolean> {
+  private async admitThenAuthenticate(
+    ctx: ExecutionContext,
+    http: HttpArgumentsHost,
+    request: AuthRequest,
+  ): Promise<boolean> {
     // The attempt is counted inside admit(), synchronously, before this first await.
     const admission = await this.throttle.admit(request.ip ?? 'unknown', bearerToken(request.headers));
     if (admission.retryAfter > 0) {
@@ -93,7 +98,12 @@ export class CredentialGuard implements CanActivate {
     return this.authenticateAdmitted(ctx, http, request, admission);
   }
 
-  private authenticateAdmitted(ctx: ExecutionContext, http: HttpArgumentsHost, request: AuthRequest, admission: Admission): boolean | Promise<boolean> {
+  private authenticateAdmitted(
+    ctx: ExecutionContext,
+    http: HttpArgumentsHost,
+    request: AuthRequest,
+    admission: Admission,
+  ): boolean | Promise<boolean> {
     let outcome: Principal | null | Promise<Principal | null>;
     try {
       outcome = this.verify(request);
@@ -116,20 +126,39 @@ export class CredentialGuard implements CanActivate {
     return looksLikeApiKey(token) ? this.apiKeys.validate(request) : this.sessions.verify(request);
   }
 
-  private settled(ctx: ExecutionContext, http: HttpArgumentsHost, request: AuthRequest, principal: Principal | null, admission: Admission): boolean | Promise<boolean> {
+  private settled(
+    ctx: ExecutionContext,
+    http: HttpArgumentsHost,
+    request: AuthRequest,
+    principal: Principal | null,
+    admission: Admission,
+  ): boolean | Promise<boolean> {
     if (principal) return this.accepted(ctx, request, principal, admission);
     const given = bearerToken(request.headers) !== null;
-    throw this.refused(new UnauthorizedException(given ? ERRORS.credentialInvalid : ERRORS.authRequiredBearer), admission, request, http);
+    throw this.refused(
+      new UnauthorizedException(given ? ERRORS.credentialInvalid : ERRORS.authRequiredBearer),
+      admission,
+      request,
+      http,
+    );
   }
 
-  private accepted(ctx: ExecutionContext, request: AuthRequest, principal: Principal, admission: Admission): boolean | Promise<boolean> {
+  private accepted(
+    ctx: ExecutionContext,
+    request: AuthRequest,
+    principal: Principal,
+    admission: Admission,
+  ): boolean | Promise<boolean> {
     request.user = principal;
     admission.succeeded();
     if (principal.kind === 'session') {
       // Session-only routes resolve no org, but a service account's session is refused on them too.
       let pending: void | Promise<void>;
       try {
-        pending = this.modeOf(ctx) === 'session' ? this.sessionOrgs.requirePerson(principal) : this.sessionOrgs.resolve(principal);
+        pending =
+          this.modeOf(ctx) === 'session'
+            ? this.sessionOrgs.requirePerson(principal)
+            : this.sessionOrgs.resolve(principal);
       } catch (error) {
         throw this.resolveFailed(ctx, error);
       }
@@ -155,11 +184,7 @@ export class CredentialGuard implements CanActivate {
     }
     admission.failed();
     const given = bearerToken(request.headers) !== null;
-    setResponseHeader(
-      http.getResponse(),
-      'WWW-Authenticate',
-      given ? INVALID_TOKEN_CHALLENGE : 'Bearer',
-    );
+    setResponseHeader(http.getResponse(), 'WWW-Authenticate', given ? INVALID_TOKEN_CHALLENGE : 'Bearer');
     return error;
   }
 

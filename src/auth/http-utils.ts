@@ -21,9 +21,22 @@ export function bearerToken(headers: Record<string, unknown>): string | null {
   return lastToken;
 }
 
-const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', '57P01', '57P02', '57P03', '57014', '53300',
+const DB_DOWN_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '57014',
+  '53300',
   // Out of descriptors (a connection flood): the database cannot be reached now; a 503, not a 500.
-  'EMFILE', 'ENFILE']);
+  'EMFILE',
+  'ENFILE',
+]);
 
 /** True for errors that mean "the database cannot answer now" (outage, timeout, overload), as opposed to bugs. */
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -32,5 +45,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (e.driverError && isDatabaseUnavailable(e.driverError)) return true;
   if (e.code && (DB_DOWN_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   const m = e.message ?? '';
-  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|Connection ended unexpectedly|Client has encountered a connection error/i.test(m);
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|Connection ended unexpectedly|Client has encountered a connection error/i.test(
+    m,
+  );
 }

@@ -37,7 +37,11 @@ export class JwksKeySet {
   private readonly client: JwksClient;
   private keys = new Map<string, KeyObject>();
   private readonly unknownKids = new LRUCache<string, true>({ max: UNKNOWN_KIDS_MAX, ttl: JWKS_UNKNOWN_KID_TTL_MS });
-  private readonly perClient = new RateLimiterMemory({ keyPrefix: 'jwks_unknown_kid', points: JWKS_UNKNOWN_KID_PER_CLIENT, duration: 60 });
+  private readonly perClient = new RateLimiterMemory({
+    keyPrefix: 'jwks_unknown_kid',
+    points: JWKS_UNKNOWN_KID_PER_CLIENT,
+    duration: 60,
+  });
   private inFlight: Promise<boolean> | null = null;
   /** Service-clock time of the last fetch a token caused. */
   private lastUnknownKidFetch = Number.NEGATIVE_INFINITY;
@@ -45,7 +49,10 @@ export class JwksKeySet {
   private started = false;
   private stopped = false;
 
-  constructor(jwksUri: string, private readonly clock: Clock) {
+  constructor(
+    jwksUri: string,
+    private readonly clock: Clock,
+  ) {
     this.client = new JwksClient({ jwksUri, cache: false, rateLimit: false, timeout: FETCH_TIMEOUT_MS });
   }
 
@@ -117,7 +124,9 @@ export class JwksKeySet {
   }
 
   private failed(error: unknown): false {
-    this.logger.warn(`JWKS fetch failed; keeping the ${this.keys.size} key(s) held: ${error instanceof Error ? error.message : String(error)}`);
+    this.logger.warn(
+      `JWKS fetch failed; keeping the ${this.keys.size} key(s) held: ${error instanceof Error ? error.message : String(error)}`,
+    );
     return false;
   }
 

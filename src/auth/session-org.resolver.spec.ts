@@ -23,13 +23,23 @@ class FakeDirectory extends OrgDirectory {
   failMemberContexts = false;
 
   join(userId: string, orgId: string, role: Role, memberCount = 2): void {
-    this.members.set(memberKey(userId, orgId), { userId, orgId, email: `${userId}@example.com`, role, plan: 'free', memberCount });
+    this.members.set(memberKey(userId, orgId), {
+      userId,
+      orgId,
+      email: `${userId}@example.com`,
+      role,
+      plan: 'free',
+      memberCount,
+    });
   }
 
   async userOrgs(userId: string, orgId: string | null, limit: number): Promise<MemberContext[]> {
     this.userOrgsCalls.push(userId);
-    if (this.failUserOrgsFor === userId) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
-    return [...this.members.values()].filter((m) => m.userId === userId && (!orgId || m.orgId === orgId)).slice(0, limit);
+    if (this.failUserOrgsFor === userId)
+      throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
+    return [...this.members.values()]
+      .filter((m) => m.userId === userId && (!orgId || m.orgId === orgId))
+      .slice(0, limit);
   }
 
   async memberContexts(pairs: ReadonlyArray<{ userId: string; orgId: string }>): Promise<Map<string, MemberContext>> {
@@ -53,7 +63,17 @@ class FakeDirectory extends OrgDirectory {
 }
 
 function session(userId: string, requestedOrgId: string | null = null): Principal {
-  return { kind: 'session', userId, email: `${userId}@example.com`, orgId: null, orgRole: null, orgMemberCount: 0, plan: null, scopes: [], requestedOrgId };
+  return {
+    kind: 'session',
+    userId,
+    email: `${userId}@example.com`,
+    orgId: null,
+    orgRole: null,
+    orgMemberCount: 0,
+    plan: null,
+    scopes: [],
+    requestedOrgId,
+  };
 }
 
 describe('SessionOrgResolver', () => {
@@ -70,10 +90,18 @@ describe('SessionOrgResolver', () => {
     const named = session(U2, ORG_B);
     const namedOther = session(U3, ORG_B);
     const notMember = session(U3, ORG_A);
-    const results = await Promise.allSettled([...onlyOrg, severalOrgs, named, namedOther, notMember].map((p) => resolver.resolve(p)));
+    const results = await Promise.allSettled(
+      [...onlyOrg, severalOrgs, named, namedOther, notMember].map((p) => resolver.resolve(p)),
+    );
 
     expect(results.slice(0, 6).every((r) => r.status === 'fulfilled')).toBe(true);
-    for (const p of onlyOrg) expect(p).toMatchObject({ orgId: ORG_A, orgRole: 'owner', orgMemberCount: 3, scopes: ['decisions:read', 'decisions:write'] });
+    for (const p of onlyOrg)
+      expect(p).toMatchObject({
+        orgId: ORG_A,
+        orgRole: 'owner',
+        orgMemberCount: 3,
+        scopes: ['decisions:read', 'decisions:write'],
+      });
     expect(severalOrgs).toMatchObject({ orgId: null, orgRole: null, scopes: [] });
     expect(named).toMatchObject({ orgId: ORG_B, orgRole: 'member', scopes: ['decisions:read', 'decisions:write'] });
     expect(namedOther).toMatchObject({ orgId: ORG_B, orgRole: 'admin' });
@@ -116,7 +144,11 @@ describe('SessionOrgResolver', () => {
     const resolver = new SessionOrgResolver(directory, cacheOff());
 
     const ok = session(U1);
-    const [r1, r2, r3] = await Promise.allSettled([resolver.resolve(ok), resolver.resolve(session(U2)), resolver.resolve(session(U3, ORG_B))]);
+    const [r1, r2, r3] = await Promise.allSettled([
+      resolver.resolve(ok),
+      resolver.resolve(session(U2)),
+      resolver.resolve(session(U3, ORG_B)),
+    ]);
 
     expect(r1.status).toBe('fulfilled');
     expect(ok.orgId).toBe(ORG_A);
@@ -142,7 +174,13 @@ describe('SessionOrgResolver', () => {
       return directory.memberContextsCalls.length - before;
     };
     const randomId = () => `bbbbbbbb-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
-    expect([await reads(ORG_B), await reads(ORG_B), await reads(randomId()), await reads(randomId()), await reads(ORG_B)]).toEqual([1, 1, 1, 1, 1]);
+    expect([
+      await reads(ORG_B),
+      await reads(ORG_B),
+      await reads(randomId()),
+      await reads(randomId()),
+      await reads(ORG_B),
+    ]).toEqual([1, 1, 1, 1, 1]);
 
     // A membership is an answer worth keeping: the second request reads nothing.
     const member = session(U1, ORG_A);

@@ -109,10 +109,16 @@ export class SessionOrgResolver {
     const users = new Map<string, Promise<Settled<MemberContext[]>>>();
     for (const p of batch) {
       if (p.requested) pairs.set(memberKey(p.userId, p.requested), { userId: p.userId, orgId: p.requested });
-      else if (!users.has(p.userId)) users.set(p.userId, settle(() => this.directory.userOrgs(p.userId, null, 2)));
+      else if (!users.has(p.userId))
+        users.set(
+          p.userId,
+          settle(() => this.directory.userOrgs(p.userId, null, 2)),
+        );
     }
     // Every call is settled on its own, so a failure reaches only the requests that depended on it.
-    const named = await settle(async () => (pairs.size > 0 ? this.directory.memberContexts([...pairs.values()]) : new Map<string, MemberContext>()));
+    const named = await settle(async () =>
+      pairs.size > 0 ? this.directory.memberContexts([...pairs.values()]) : new Map<string, MemberContext>(),
+    );
     const perUser = new Map<string, Settled<MemberContext[]>>();
     for (const [userId, result] of users) perUser.set(userId, await result);
 

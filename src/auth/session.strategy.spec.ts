@@ -14,10 +14,18 @@ function strategy(cacheOn = true) {
 }
 
 const sign = (claims: object, seconds: number) =>
-  jwt.sign({ email: 'a@example.com', ...claims }, createSecretKey(Buffer.from(SECRET)), { algorithm: 'HS256', subject: USER, expiresIn: seconds });
+  jwt.sign({ email: 'a@example.com', ...claims }, createSecretKey(Buffer.from(SECRET)), {
+    algorithm: 'HS256',
+    subject: USER,
+    expiresIn: seconds,
+  });
 
 /** One verification, as CredentialGuard asks for it. */
-async function attempt(s: SessionStrategy, token: string, headers: Record<string, string> = {}): Promise<{ user?: Principal; failed?: boolean; error?: unknown }> {
+async function attempt(
+  s: SessionStrategy,
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<{ user?: Principal; failed?: boolean; error?: unknown }> {
   try {
     const user = await s.verify({ headers: { ...headers, authorization: `Bearer ${token}` } });
     return user ? { user } : { failed: true };
@@ -31,7 +39,9 @@ function throughPassport(s: SessionStrategy, token: string): Promise<Principal |
   const instance = new passport.Passport();
   instance.use('session-jwt', s);
   return new Promise((resolve, reject) => {
-    const run = instance.authenticate('session-jwt', { session: false }, (error: unknown, user: Principal | false) => (error ? reject(error) : resolve(user)));
+    const run = instance.authenticate('session-jwt', { session: false }, (error: unknown, user: Principal | false) =>
+      error ? reject(error) : resolve(user),
+    );
     run({ headers: { authorization: `Bearer ${token}` } }, {}, reject);
   });
 }
@@ -91,7 +101,7 @@ describe('SessionStrategy, verified tokens', () => {
     expect(verify).toHaveBeenCalledTimes(3);
   });
 
-  it('gives the same answers through passport-jwt\'s own path', async () => {
+  it("gives the same answers through passport-jwt's own path", async () => {
     const s = strategy(false);
     const token = sign({}, 600);
     expect(await throughPassport(s, token)).toMatchObject({ kind: 'session', userId: USER });

@@ -31,7 +31,6 @@ function sessionToken(req: SessionRequest): string | null {
   return token && !looksLikeApiKey(token) ? token : null;
 }
 
-
 /** Clock skew tolerated between the identity provider and us for `iat`. */
 const IAT_SKEW_SECONDS = 60;
 
@@ -40,7 +39,11 @@ const IAT_SKEW_SECONDS = 60;
  * has one (and `iat` may not lie in the future), else from now (so a token without `iat` is
  * never good for longer than the maximum age from any moment it is presented).
  */
-export function withinSessionBounds(claims: { exp?: unknown; iat?: unknown }, nowSeconds: number, maxAgeSeconds: number): boolean {
+export function withinSessionBounds(
+  claims: { exp?: unknown; iat?: unknown },
+  nowSeconds: number,
+  maxAgeSeconds: number,
+): boolean {
   const { exp, iat } = claims;
   if (typeof exp !== 'number' || !Number.isFinite(exp)) return false;
   if (iat === undefined) return exp - nowSeconds <= maxAgeSeconds;
@@ -91,10 +94,16 @@ export class SessionStrategy extends PassportStrategy(Strategy, SESSION_STRATEGY
       issuer: settings.issuer,
       audience: settings.audience,
       passReqToCallback: true,
-      secretOrKeyProvider: (request: SessionRequest, rawToken: string, done: (err: unknown, key?: string | Buffer) => void) => {
+      secretOrKeyProvider: (
+        request: SessionRequest,
+        rawToken: string,
+        done: (err: unknown, key?: string | Buffer) => void,
+      ) => {
         const decoded = decodeSessionToken(rawToken);
         const key = decoded ? keys.keyFor(decoded.header, request.ip) : null;
-        void Promise.resolve(key).then((k) => (k ? done(null, keyMaterial(k)) : done(new Error('no key for this token'))));
+        void Promise.resolve(key).then((k) =>
+          k ? done(null, keyMaterial(k)) : done(new Error('no key for this token')),
+        );
       },
     });
     this.keys = keys;

@@ -26,7 +26,10 @@ export const COMMANDS: Record<string, CommandSpec<unknown>> = {
 
 export function version(): string {
   // dist/cli/admin.js and src/cli/admin.ts are both two levels below the package root.
-  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { name: string; version: string };
+  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
   return `${pkg.name} ${pkg.version}`;
 }
 
@@ -63,7 +66,11 @@ export function toolHelp(): string {
 
 export function commandHelp(name: string): string {
   const spec = COMMANDS[name];
-  const rows = Object.entries(spec.flags).map(([flag, f]) => [f.boolean ? `--${flag}` : `--${flag} ${f.value}`, f.required ? 'required' : 'optional', f.help]);
+  const rows = Object.entries(spec.flags).map(([flag, f]) => [
+    f.boolean ? `--${flag}` : `--${flag} ${f.value}`,
+    f.required ? 'required' : 'optional',
+    f.help,
+  ]);
   rows.push(['--help', '', 'Show this help.']);
   const w = Math.max(...rows.map((r) => r[0].length));
   return [
@@ -101,7 +108,13 @@ export function parse(argv: string[]): Parsed {
       const group = Object.keys(COMMANDS).filter((n) => n.startsWith(`${words[0]} `));
       if (group.length > 0) return { kind: 'help', text: group.map((n) => commandHelp(n)).join('\n\n') };
     }
-    throw new UsageError(words.length ? `unknown command "${words.join(' ')}"` : argv.length ? `unknown flag ${argv[0]}` : 'no command given');
+    throw new UsageError(
+      words.length
+        ? `unknown command "${words.join(' ')}"`
+        : argv.length
+          ? `unknown flag ${argv[0]}`
+          : 'no command given',
+    );
   }
   const rest = argv.slice(name.split(' ').length);
   const spec = COMMANDS[name];
@@ -111,7 +124,12 @@ export function parse(argv: string[]): Parsed {
     ({ values, positionals } = parseArgs({
       args: rest,
       options: {
-        ...Object.fromEntries(Object.entries(spec.flags).map(([n, f]) => [n, { type: f.boolean ? ('boolean' as const) : ('string' as const) }])),
+        ...Object.fromEntries(
+          Object.entries(spec.flags).map(([n, f]) => [
+            n,
+            { type: f.boolean ? ('boolean' as const) : ('string' as const) },
+          ]),
+        ),
         help: { type: 'boolean' as const, short: 'h' },
       },
       allowPositionals: true,
@@ -127,6 +145,10 @@ export function parse(argv: string[]): Parsed {
   }
   if (values.help) return { kind: 'help', text: commandHelp(name) };
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" for "${name}"`, name);
-  const flags = Object.fromEntries(Object.entries(values).filter(([k]) => k !== 'help').map(([k, v]) => [k, v === true ? '' : v])) as Flags;
+  const flags = Object.fromEntries(
+    Object.entries(values)
+      .filter(([k]) => k !== 'help')
+      .map(([k, v]) => [k, v === true ? '' : v]),
+  ) as Flags;
   return { kind: 'run', name, flags };
 }

@@ -17,7 +17,10 @@ export class AdminModule {
       module: AdminModule,
       imports: [
         // openDatabase retries what can heal and fails fast on the rest; no second retry loop here.
-        TypeOrmModule.forRootAsync({ useFactory: (): TypeOrmModuleOptions => ({ toRetry: () => false }), dataSourceFactory: () => dataSource() }),
+        TypeOrmModule.forRootAsync({
+          useFactory: (): TypeOrmModuleOptions => ({ toRetry: () => false }),
+          dataSourceFactory: () => dataSource(),
+        }),
         // A CLI command serves no verification (it holds no lease, though it waits for the servers'
         // acknowledgements) and is short-lived: it never prunes usage history (the servers do).
         KeysUsageIdentityModule.forRoot(adminOptions(config)),
@@ -32,5 +35,10 @@ export class AdminModule {
 
 function adminOptions(config: AppConfig) {
   const options = moduleOptionsFrom(config);
-  return { ...options, usage: { ...options.usage, pruneEveryMs: 0 }, verificationCache: { enabled: false }, mountControllers: false };
+  return {
+    ...options,
+    usage: { ...options.usage, pruneEveryMs: 0 },
+    verificationCache: { enabled: false },
+    mountControllers: false,
+  };
 }

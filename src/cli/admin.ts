@@ -18,7 +18,14 @@ function writeStdout(chunk: string): Promise<void> {
 
 async function runCommand(name: string, args: unknown): Promise<void> {
   await import('reflect-metadata');
-  const [{ NestFactory }, { buildAppConfig, loadEnvironment }, { fillDevelopmentSecrets }, { openDatabase }, { AdminModule }, { DirectoryAdminService }] = await Promise.all([
+  const [
+    { NestFactory },
+    { buildAppConfig, loadEnvironment },
+    { fillDevelopmentSecrets },
+    { openDatabase },
+    { AdminModule },
+    { DirectoryAdminService },
+  ] = await Promise.all([
     import('@nestjs/core'),
     import('../config/app-config.js'),
     import('../config/dev-secrets.js'),
@@ -28,10 +35,13 @@ async function runCommand(name: string, args: unknown): Promise<void> {
   ]);
   const config = buildAppConfig(loadEnvironment());
   fillDevelopmentSecrets(config);
-  const app = await NestFactory.createApplicationContext(AdminModule.register(config, () => openDatabase(config, 'cli')), {
-    logger: false,
-    abortOnError: false,
-  });
+  const app = await NestFactory.createApplicationContext(
+    AdminModule.register(config, () => openDatabase(config, 'cli')),
+    {
+      logger: false,
+      abortOnError: false,
+    },
+  );
   try {
     const result = await COMMANDS[name].run(app.get(DirectoryAdminService), args, app);
     if (result instanceof Streamed) await result.pipe(writeStdout);

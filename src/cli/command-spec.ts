@@ -108,7 +108,10 @@ export function scopes(f: Flags, name: string): Scope[] | undefined {
   if (raw === undefined) return undefined;
   const list = raw.split(',').map((s) => s.trim());
   const unknown = list.find((s) => !(SCOPES as readonly string[]).includes(s));
-  if (unknown !== undefined) throw new UsageError(`--${name} must be scopes separated by commas, each one of ${SCOPES.join(', ')}; got "${unknown}"`);
+  if (unknown !== undefined)
+    throw new UsageError(
+      `--${name} must be scopes separated by commas, each one of ${SCOPES.join(', ')}; got "${unknown}"`,
+    );
   return list as Scope[];
 }
 
@@ -118,7 +121,8 @@ export function time(f: Flags, name: string): Date | undefined {
   const date = /^\d{4}-\d{2}-\d{2}$/.test(raw);
   const ok = date || /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i.test(raw);
   const at = new Date(date ? `${raw}T00:00:00Z` : raw);
-  if (!ok || Number.isNaN(at.getTime())) throw new UsageError(`--${name} must be an RFC 3339 time or a date (YYYY-MM-DD), got "${raw}"`);
+  if (!ok || Number.isNaN(at.getTime()))
+    throw new UsageError(`--${name} must be an RFC 3339 time or a date (YYYY-MM-DD), got "${raw}"`);
   return at;
 }
 

@@ -41,7 +41,12 @@ export class DirectoryAdminService {
   async createOrg(name: string, plan: Plan) {
     return this.transactions.run(async (m) => {
       const org = (await this.repo.createOrg(name, plan, m))!;
-      await this.record(m, { orgId: org.id, action: 'org.created', target: { type: 'org', id: org.id }, details: { name, plan } });
+      await this.record(m, {
+        orgId: org.id,
+        action: 'org.created',
+        target: { type: 'org', id: org.id },
+        details: { name, plan },
+      });
       return org;
     });
   }
@@ -52,7 +57,12 @@ export class DirectoryAdminService {
       if (!org) throw new AdminError(`no org with id ${orgId}`);
       const { previous_plan: previous, ...result } = org;
       if (previous !== plan) {
-        await this.record(m, { orgId, action: 'org.plan_changed', target: { type: 'org', id: orgId }, details: { from: previous, to: plan } });
+        await this.record(m, {
+          orgId,
+          action: 'org.plan_changed',
+          target: { type: 'org', id: orgId },
+          details: { from: previous, to: plan },
+        });
       }
       return result;
     });
@@ -67,7 +77,12 @@ export class DirectoryAdminService {
       if (!org) throw new AdminError(`no org with id ${orgId}`);
       const { previous_version: previous, ...result } = org;
       if (previous !== version) {
-        await this.record(m, { orgId, action: 'org.api_version_changed', target: { type: 'org', id: orgId }, details: { from: previous, to: version } });
+        await this.record(m, {
+          orgId,
+          action: 'org.api_version_changed',
+          target: { type: 'org', id: orgId },
+          details: { from: previous, to: version },
+        });
       }
       return result;
     });
@@ -77,7 +92,8 @@ export class DirectoryAdminService {
 
   async createUser(email: string, id: string | null) {
     // Service accounts' addresses: a person holding one would keep that org from holding service keys.
-    if (email.toLowerCase().endsWith(`@${SERVICE_ACCOUNT_DOMAIN}`)) throw new AdminError(`e-mail addresses @${SERVICE_ACCOUNT_DOMAIN} are reserved for service accounts`);
+    if (email.toLowerCase().endsWith(`@${SERVICE_ACCOUNT_DOMAIN}`))
+      throw new AdminError(`e-mail addresses @${SERVICE_ACCOUNT_DOMAIN} are reserved for service accounts`);
     const user = await this.repo.createUser(email, id);
     if (!user) throw new AdminError(`a user with e-mail ${email}${id ? ` or id ${id}` : ''} already exists`);
     return user;
@@ -89,7 +105,8 @@ export class DirectoryAdminService {
       const { previous_role: previous, ...member } = (await this.repo.upsertMember(orgId, userId, role, m))!;
       const target = { type: 'user', id: userId };
       if (previous === null) await this.record(m, { orgId, action: 'member.added', target, details: { role } });
-      else if (previous !== role) await this.record(m, { orgId, action: 'member.role_changed', target, details: { from: previous, to: role } });
+      else if (previous !== role)
+        await this.record(m, { orgId, action: 'member.role_changed', target, details: { from: previous, to: role } });
       return member;
     });
     // A role change (and the org's member count) is applied by every serving instance first.
@@ -101,9 +118,19 @@ export class DirectoryAdminService {
     const removed = await this.transactions.run(async (m) => {
       const removed = await this.repo.removeMember(orgId, userId, m);
       if (!removed) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
-      await this.record(m, { orgId, action: 'member.removed', target: { type: 'user', id: userId }, details: { role: removed.role } });
+      await this.record(m, {
+        orgId,
+        action: 'member.removed',
+        target: { type: 'user', id: userId },
+        details: { role: removed.role },
+      });
       const at = this.settings.clock.now();
-      await this.outbox.write(m, { orgId, type: 'member.removed', data: { org_id: orgId, user_id: userId, role: removed.role, removed_at: at.toISOString() }, at });
+      await this.outbox.write(m, {
+        orgId,
+        type: 'member.removed',
+        data: { org_id: orgId, user_id: userId, role: removed.role, removed_at: at.toISOString() },
+        at,
+      });
       return { ...removed, removed: true };
     });
     await this.invalidation.awaitAcknowledged();
@@ -114,12 +141,19 @@ export class DirectoryAdminService {
     await this.requireOrgAndUser(orgId, userId);
     // A workspace is what lets a member mint in the org: one for an outsider would mean nothing.
     if (!(await this.repo.isMember(orgId, userId))) {
-      throw new AdminError(`user ${userId} is not a member of org ${orgId}: add them first (member add --org ${orgId} --user ${userId} --role <role>)`);
+      throw new AdminError(
+        `user ${userId} is not a member of org ${orgId}: add them first (member add --org ${orgId} --user ${userId} --role <role>)`,
+      );
     }
     return this.transactions.run(async (m) => {
       const { created, ...workspace } = (await this.repo.createWorkspace(orgId, userId, m))!;
       if (created) {
-        await this.record(m, { orgId, action: 'workspace.created', target: { type: 'workspace', id: workspace.id }, details: { user_id: userId } });
+        await this.record(m, {
+          orgId,
+          action: 'workspace.created',
+          target: { type: 'workspace', id: workspace.id },
+          details: { user_id: userId },
+        });
       }
       return workspace;
     });
@@ -132,12 +166,18 @@ export class DirectoryAdminService {
     if (!user) throw new AdminError(`no user with id ${userId}`);
     if (orgId) {
       if (!(await this.repo.findOrg(orgId))) throw new AdminError(`no org with id ${orgId}`);
-      if (!(await this.repo.isMember(orgId, userId))) throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
+      if (!(await this.repo.isMember(orgId, userId)))
+        throw new AdminError(`user ${userId} is not a member of org ${orgId}`);
     }
     // A token that acts in an org is an operator action in that org; one with no org is in none.
     if (orgId) {
       await this.transactions.run((m) =>
-        this.record(m, { orgId, action: 'session.issued', target: { type: 'user', id: userId }, details: { ttl_seconds: ttlSeconds } }),
+        this.record(m, {
+          orgId,
+          action: 'session.issued',
+          target: { type: 'user', id: userId },
+          details: { ttl_seconds: ttlSeconds },
+        }),
       );
     }
     const token = signSessionToken(secret, {
@@ -156,7 +196,12 @@ export class DirectoryAdminService {
     const result = await this.usage.charge(orgId, meter, count);
     // The charge is one atomic statement of the metering engine; its event follows it at once.
     await this.transactions.run((m) =>
-      this.record(m, { orgId, action: 'usage.recorded', target: { type: 'org', id: orgId }, details: { meter, count } }),
+      this.record(m, {
+        orgId,
+        action: 'usage.recorded',
+        target: { type: 'org', id: orgId },
+        details: { meter, count },
+      }),
     );
     return { org_id: orgId, meter, count, ...result.counters, resets_at: result.resetsAt.toISOString() };
   }
@@ -165,7 +210,12 @@ export class DirectoryAdminService {
    * `audit export`: the org's events, oldest first, one JSON object per line, written batch by
    * batch as they are read (keyset batches: the log is never held in memory whole).
    */
-  async exportAudit(orgId: string, since: Date | undefined, until: Date | undefined, write: (chunk: string) => Promise<void>): Promise<number> {
+  async exportAudit(
+    orgId: string,
+    since: Date | undefined,
+    until: Date | undefined,
+    write: (chunk: string) => Promise<void>,
+  ): Promise<number> {
     if (!(await this.repo.findOrg(orgId))) throw new AdminError(`no org with id ${orgId}`);
     let count = 0;
     for await (const batch of this.audit.exportEvents(orgId, since, until)) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { nextUtcMidnight, utcDay } from './clock.js';
 
 describe('utcDay', () => {
-  it("gives each instant its own UTC day, whatever day it was last asked for", () => {
+  it('gives each instant its own UTC day, whatever day it was last asked for', () => {
     const cases: Array<[string, string]> = [
       ['2030-01-15T23:59:59.999Z', '2030-01-15'],
       ['2030-01-16T00:00:00.000Z', '2030-01-16'],

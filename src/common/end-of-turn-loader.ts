@@ -11,7 +11,10 @@ import DataLoader from 'dataloader';
  * Nothing is cached: every load is answered by the batch it went out in, and a failed batch
  * fails only its own loads.
  */
-export function endOfTurnLoader<K, V>(load: (keys: readonly K[]) => Promise<V[]>, maxInFlight = Number.POSITIVE_INFINITY): DataLoader<K, V> {
+export function endOfTurnLoader<K, V>(
+  load: (keys: readonly K[]) => Promise<V[]>,
+  maxInFlight = Number.POSITIVE_INFINITY,
+): DataLoader<K, V> {
   let running = 0;
   let waiting: (() => void) | null = null;
   return new DataLoader<K, V>(

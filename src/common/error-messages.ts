@@ -19,7 +19,8 @@ export const ERRORS = {
   orgNotFound: 'Organisation not found',
   orgAdminRequired: 'Only owners and admins of this organisation may do this',
   noOrgSelected: 'No organisation selected: send the X-Org-Id header',
-  noOrgSelectedForSession: 'No organisation selected for this session: send the X-Org-Id header naming one of your organisations',
+  noOrgSelectedForSession:
+    'No organisation selected for this session: send the X-Org-Id header naming one of your organisations',
   noOrgSelectedForScopes:
     'No organisation selected for this session: send the X-Org-Id header (or an org_id claim) naming one of your organisations',
   listingUnsupported: 'Listing is not available with this deployment’s org directory',
@@ -32,29 +33,36 @@ export const ERRORS = {
     `Your role "${role}" in this organisation cannot grant ${above.join(', ')}; it allows at most: ${ceiling.join(', ')}`,
   tooManyActiveKeys: (cap: number) =>
     `You already hold ${cap} active keys in this organisation (the limit, MAX_ACTIVE_KEYS_PER_USER_ORG): revoke one before minting another`,
-  tooManyMints: (seconds: number) => `Too many keys minted by this user (MINT_RATE_LIMIT per minute); retry in ${seconds} s`,
+  tooManyMints: (seconds: number) =>
+    `Too many keys minted by this user (MINT_RATE_LIMIT per minute); retry in ${seconds} s`,
   keyRevokedCannotRotate: 'This API key is revoked: it cannot be rotated',
   keyExpiredCannotRotate: 'This API key has expired: it cannot be rotated',
   serviceKeyNotFound: 'Service key not found',
-  serviceKeysNeedOwnDirectory: 'Service keys need the built-in org directory; this deployment reads orgs and members from its host',
+  serviceKeysNeedOwnDirectory:
+    'Service keys need the built-in org directory; this deployment reads orgs and members from its host',
   tooManyServiceKeys: (cap: number) =>
     `This organisation already holds ${cap} active service keys (the limit, MAX_ACTIVE_SERVICE_KEYS_PER_ORG): revoke one before minting another`,
-  serviceAccountAddressTaken: 'The service account address of this organisation is held by a person; it cannot hold service keys',
+  serviceAccountAddressTaken:
+    'The service account address of this organisation is held by a person; it cannot hold service keys',
 
   // The org's key policy
   keyNotPending: 'This API key is not pending approval',
   policyMaxLifetime: (days: number) =>
     `expires_in_days must be from 1 to ${days}: the organisation's key policy (max_lifetime_days) allows keys of at most ${days} days`,
-  policyRequiresExpiry: "expires_in_days must be given (1 or more): the organisation's key policy (require_expiry) requires keys to expire",
-  policyRotationNeedsExpiry: "This API key never expires, which the organisation's key policy forbids: mint a new key with an expiry instead",
+  policyRequiresExpiry:
+    "expires_in_days must be given (1 or more): the organisation's key policy (require_expiry) requires keys to expire",
+  policyRotationNeedsExpiry:
+    "This API key never expires, which the organisation's key policy forbids: mint a new key with an expiry instead",
   policyScopesByRole: (role: string, above: readonly string[], allowed: readonly string[]) =>
     `The organisation's key policy (allowed_scopes_by_role) lets the role "${role}" grant at most: ${allowed.join(', ') || 'nothing'}; not ${above.join(', ')}`,
-  policyOwnersOnly: "Only owners of this organisation may change its key policy",
-  policyScopeAboveRole: (role: string, scope: string) => `allowed_scopes_by_role.${role} may not contain ${scope}: the role "${role}" cannot hold it`,
+  policyOwnersOnly: 'Only owners of this organisation may change its key policy',
+  policyScopeAboveRole: (role: string, scope: string) =>
+    `allowed_scopes_by_role.${role} may not contain ${scope}: the role "${role}" cannot hold it`,
 
   // Per-key controls
   keyAddressRefused: 'This API key may not be used from this address (allowed_cidrs)',
-  keyRateLimited: (window: string) => `This API key's rate limit "${window}" is reached; retry after Retry-After seconds`,
+  keyRateLimited: (window: string) =>
+    `This API key's rate limit "${window}" is reached; retry after Retry-After seconds`,
   keyCreditsSpent: "This API key's credits are spent",
   noKeySettings: 'Send at least one of name, enabled, rate_limits, credits, allowed_cidrs, metadata',
 
@@ -65,7 +73,8 @@ export const ERRORS = {
   toAfterToday: (today: string) => `to must not be after today (${today}, UTC)`,
   beforeRetention: (name: string, oldest: string, retentionDays: number) =>
     `${name} must not be before ${oldest}: usage history is kept for ${retentionDays} days`,
-  rangeTooLong: (maxDays: number) => `to must be at most ${maxDays - 1} days after from (at most ${maxDays} days per request)`,
+  rangeTooLong: (maxDays: number) =>
+    `to must be at most ${maxDays - 1} days after from (at most ${maxDays} days per request)`,
 
   // Requests
   bodyNotObject: 'The request body must be a JSON object',
@@ -83,8 +92,10 @@ export const ERRORS = {
   queueDown: 'The job queue is not running on this instance; retry shortly',
   deliveryEventGone: 'The event of this delivery is no longer kept (deliveries are kept 7 days)',
   httpsOnly: 'url must be an https URL',
-  tooManyWebhooks: (max: number) => `This org already has ${max} webhook endpoints, the most it may have; delete one first`,
-  tooManyWebhookSends: (seconds: number) => `Too many webhook test and retry requests for this org; retry in ${seconds} seconds`,
+  tooManyWebhooks: (max: number) =>
+    `This org already has ${max} webhook endpoints, the most it may have; delete one first`,
+  tooManyWebhookSends: (seconds: number) =>
+    `Too many webhook test and retry requests for this org; retry in ${seconds} seconds`,
   tooManyReports: 'Too many reports from this address; retry later',
   scanningNotConfigured: 'GitHub secret scanning is not configured on this deployment',
   badGithubSignature: 'The GitHub signature does not verify',
@@ -97,7 +108,9 @@ export const ERRORS = {
 
   // Operations
   databaseUnavailable: 'The database is unavailable; retry shortly',
-  metricsLoopbackOnly: 'Metrics are served to loopback only: set METRICS_TOKEN, or METRICS_PORT for a listener of their own',
-  metricsNotOnApiPort: 'In production metrics are not served on this port without METRICS_TOKEN: set METRICS_TOKEN, or METRICS_PORT for a listener of their own (or METRICS_ALLOW_LOOPBACK=true)',
+  metricsLoopbackOnly:
+    'Metrics are served to loopback only: set METRICS_TOKEN, or METRICS_PORT for a listener of their own',
+  metricsNotOnApiPort:
+    'In production metrics are not served on this port without METRICS_TOKEN: set METRICS_TOKEN, or METRICS_PORT for a listener of their own (or METRICS_ALLOW_LOOPBACK=true)',
   metricsToken: 'Metrics require Authorization: Bearer <METRICS_TOKEN>',
 } as const;

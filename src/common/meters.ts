@@ -32,7 +32,8 @@ export class UsageLimitExceededError extends Error {
     super(
       (limit === null
         ? `Daily ${meter} capacity reached: ${used} used, `
-        : `Daily ${what} limit reached: ${used} of ${limit} used, `) + `${requested} more requested; resets at ${resetsAt.toISOString()}`,
+        : `Daily ${what} limit reached: ${used} of ${limit} used, `) +
+        `${requested} more requested; resets at ${resetsAt.toISOString()}`,
     );
     this.name = 'UsageLimitExceededError';
   }

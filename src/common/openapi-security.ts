@@ -8,6 +8,22 @@ import { API_KEY_SCHEME, SESSION_SCHEME } from './openapi.js';
  */
 export function addKeysUsageIdentitySecurity(builder: DocumentBuilder): DocumentBuilder {
   return builder
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A browser session JWT (keys-usage-identity).' }, SESSION_SCHEME)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_ API key', description: 'An API key `svc_live_…` (keys-usage-identity).' }, API_KEY_SCHEME);
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'A browser session JWT (keys-usage-identity).',
+      },
+      SESSION_SCHEME,
+    )
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'svc_live_ API key',
+        description: 'An API key `svc_live_…` (keys-usage-identity).',
+      },
+      API_KEY_SCHEME,
+    );
 }

@@ -12,7 +12,7 @@ export const SESSION_SCHEME = 'session';
 export const API_KEY_SCHEME = 'apiKey';
 
 // Named KuiError, not Error, so that it never overwrites a host document's own `Error` schema.
-@ApiSchema({ name: 'KuiError', description: 'Every error body: Nest\'s standard shape.' })
+@ApiSchema({ name: 'KuiError', description: "Every error body: Nest's standard shape." })
 export class ErrorBody {
   @ApiProperty({ type: 'integer', description: 'The HTTP status code, repeated.', example: 400 })
   statusCode: number;
@@ -20,13 +20,31 @@ export class ErrorBody {
   @ApiProperty({ description: 'The reason phrase of the status.', example: 'Bad Request' })
   error: string;
 
-  @ApiProperty({ description: 'What went wrong; for a 400, which field broke which rule.', example: 'name must be at most 100 characters' })
+  @ApiProperty({
+    description: 'What went wrong; for a 400, which field broke which rule.',
+    example: 'name must be at most 100 characters',
+  })
   message: string;
 }
 
-const HEADERS: Record<number, Record<string, { description: string; required: boolean; schema: { type: 'string' | 'integer'; minimum?: number } }>> = {
-  401: { 'WWW-Authenticate': { description: 'RFC 6750 challenge: `Bearer`, or `Bearer error="invalid_token"` when a token was sent.', required: true, schema: { type: 'string' } } },
-  429: { 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } } },
+const HEADERS: Record<
+  number,
+  Record<string, { description: string; required: boolean; schema: { type: 'string' | 'integer'; minimum?: number } }>
+> = {
+  401: {
+    'WWW-Authenticate': {
+      description: 'RFC 6750 challenge: `Bearer`, or `Bearer error="invalid_token"` when a token was sent.',
+      required: true,
+      schema: { type: 'string' },
+    },
+  },
+  429: {
+    'Retry-After': {
+      description: 'Seconds to wait before retrying.',
+      required: true,
+      schema: { type: 'integer', minimum: 0 },
+    },
+  },
 };
 
 /** One documented error response per status, each with the standard error body. */
@@ -47,7 +65,7 @@ export const BODY_ERRORS = {
 /** The answers every authenticated route can give, whatever it does. */
 export const AUTH_ERRORS = {
   401: 'Missing, malformed, expired or revoked credential (also: a key whose owner left its org).',
-  403: "An API key used from outside its allowed_cidrs.",
+  403: 'An API key used from outside its allowed_cidrs.',
   429: "Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); or the API key's rate window is reached (the answer carries RateLimit-Policy and RateLimit, draft-ietf-httpapi-ratelimit-headers, as every answer of a rate-limited key does) or its credits are spent; see Retry-After.",
   503: 'The database is unavailable; retry shortly.',
 } as const;

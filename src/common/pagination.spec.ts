@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { queryPipe } from './validation.js';
 import { decodeCursor, encodeCursor, pageOf, PageQuery } from './pagination.js';
 
-const row = (n: number) => ({ createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)), id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}` });
+const row = (n: number) => ({
+  createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)),
+  id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+});
 
 describe('keyset pagination', () => {
   it('round-trips a position through an opaque cursor', () => {
@@ -12,7 +15,12 @@ describe('keyset pagination', () => {
   });
 
   it('refuses a cursor it did not mint, naming the parameter', () => {
-    for (const bad of ['', 'not-base64!', Buffer.from('{"t":"x","i":"y"}').toString('base64url'), Buffer.from('[]').toString('base64url')]) {
+    for (const bad of [
+      '',
+      'not-base64!',
+      Buffer.from('{"t":"x","i":"y"}').toString('base64url'),
+      Buffer.from('[]').toString('base64url'),
+    ]) {
       expect(() => decodeCursor(bad)).toThrow(new BadRequestException('cursor is not a cursor this service returned'));
     }
   });

@@ -46,11 +46,17 @@ export function pageOf<T extends KeysetPosition>(rows: T[], limit: number): { it
   return { items, nextCursor: encodeCursor(items[items.length - 1]) };
 }
 
-const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : value);
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : value;
 
 /** `?limit=&cursor=` for a paginated list (query strings arrive as strings: the limit is parsed here). */
 export class PageQuery {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, description: `Rows per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).` })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_PAGE_LIMIT,
+    description: `Rows per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).`,
+  })
   @IsOptional()
   @Transform(toInt)
   @IsInt({ message: 'limit must be an integer' })

@@ -72,7 +72,9 @@ export class PeriodicJobs implements OnApplicationBootstrap, OnModuleDestroy {
       .then((result) => {
         if (typeof result === 'number' && result > 0) this.logger.log(`${name}: ${result} rows`);
       })
-      .catch((error: unknown) => this.logger.warn(`${name} failed (tried again at its next run): ${(error as Error).message}`))
+      .catch((error: unknown) =>
+        this.logger.warn(`${name} failed (tried again at its next run): ${(error as Error).message}`),
+      )
       .finally(() => (entry.running = null));
     return entry.running;
   }

@@ -35,7 +35,11 @@ describe('parsePlanLimits', () => {
     ['null', null, /PLAN_LIMITS must be a JSON object/],
     ['an unknown plan', { enterprise: {} }, /PLAN_LIMITS: unknown plan "enterprise"/],
     ['a plan that is not an object', { free: 3 }, /PLAN_LIMITS\.free must be an object/],
-    ['an unknown meter', { free: { asks: 3 } }, /PLAN_LIMITS\.free: unknown meter "asks" \(allowed: wallet, imports, captures\)/],
+    [
+      'an unknown meter',
+      { free: { asks: 3 } },
+      /PLAN_LIMITS\.free: unknown meter "asks" \(allowed: wallet, imports, captures\)/,
+    ],
     ['a negative limit', { free: { wallet: -1 } }, /PLAN_LIMITS\.free\.wallet must be/],
     ['a fractional limit', { pro: { imports: 1.5 } }, /PLAN_LIMITS\.pro\.imports must be/],
     ['a string limit', { free: { captures: '10' } }, /PLAN_LIMITS\.free\.captures must be/],
@@ -57,7 +61,11 @@ describe('plan limits in the app configuration', () => {
   });
 
   it('reads PLAN_LIMITS as JSON', () => {
-    expect(config({ PLAN_LIMITS: '{"free":{"wallet":7}}' }).planLimits.free).toEqual({ wallet: 7, imports: 10, captures: 100 });
+    expect(config({ PLAN_LIMITS: '{"free":{"wallet":7}}' }).planLimits.free).toEqual({
+      wallet: 7,
+      imports: 10,
+      captures: 100,
+    });
   });
 
   it('reads PLAN_LIMITS_FILE as a JSON file', () => {
@@ -69,9 +77,21 @@ describe('plan limits in the app configuration', () => {
 
   it.each([
     ['not JSON', { PLAN_LIMITS: '{free:' }, /PLAN_LIMITS: not valid JSON/],
-    ['a bad value', { PLAN_LIMITS: '{"free":{"wallet":"lots"}}' }, /PLAN_LIMITS\.free\.wallet must be an integer from 0 to 2147483647, or null \(unlimited\)/],
-    ['both sources at once', { PLAN_LIMITS: '{}', PLAN_LIMITS_FILE: '/dev/null' }, /PLAN_LIMITS or PLAN_LIMITS_FILE, not both/],
-    ['a file that does not exist', { PLAN_LIMITS_FILE: '/nonexistent/limits.json' }, /PLAN_LIMITS_FILE: cannot read \/nonexistent\/limits\.json/],
+    [
+      'a bad value',
+      { PLAN_LIMITS: '{"free":{"wallet":"lots"}}' },
+      /PLAN_LIMITS\.free\.wallet must be an integer from 0 to 2147483647, or null \(unlimited\)/,
+    ],
+    [
+      'both sources at once',
+      { PLAN_LIMITS: '{}', PLAN_LIMITS_FILE: '/dev/null' },
+      /PLAN_LIMITS or PLAN_LIMITS_FILE, not both/,
+    ],
+    [
+      'a file that does not exist',
+      { PLAN_LIMITS_FILE: '/nonexistent/limits.json' },
+      /PLAN_LIMITS_FILE: cannot read \/nonexistent\/limits\.json/,
+    ],
   ])('stops with a ConfigError naming the variable for %s', (_, env, message) => {
     const build = () => config(env);
 

@@ -42,7 +42,10 @@ export function parsePlanLimits(input: unknown, source = 'PLAN_LIMITS'): PlanLim
       if (!(METER_KEYS as readonly string[]).includes(meter)) {
         throw new Error(`${source}.${plan}: unknown meter "${meter}" (allowed: ${METER_KEYS.join(', ')})`);
       }
-      if (value !== null && !(Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_LIMIT)) {
+      if (
+        value !== null &&
+        !(Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_LIMIT)
+      ) {
         throw new Error(`${source}.${plan}.${meter} must be an integer from 0 to ${MAX_LIMIT}, or null (unlimited)`);
       }
       result[plan as Plan][meter as keyof MeterLimits] = value as Limit;

@@ -26,15 +26,20 @@ export function parsePlanRateLimits(input: unknown, source = 'PLAN_RATE_LIMITS')
   }
   const result: PlanRateLimits = { ...DEFAULT_PLAN_RATE_LIMITS };
   for (const [plan, windows] of Object.entries(input)) {
-    if (!(PLANS as readonly string[]).includes(plan)) throw new Error(`${source}: unknown plan "${plan}" (allowed: ${PLANS.join(', ')})`);
+    if (!(PLANS as readonly string[]).includes(plan))
+      throw new Error(`${source}: unknown plan "${plan}" (allowed: ${PLANS.join(', ')})`);
     if (windows === null) continue;
-    if (!Array.isArray(windows) || windows.length > 5) throw new Error(`${source}.${plan} must be null or an array of at most 5 windows`);
+    if (!Array.isArray(windows) || windows.length > 5)
+      throw new Error(`${source}.${plan} must be null or an array of at most 5 windows`);
     result[plan as Plan] = windows.map((w: unknown, i) => {
       const at = `${source}.${plan}[${i}]`;
       const o = w as Partial<RateWindow> | null;
-      if (typeof o !== 'object' || o === null || typeof o.name !== 'string' || !NAME.test(o.name)) throw new Error(`${at}.name must be 1 to 32 letters, digits or _ . : -`);
-      if (!Number.isSafeInteger(o.limit) || o.limit! < 1) throw new Error(`${at}.limit must be an integer of at least 1`);
-      if (!Number.isSafeInteger(o.window_seconds) || o.window_seconds! < 1 || o.window_seconds! > 86_400) throw new Error(`${at}.window_seconds must be an integer from 1 to 86400`);
+      if (typeof o !== 'object' || o === null || typeof o.name !== 'string' || !NAME.test(o.name))
+        throw new Error(`${at}.name must be 1 to 32 letters, digits or _ . : -`);
+      if (!Number.isSafeInteger(o.limit) || o.limit! < 1)
+        throw new Error(`${at}.limit must be an integer of at least 1`);
+      if (!Number.isSafeInteger(o.window_seconds) || o.window_seconds! < 1 || o.window_seconds! > 86_400)
+        throw new Error(`${at}.window_seconds must be an integer from 1 to 86400`);
       return { name: o.name, limit: o.limit!, window_seconds: o.window_seconds! };
     });
   }

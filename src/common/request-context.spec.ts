@@ -14,18 +14,31 @@ describe('request ids', () => {
   });
 
   it("keep a caller's id made of safe characters, up to 128 of them, beside the service's", () => {
-    for (const id of ['abc', 'trace-1.2:3', 'a/b+c=d@e_f', 'x'.repeat(128)]) expect(clientRequestIdOf({ 'x-request-id': id })).toBe(id);
+    for (const id of ['abc', 'trace-1.2:3', 'a/b+c=d@e_f', 'x'.repeat(128)])
+      expect(clientRequestIdOf({ 'x-request-id': id })).toBe(id);
     const origin = requestOriginOf({ id: 'ours', ip: '203.0.113.7', headers: { 'x-request-id': 'theirs' } });
     expect(origin).toMatchObject({ requestId: 'ours', clientRequestId: 'theirs', clientAddress: '203.0.113.7' });
   });
 
   it("never take the caller's id as the service's, even where the framework has no id of its own (Express)", () => {
-    expect(requestOriginOf({ headers: { 'x-request-id': 'theirs' } })).toMatchObject({ requestId: null, clientRequestId: 'theirs' });
+    expect(requestOriginOf({ headers: { 'x-request-id': 'theirs' } })).toMatchObject({
+      requestId: null,
+      clientRequestId: 'theirs',
+    });
   });
 
   it('drop a caller id that is missing, unsafe, or looks like a credential', () => {
     const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
-    for (const id of [undefined, '', 'has space', 'quote"d', 'x'.repeat(129), 'line\nbreak', generateApiKey().key, jwt]) {
+    for (const id of [
+      undefined,
+      '',
+      'has space',
+      'quote"d',
+      'x'.repeat(129),
+      'line\nbreak',
+      generateApiKey().key,
+      jwt,
+    ]) {
       expect(clientRequestIdOf(id === undefined ? {} : { 'x-request-id': id })).toBeNull();
     }
   });

@@ -7,7 +7,13 @@ import {
   type Type,
 } from '@nestjs/common';
 import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
-import { getMetadataStorage, registerDecorator, ValidateIf, type ValidationError, type ValidationOptions } from 'class-validator';
+import {
+  getMetadataStorage,
+  registerDecorator,
+  ValidateIf,
+  type ValidationError,
+  type ValidationOptions,
+} from 'class-validator';
 import { isUuid } from './roles.js';
 import { isStorableText } from './storable-text.js';
 import { ERRORS } from './error-messages.js';
@@ -75,7 +81,11 @@ const declared = new WeakMap<object, Set<string>>();
 function declaredProperties(metatype: abstract new (...args: never[]) => unknown): Set<string> {
   let names = declared.get(metatype);
   if (!names) {
-    names = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false).map((m) => m.propertyName));
+    names = new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(metatype, '', true, false)
+        .map((m) => m.propertyName),
+    );
     declared.set(metatype, names);
   }
   return names;
@@ -120,8 +130,13 @@ export function QueryOf(type: Type<unknown>): ParameterDecorator {
     // explode the class too, but drops enums).
     const names: string[] = Reflect.getMetadata('swagger/apiModelPropertiesArray', type.prototype) ?? [];
     for (const name of names.map((n) => n.replace(/^:/, ''))) {
-      const property: Record<string, unknown> = Reflect.getMetadata('swagger/apiModelProperties', type.prototype, name) ?? {};
-      ApiQuery({ ...property, name, required: property.required !== false } as ApiQueryOptions)(target, key, descriptor);
+      const property: Record<string, unknown> =
+        Reflect.getMetadata('swagger/apiModelProperties', type.prototype, name) ?? {};
+      ApiQuery({ ...property, name, required: property.required !== false } as ApiQueryOptions)(
+        target,
+        key,
+        descriptor,
+      );
     }
   };
 }

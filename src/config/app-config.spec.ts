@@ -70,34 +70,49 @@ describe('configuration', () => {
       ['SESSION_JWT_PUBLIC_KEY', PEM],
       ['SESSION_JWT_JWKS_URI', JWKS],
     ])('with %s, refuses to start without SESSION_JWT_AUDIENCE and SESSION_JWT_ISSUER, naming each', (name, value) => {
-      expect(problems({ [name]: value })).toMatch(/SESSION_JWT_AUDIENCE: required in production[\s\S]*SESSION_JWT_ISSUER: required in production/);
+      expect(problems({ [name]: value })).toMatch(
+        /SESSION_JWT_AUDIENCE: required in production[\s\S]*SESSION_JWT_ISSUER: required in production/,
+      );
       expect(problems({ [name]: value, SESSION_JWT_AUDIENCE: 'kui-api' })).not.toContain('SESSION_JWT_AUDIENCE');
       expect(problems({ [name]: value, SESSION_JWT_AUDIENCE: 'kui-api' })).toContain('SESSION_JWT_ISSUER');
       expect(problems({ [name]: value, ...named })).toBe('');
     });
 
     it('refuses a JWKS URL that is not https', () => {
-      expect(problems({ SESSION_JWT_JWKS_URI: 'http://idp.example.com/jwks.json', ...named })).toContain('SESSION_JWT_JWKS_URI: must be an https:// URL in production');
+      expect(problems({ SESSION_JWT_JWKS_URI: 'http://idp.example.com/jwks.json', ...named })).toContain(
+        'SESSION_JWT_JWKS_URI: must be an https:// URL in production',
+      );
     });
 
     it('asks nothing more of an HS256 secret, nor outside production', () => {
       expect(problems({ SESSION_JWT_SECRET: 'x'.repeat(48) })).toBe('');
-      expect(() => loadEnvironment({ NODE_ENV: 'development', SESSION_JWT_JWKS_URI: 'http://127.0.0.1:9/jwks.json' })).not.toThrow();
+      expect(() =>
+        loadEnvironment({ NODE_ENV: 'development', SESSION_JWT_JWKS_URI: 'http://127.0.0.1:9/jwks.json' }),
+      ).not.toThrow();
     });
   });
 
   it('keeps DB_POOL_MIN (default 2) connections open, and refuses more than DB_POOL_MAX', () => {
     expect(loadEnvironment({}).DB_POOL_MIN).toBe(2);
     expect(loadEnvironment({ DB_POOL_MIN: '4', DB_POOL_MAX: '4' }).DB_POOL_MIN).toBe(4);
-    expect(() => loadEnvironment({ DB_POOL_MIN: '5', DB_POOL_MAX: '4' })).toThrow(/DB_POOL_MIN: must not exceed DB_POOL_MAX \(4\)/);
+    expect(() => loadEnvironment({ DB_POOL_MIN: '5', DB_POOL_MAX: '4' })).toThrow(
+      /DB_POOL_MIN: must not exceed DB_POOL_MAX \(4\)/,
+    );
     const url = 'postgres://u@localhost/db';
-    const options = postgresOptions(buildAppConfig(loadEnvironment({ DATABASE_URL: url, DB_POOL_MIN: '3' })), url) as { extra: { min: number } };
+    const options = postgresOptions(buildAppConfig(loadEnvironment({ DATABASE_URL: url, DB_POOL_MIN: '3' })), url) as {
+      extra: { min: number };
+    };
     expect(options.extra.min).toBe(3);
   });
 
   it('passes the usage settings to the module: retention 400 days and synchronous commits by default', () => {
-    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({}))).usage).toEqual({ retentionDays: 400, synchronousCommit: true });
-    const set = moduleOptionsFrom(buildAppConfig(loadEnvironment({ USAGE_RETENTION_DAYS: '30', USAGE_SYNCHRONOUS_COMMIT: 'off' })));
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({}))).usage).toEqual({
+      retentionDays: 400,
+      synchronousCommit: true,
+    });
+    const set = moduleOptionsFrom(
+      buildAppConfig(loadEnvironment({ USAGE_RETENTION_DAYS: '30', USAGE_SYNCHRONOUS_COMMIT: 'off' })),
+    );
     expect(set.usage).toEqual({ retentionDays: 30, synchronousCommit: false });
   });
 
@@ -119,10 +134,22 @@ describe('configuration', () => {
 
   it('turns the verification cache on with PostgreSQL, off on request and always off with the embedded database', () => {
     const pg = { DATABASE_URL: 'postgres://x@127.0.0.1/db' };
-    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment(pg))).verificationCache).toEqual({ enabled: true, leaseMs: 3000, maxEntries: 10_000 });
-    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ ...pg, VERIFICATION_CACHE: 'false' }))).verificationCache?.enabled).toBe(false);
+    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment(pg))).verificationCache).toEqual({
+      enabled: true,
+      leaseMs: 3000,
+      maxEntries: 10_000,
+    });
+    expect(
+      moduleOptionsFrom(buildAppConfig(loadEnvironment({ ...pg, VERIFICATION_CACHE: 'false' }))).verificationCache
+        ?.enabled,
+    ).toBe(false);
     expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({}))).verificationCache?.enabled).toBe(true);
-    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ VERIFICATION_CACHE: 'false' }))).verificationCache?.enabled).toBe(false);
-    expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({ ...pg, VERIFICATION_CACHE_LEASE_MS: '1500' }))).verificationCache?.leaseMs).toBe(1500);
+    expect(
+      moduleOptionsFrom(buildAppConfig(loadEnvironment({ VERIFICATION_CACHE: 'false' }))).verificationCache?.enabled,
+    ).toBe(false);
+    expect(
+      moduleOptionsFrom(buildAppConfig(loadEnvironment({ ...pg, VERIFICATION_CACHE_LEASE_MS: '1500' })))
+        .verificationCache?.leaseMs,
+    ).toBe(1500);
   });
 });

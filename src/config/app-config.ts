@@ -39,21 +39,46 @@ export interface AppConfig {
 export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): EnvironmentVariables {
   const known = Object.keys(new EnvironmentVariables());
   const raw: Record<string, unknown> = {};
-  for (const name of [...known, 'DATABASE_URL', 'DATABASE_MIGRATION_URL', 'SESSION_JWT_SECRET', 'SESSION_JWT_PUBLIC_KEY', 'SESSION_JWT_JWKS_URI',
-    'SESSION_JWT_ISSUER', 'SESSION_JWT_AUDIENCE', 'API_KEY_SECRET', 'PLAN_LIMITS', 'PLAN_LIMITS_FILE', 'PLAN_RATE_LIMITS', 'TRUST_PROXY', 'NODE_ENV',
-    'WEBHOOK_ALLOW_CIDRS', 'WEBHOOK_ALLOWED_PORTS', 'GITHUB_SECRET_SCANNING_KEYS', 'GITHUB_SECRET_SCANNING_KEYS_FILE', 'ADMIN_API_TOKEN']) {
+  for (const name of [
+    ...known,
+    'DATABASE_URL',
+    'DATABASE_MIGRATION_URL',
+    'SESSION_JWT_SECRET',
+    'SESSION_JWT_PUBLIC_KEY',
+    'SESSION_JWT_JWKS_URI',
+    'SESSION_JWT_ISSUER',
+    'SESSION_JWT_AUDIENCE',
+    'API_KEY_SECRET',
+    'PLAN_LIMITS',
+    'PLAN_LIMITS_FILE',
+    'PLAN_RATE_LIMITS',
+    'TRUST_PROXY',
+    'NODE_ENV',
+    'WEBHOOK_ALLOW_CIDRS',
+    'WEBHOOK_ALLOWED_PORTS',
+    'GITHUB_SECRET_SCANNING_KEYS',
+    'GITHUB_SECRET_SCANNING_KEYS_FILE',
+    'ADMIN_API_TOKEN',
+  ]) {
     if (source[name] !== undefined) raw[name] = source[name];
   }
   const env = plainToInstance(EnvironmentVariables, raw, { exposeDefaultValues: true });
   const errors = validateSync(env, { skipMissingProperties: false });
   const lines = errors.map((e) => `  ${e.property}: ${Object.values(e.constraints ?? {}).join('; ')}`);
-  if (errors.length === 0 && env.DB_POOL_MIN > env.DB_POOL_MAX) lines.push(`  DB_POOL_MIN: must not exceed DB_POOL_MAX (${env.DB_POOL_MAX})`);
-  if (errors.length === 0 && env.WEBHOOK_ALLOWED_PORTS && parsePortRanges(env.WEBHOOK_ALLOWED_PORTS).some(([from, to]) => from < 1 || to > 65535 || to < from)) {
+  if (errors.length === 0 && env.DB_POOL_MIN > env.DB_POOL_MAX)
+    lines.push(`  DB_POOL_MIN: must not exceed DB_POOL_MAX (${env.DB_POOL_MAX})`);
+  if (
+    errors.length === 0 &&
+    env.WEBHOOK_ALLOWED_PORTS &&
+    parsePortRanges(env.WEBHOOK_ALLOWED_PORTS).some(([from, to]) => from < 1 || to > 65535 || to < from)
+  ) {
     lines.push('  WEBHOOK_ALLOWED_PORTS: every port must be 1 to 65535, and a range low-high');
   }
   // The database's prune function never deletes an event younger than 30 days (see SECURITY.md).
-  if (errors.length === 0 && env.AUDIT_RETENTION_DAYS > 0 && env.AUDIT_RETENTION_DAYS < 30) lines.push('  AUDIT_RETENTION_DAYS: must be 0 (keep forever) or at least 30');
-  if (env.DATABASE_MIGRATION_URL && !env.DATABASE_URL) lines.push('  DATABASE_MIGRATION_URL: needs DATABASE_URL (the embedded database sets its roles up itself)');
+  if (errors.length === 0 && env.AUDIT_RETENTION_DAYS > 0 && env.AUDIT_RETENTION_DAYS < 30)
+    lines.push('  AUDIT_RETENTION_DAYS: must be 0 (keep forever) or at least 30');
+  if (env.DATABASE_MIGRATION_URL && !env.DATABASE_URL)
+    lines.push('  DATABASE_MIGRATION_URL: needs DATABASE_URL (the embedded database sets its roles up itself)');
   if (errors.length === 0) lines.push(...productionSessionProblems(env));
   if (lines.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
@@ -73,7 +98,9 @@ function readConfigFile(path: string, variable: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new Error(`${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new Error(
+      `${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
 }
 
@@ -83,17 +110,27 @@ export function buildAppConfig(env: EnvironmentVariables): AppConfig {
   try {
     if (env.PLAN_LIMITS && env.PLAN_LIMITS_FILE) throw new Error('set PLAN_LIMITS or PLAN_LIMITS_FILE, not both');
     if (env.PLAN_LIMITS) planLimits = parsePlanLimits(parseJson(env.PLAN_LIMITS, 'PLAN_LIMITS'), 'PLAN_LIMITS');
-    else if (env.PLAN_LIMITS_FILE) planLimits = parsePlanLimits(parseJson(readConfigFile(env.PLAN_LIMITS_FILE, 'PLAN_LIMITS_FILE'), 'PLAN_LIMITS_FILE'), 'PLAN_LIMITS_FILE');
+    else if (env.PLAN_LIMITS_FILE)
+      planLimits = parsePlanLimits(
+        parseJson(readConfigFile(env.PLAN_LIMITS_FILE, 'PLAN_LIMITS_FILE'), 'PLAN_LIMITS_FILE'),
+        'PLAN_LIMITS_FILE',
+      );
     else planLimits = parsePlanLimits({});
-    planRateLimits = parsePlanRateLimits(env.PLAN_RATE_LIMITS ? parseJson(env.PLAN_RATE_LIMITS, 'PLAN_RATE_LIMITS') : {});
+    planRateLimits = parsePlanRateLimits(
+      env.PLAN_RATE_LIMITS ? parseJson(env.PLAN_RATE_LIMITS, 'PLAN_RATE_LIMITS') : {},
+    );
   } catch (error) {
     throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
   }
   let githubScanningKeys: string | undefined;
   try {
-    if (env.GITHUB_SECRET_SCANNING_KEYS && env.GITHUB_SECRET_SCANNING_KEYS_FILE) throw new Error('set GITHUB_SECRET_SCANNING_KEYS or GITHUB_SECRET_SCANNING_KEYS_FILE, not both');
-    githubScanningKeys = env.GITHUB_SECRET_SCANNING_KEYS ??
-      (env.GITHUB_SECRET_SCANNING_KEYS_FILE ? readConfigFile(env.GITHUB_SECRET_SCANNING_KEYS_FILE, 'GITHUB_SECRET_SCANNING_KEYS_FILE') : undefined);
+    if (env.GITHUB_SECRET_SCANNING_KEYS && env.GITHUB_SECRET_SCANNING_KEYS_FILE)
+      throw new Error('set GITHUB_SECRET_SCANNING_KEYS or GITHUB_SECRET_SCANNING_KEYS_FILE, not both');
+    githubScanningKeys =
+      env.GITHUB_SECRET_SCANNING_KEYS ??
+      (env.GITHUB_SECRET_SCANNING_KEYS_FILE
+        ? readConfigFile(env.GITHUB_SECRET_SCANNING_KEYS_FILE, 'GITHUB_SECRET_SCANNING_KEYS_FILE')
+        : undefined);
     if (githubScanningKeys) parseJson(githubScanningKeys, 'GITHUB_SECRET_SCANNING_KEYS');
   } catch (error) {
     throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);

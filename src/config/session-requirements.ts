@@ -20,6 +20,7 @@ export function productionSessionProblems(env: SessionEnvironment): string[] {
   const problems: string[] = [];
   if (!env.SESSION_JWT_AUDIENCE) problems.push(`  SESSION_JWT_AUDIENCE: ${WHY}`);
   if (!env.SESSION_JWT_ISSUER) problems.push(`  SESSION_JWT_ISSUER: ${WHY}`);
-  if (env.SESSION_JWT_JWKS_URI && !/^https:\/\//i.test(env.SESSION_JWT_JWKS_URI)) problems.push('  SESSION_JWT_JWKS_URI: must be an https:// URL in production');
+  if (env.SESSION_JWT_JWKS_URI && !/^https:\/\//i.test(env.SESSION_JWT_JWKS_URI))
+    problems.push('  SESSION_JWT_JWKS_URI: must be an https:// URL in production');
   return problems;
 }

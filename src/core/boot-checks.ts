@@ -32,7 +32,7 @@ export function checkDirectoryScope(moduleRef: ModuleRef): void {
       'KeysUsageIdentityModule: the orgDirectory is request-scoped or transient (or injects a provider that is). ' +
         'The module reads the directory outside any one request (it batches lookups of concurrent requests), so the ' +
         'directory must be a singleton: inject only singletons, and read per-request context (tenant, user) through ' +
-        'AsyncLocalStorage (for example nestjs-cls\'s ClsService, itself a singleton) instead of REQUEST or a request-scoped provider.',
+        "AsyncLocalStorage (for example nestjs-cls's ClsService, itself a singleton) instead of REQUEST or a request-scoped provider.",
     );
   }
 }
@@ -78,7 +78,7 @@ export async function checkMigrated(moduleRef: ModuleRef): Promise<void> {
     throw new Error(
       `KeysUsageIdentityModule: the database lacks ${missing.map((m) => m.name).join(', ')}, which only the module's migrations create ` +
         "(TypeORM's synchronize builds the tables but not these, and charging, key caps and cache invalidation need them). " +
-        'Run the migrations: add MIGRATIONS to the DataSource\'s migrations with migrationsRun: true (or run them with your migration ' +
+        "Run the migrations: add MIGRATIONS to the DataSource's migrations with migrationsRun: true (or run them with your migration " +
         'command, or runMigrationsLocked) and leave synchronize off for these tables.',
     );
   }

@@ -1,4 +1,12 @@
-import { Global, Injectable, Module, type DynamicModule, type OnModuleInit, type Provider, type Type } from '@nestjs/common';
+import {
+  Global,
+  Injectable,
+  Module,
+  type DynamicModule,
+  type OnModuleInit,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { discardUnsafeReleases, pgPoolOf } from '../database/pg-pool.js';
@@ -40,10 +48,20 @@ class PoolHygiene implements OnModuleInit {
 @Global()
 @Module({})
 export class CoreModule {
-  static register(optionsProviders: Provider[], imports: DynamicModule['imports'], directory: Type<OrgDirectory>): DynamicModule {
+  static register(
+    optionsProviders: Provider[],
+    imports: DynamicModule['imports'],
+    directory: Type<OrgDirectory>,
+  ): DynamicModule {
     return {
       module: CoreModule,
-      imports: [...(imports ?? []), TypeOrmModule.forFeature(ENTITIES), DatabaseModule, ApiKeyStoreModule, KeyPolicyStoreModule],
+      imports: [
+        ...(imports ?? []),
+        TypeOrmModule.forFeature(ENTITIES),
+        DatabaseModule,
+        ApiKeyStoreModule,
+        KeyPolicyStoreModule,
+      ],
       providers: [
         ...optionsProviders,
         {
@@ -61,7 +79,17 @@ export class CoreModule {
         directory,
         { provide: OrgDirectory, useExisting: directory },
       ],
-      exports: [Settings, Clock, ActivityEvents, EventOutbox, DatabaseModule, ApiKeyStore, KeyPolicyPort, OrgDirectory, KEYS_USAGE_IDENTITY_OPTIONS],
+      exports: [
+        Settings,
+        Clock,
+        ActivityEvents,
+        EventOutbox,
+        DatabaseModule,
+        ApiKeyStore,
+        KeyPolicyPort,
+        OrgDirectory,
+        KEYS_USAGE_IDENTITY_OPTIONS,
+      ],
     };
   }
 }

@@ -68,13 +68,37 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
     const serviceKeys = ServiceKeysModule.register(apiKeys, mount);
     const keyPolicies = KeyPoliciesModule.register(apiKeys, mount);
     const features = mount
-      ? [apiKeys, UsageModule.withHttp(), IdentityModule.withHttp(), AuditModule.withHttp(), OrgsModule.withHttp(), serviceKeys, keyPolicies]
+      ? [
+          apiKeys,
+          UsageModule.withHttp(),
+          IdentityModule.withHttp(),
+          AuditModule.withHttp(),
+          OrgsModule.withHttp(),
+          serviceKeys,
+          keyPolicies,
+        ]
       : [apiKeys, UsageModule, IdentityModule, AuditModule, OrgsModule, serviceKeys, keyPolicies];
     // RouterModule prefixes only the modules it names, so the host's own routes keep their paths.
     const prefix = extras.routePrefix?.replace(/^\/+|\/+$/g, '') ?? '';
-    const routes = mount && prefix
-      ? [RouterModule.register([{ path: prefix, children: [ApiKeysModule, UsageModule, IdentityModule, AuditModule, OrgsModule, ServiceKeysModule, KeyPoliciesModule] }])]
-      : [];
+    const routes =
+      mount && prefix
+        ? [
+            RouterModule.register([
+              {
+                path: prefix,
+                children: [
+                  ApiKeysModule,
+                  UsageModule,
+                  IdentityModule,
+                  AuditModule,
+                  OrgsModule,
+                  ServiceKeysModule,
+                  KeyPoliciesModule,
+                ],
+              },
+            ]),
+          ]
+        : [];
     return {
       module: KeysUsageIdentityModule,
       global: extras.isGlobal !== false,

@@ -31,11 +31,40 @@ import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entit
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from '../webhooks/webhook.entities.js';
 
 /** Everything a host adds to its own DataSource: `entities: [...ENTITIES]`, `migrations: [...MIGRATIONS]`. */
-export const ENTITIES = [OrgEntity, UserEntity, MembershipEntity, WorkspaceEntity, ApiKeyEntity, UsageCounterEntity, AuditEventEntity, UsageAttributionEntity,
-  EventOutboxEntity, EventMarkEntity, WebhookEndpointEntity, WebhookDeliveryEntity, ApiKeyCountEntity,
-  OrgKeyPolicyEntity, ApiKeyStaleWarningEntity];
-export const MIGRATIONS = [Init1763769600000, AuthFailureCounts1764100000000, AuditEvents1764200000000, ApiKeyRotation1764200001000, UsageHistory1764300000000,
-  Events1764400000000, VerificationCache1764500000000, UsersEmailCitext1764600000000, ActiveKeysIndex1764700000000,
-  ApiKeyCounts1764800000000, WebhookSecretRotation1764900500000, VerificationNotifyMoves1764910000000,
-  AuditOwnerOnlyRetention1764910001000, KeyControls1765100000000, ServiceKeys1765200000000, OrgKeyPolicies1765300000000,
-  AuditPseudonymise1765400000000, OrgApiVersion1765500000000];
+export const ENTITIES = [
+  OrgEntity,
+  UserEntity,
+  MembershipEntity,
+  WorkspaceEntity,
+  ApiKeyEntity,
+  UsageCounterEntity,
+  AuditEventEntity,
+  UsageAttributionEntity,
+  EventOutboxEntity,
+  EventMarkEntity,
+  WebhookEndpointEntity,
+  WebhookDeliveryEntity,
+  ApiKeyCountEntity,
+  OrgKeyPolicyEntity,
+  ApiKeyStaleWarningEntity,
+];
+export const MIGRATIONS = [
+  Init1763769600000,
+  AuthFailureCounts1764100000000,
+  AuditEvents1764200000000,
+  ApiKeyRotation1764200001000,
+  UsageHistory1764300000000,
+  Events1764400000000,
+  VerificationCache1764500000000,
+  UsersEmailCitext1764600000000,
+  ActiveKeysIndex1764700000000,
+  ApiKeyCounts1764800000000,
+  WebhookSecretRotation1764900500000,
+  VerificationNotifyMoves1764910000000,
+  AuditOwnerOnlyRetention1764910001000,
+  KeyControls1765100000000,
+  ServiceKeys1765200000000,
+  OrgKeyPolicies1765300000000,
+  AuditPseudonymise1765400000000,
+  OrgApiVersion1765500000000,
+];

@@ -15,13 +15,22 @@ const PERMANENT: Record<string, string> = {
 };
 
 /** System error codes of a network that may come back: refused, reset, unreachable, timed out, DNS temporarily failing. */
-const TRANSIENT_SYSTEM = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'EPIPE']);
+const TRANSIENT_SYSTEM = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 
 /** SQLSTATEs of a server that is there but not ready: starting up (57P03), shutting down, too many connections. */
 const TRANSIENT_SQLSTATE = new Set(['57P01', '57P02', '57P03', '53300']);
 
 /** Messages of the pg driver's connect timeouts, which carry no code. */
-const TIMEOUT_MESSAGE = /timeout expired|connection timeout|timeout exceeded when trying to connect|Connection terminated unexpectedly/i;
+const TIMEOUT_MESSAGE =
+  /timeout expired|connection timeout|timeout exceeded when trying to connect|Connection terminated unexpectedly/i;
 
 export type ConnectionFailureKind = 'transient' | 'permanent';
 
@@ -94,11 +103,14 @@ export function assertDatabaseUrl(url: string, variable = 'DATABASE_URL'): void 
     });
   }
   if (!/^postgres(ql)?:$/.test(parsed.protocol) || !parsed.hostname) {
-    throw new DatabaseStartupError(`Cannot use ${variable}: expected postgres://user:password@host:port/database (not retried)`, {
-      kind: 'permanent',
-      code: 'ERR_INVALID_URL',
-      reason: PERMANENT.ERR_INVALID_URL,
-    });
+    throw new DatabaseStartupError(
+      `Cannot use ${variable}: expected postgres://user:password@host:port/database (not retried)`,
+      {
+        kind: 'permanent',
+        code: 'ERR_INVALID_URL',
+        reason: PERMANENT.ERR_INVALID_URL,
+      },
+    );
   }
 }
 
@@ -134,10 +146,16 @@ export async function connectWithRetry<T>(target: string, connect: () => Promise
       if (error instanceof DatabaseStartupError) throw error;
       const failure = classifyConnectionError(error);
       if (failure.kind === 'permanent') {
-        throw new DatabaseStartupError(`Cannot connect to the database at ${target}: ${failure.reason} [${failure.code}] (not retried: check DATABASE_URL)`, failure);
+        throw new DatabaseStartupError(
+          `Cannot connect to the database at ${target}: ${failure.reason} [${failure.code}] (not retried: check DATABASE_URL)`,
+          failure,
+        );
       }
       if (attempt >= policy.attempts) {
-        throw new DatabaseStartupError(`Cannot connect to the database at ${target}: ${failure.reason} [${failure.code}] (gave up after ${attempt} attempts)`, failure);
+        throw new DatabaseStartupError(
+          `Cannot connect to the database at ${target}: ${failure.reason} [${failure.code}] (gave up after ${attempt} attempts)`,
+          failure,
+        );
       }
       policy.onRetry(
         `Database at ${target} not reachable: ${failure.reason} [${failure.code}]; retrying in ${delay} ms (attempt ${attempt + 1} of ${policy.attempts})`,

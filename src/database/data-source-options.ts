@@ -16,7 +16,11 @@ const COMMON = {
 };
 
 /** Real PostgreSQL through `pg`: a pool with connect and statement timeouts, so an outage is a fast 503, not a hang. */
-export function postgresOptions(config: AppConfig, url: string, pool = { max: config.env.DB_POOL_MAX, min: config.env.DB_POOL_MIN }): DataSourceOptions {
+export function postgresOptions(
+  config: AppConfig,
+  url: string,
+  pool = { max: config.env.DB_POOL_MAX, min: config.env.DB_POOL_MIN },
+): DataSourceOptions {
   const env = config.env;
   return {
     ...COMMON,

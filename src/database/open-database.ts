@@ -1,7 +1,14 @@
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { embeddedOptions, postgresOptions, runningEmbeddedServerOptions } from './data-source-options.js';
-import { assertDatabaseUrl, CLI_RETRY, connectWithRetry, describeDatabaseUrl, SERVER_RETRY, type RetryPolicy } from './connection-errors.js';
+import {
+  assertDatabaseUrl,
+  CLI_RETRY,
+  connectWithRetry,
+  describeDatabaseUrl,
+  SERVER_RETRY,
+  type RetryPolicy,
+} from './connection-errors.js';
 import { listenEmbedded, openEmbedded, shareEmbedded } from './embedded.js';
 import { registerInProcessNotifications } from './in-process-notifications.js';
 import { runMigrationsLocked } from './migrate.js';
@@ -37,7 +44,11 @@ export async function openDatabase(
       onRetry: (message) => process.stderr.write(`${message}\n`),
       ...retry,
     };
-    const ds = await connectWithRetry(describeDatabaseUrl(url), () => new DataSource(postgresOptions(config, url)).initialize(), policy);
+    const ds = await connectWithRetry(
+      describeDatabaseUrl(url),
+      () => new DataSource(postgresOptions(config, url)).initialize(),
+      policy,
+    );
     try {
       if (migrate) await migrateDatabase(config, ds, policy);
       // The server's rights matter (it answers the network); the operator's CLI may well be the owner.
@@ -85,7 +96,11 @@ export async function openDatabase(
  * - PostgreSQL without: through `service` itself (its role is then the owner).
  * - Embedded: as the bootstrap superuser, after which the session takes the service role again.
  */
-export async function migrateDatabase(config: AppConfig, service: DataSource, retry: Partial<RetryPolicy> = {}): Promise<string[]> {
+export async function migrateDatabase(
+  config: AppConfig,
+  service: DataSource,
+  retry: Partial<RetryPolicy> = {},
+): Promise<string[]> {
   if (config.embedded) {
     // The session may be shared with a running server (the CLI through its socket): leave its role alone unless there is work.
     if (!(await service.showMigrations())) {

@@ -9,7 +9,8 @@ import type { DataSource } from 'typeorm';
  */
 export function pgPoolOf(dataSource: DataSource): Pool | undefined {
   const driver: unknown = dataSource.driver;
-  if (dataSource.options?.type !== 'postgres' || typeof driver !== 'object' || driver === null || !('master' in driver)) return undefined;
+  if (dataSource.options?.type !== 'postgres' || typeof driver !== 'object' || driver === null || !('master' in driver))
+    return undefined;
   return (driver.master ?? undefined) as Pool | undefined;
 }
 
@@ -20,7 +21,11 @@ export function pgPool(dataSource: DataSource): Pool {
   return pool;
 }
 
-type PooledClient = PoolClient & { _getActiveQuery?: () => unknown; _queryQueue?: unknown[]; _txStatus?: string | null };
+type PooledClient = PoolClient & {
+  _getActiveQuery?: () => unknown;
+  _queryQueue?: unknown[];
+  _txStatus?: string | null;
+};
 const guarded = new WeakSet<Pool>();
 
 /**

@@ -18,6 +18,7 @@ export class Transactions {
 
 /** TypeORM returns `[rows, count]` for UPDATE/DELETE ... RETURNING on postgres and plain rows otherwise. */
 export function returnedRows<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number')
+    return result[0] as T[];
   return result as T[];
 }

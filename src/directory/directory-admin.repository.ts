@@ -4,14 +4,35 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { returnedRows } from '../database/transactions.js';
 import type { Plan, Role } from '../common/roles.js';
 
-export interface OrgRow { id: string; name: string; plan: Plan }
-export interface UserRow { id: string; email: string }
-export interface MembershipRow { org_id: string; user_id: string; role: Role }
-export interface WorkspaceRow { id: string; org_id: string; user_id: string }
+export interface OrgRow {
+  id: string;
+  name: string;
+  plan: Plan;
+}
+export interface UserRow {
+  id: string;
+  email: string;
+}
+export interface MembershipRow {
+  org_id: string;
+  user_id: string;
+  role: Role;
+}
+export interface WorkspaceRow {
+  id: string;
+  org_id: string;
+  user_id: string;
+}
 /** A membership after an upsert, with the role it had before (null: it is new). */
-export interface UpsertedMembershipRow extends MembershipRow { previous_role: Role | null }
-export interface PlanChangeRow extends OrgRow { previous_plan: Plan }
-export interface CreatedWorkspaceRow extends WorkspaceRow { created: boolean }
+export interface UpsertedMembershipRow extends MembershipRow {
+  previous_role: Role | null;
+}
+export interface PlanChangeRow extends OrgRow {
+  previous_plan: Plan;
+}
+export interface CreatedWorkspaceRow extends WorkspaceRow {
+  created: boolean;
+}
 
 /**
  * Writes to the built-in directory tables, for the operator CLI. One statement per call; a
@@ -58,7 +79,12 @@ export class DirectoryAdminRepository {
     return this.one(`SELECT id, email FROM users WHERE id = $1`, [userId]);
   }
 
-  upsertMember(orgId: string, userId: string, role: Role, manager?: EntityManager): Promise<UpsertedMembershipRow | null> {
+  upsertMember(
+    orgId: string,
+    userId: string,
+    role: Role,
+    manager?: EntityManager,
+  ): Promise<UpsertedMembershipRow | null> {
     // The CTE reads the row as it was before this statement: the previous role, if any.
     return this.one(
       `WITH old AS (SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2)
@@ -71,7 +97,11 @@ export class DirectoryAdminRepository {
   }
 
   removeMember(orgId: string, userId: string, manager?: EntityManager): Promise<MembershipRow | null> {
-    return this.one(`DELETE FROM memberships WHERE org_id = $1 AND user_id = $2 RETURNING org_id, user_id, role`, [orgId, userId], manager);
+    return this.one(
+      `DELETE FROM memberships WHERE org_id = $1 AND user_id = $2 RETURNING org_id, user_id, role`,
+      [orgId, userId],
+      manager,
+    );
   }
 
   /** Idempotent: connecting a repository twice keeps the first workspace (`created` false). */
@@ -89,6 +119,9 @@ export class DirectoryAdminRepository {
   }
 
   isMember(orgId: string, userId: string): Promise<MembershipRow | null> {
-    return this.one(`SELECT org_id, user_id, role FROM memberships WHERE org_id = $1 AND user_id = $2`, [orgId, userId]);
+    return this.one(`SELECT org_id, user_id, role FROM memberships WHERE org_id = $1 AND user_id = $2`, [
+      orgId,
+      userId,
+    ]);
   }
 }

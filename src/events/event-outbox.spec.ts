@@ -6,7 +6,12 @@ import { EventOutboxModule } from './event-outbox.module.js';
 
 /** The outbox's capability: off until EventOutboxModule turns it on; the relay is woken through the one in-process signal. */
 describe('EventOutbox', () => {
-  const event = { orgId: '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f', type: 'api_key.created' as const, data: { id: 'k' }, at: new Date('2030-01-01T00:00:00Z') };
+  const event = {
+    orgId: '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+    type: 'api_key.created' as const,
+    data: { id: 'k' },
+    at: new Date('2030-01-01T00:00:00Z'),
+  };
 
   function outbox() {
     const activity = new ActivityEvents();

@@ -1,6 +1,12 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult, type HealthIndicatorResult } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckService,
+  TypeOrmHealthIndicator,
+  type HealthCheckResult,
+  type HealthIndicatorResult,
+} from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
 
 /** How long the readiness probe waits for `SELECT 1` before calling the database down. */
@@ -27,7 +33,12 @@ export class HealthController {
     schema: {
       type: 'object',
       required: ['status'],
-      properties: { status: { type: 'string', enum: ['ok'] }, info: { type: 'object' }, error: { type: 'object' }, details: { type: 'object' } },
+      properties: {
+        status: { type: 'string', enum: ['ok'] },
+        info: { type: 'object' },
+        error: { type: 'object' },
+        details: { type: 'object' },
+      },
     },
   })
   live(): Promise<HealthCheckResult> {
@@ -36,7 +47,11 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
-  @ApiOperation({ operationId: 'healthReady', summary: 'Readiness', description: 'The database answers a ping: 200; otherwise 503.' })
+  @ApiOperation({
+    operationId: 'healthReady',
+    summary: 'Readiness',
+    description: 'The database answers a ping: 200; otherwise 503.',
+  })
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     try {
       return await this.health.check([() => this.db.pingCheck('database', { timeout: DB_PING_TIMEOUT_MS })]);
@@ -52,5 +67,10 @@ export class HealthController {
 function withoutMessages(result: HealthCheckResult): HealthCheckResult {
   const strip = (r: Partial<HealthIndicatorResult> | undefined): HealthIndicatorResult | undefined =>
     r && Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { status: v?.status ?? 'down' }]));
-  return { status: result.status, info: strip(result.info), error: strip(result.error), details: strip(result.details) ?? {} };
+  return {
+    status: result.status,
+    info: strip(result.info),
+    error: strip(result.error),
+    details: strip(result.details) ?? {},
+  };
 }

@@ -4,7 +4,6 @@ import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import { scrubCredentials } from '../common/request-context.js';
 import { reasonPhrase } from './reason-phrase.js';
 
-
 /**
  * The standalone app's one filter: every error body is `{ statusCode, error, message }`;
  * a database outage is a 503; anything unexpected is a 500 that says nothing of internals.
@@ -39,7 +38,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
     } else {
       status = HttpStatus.INTERNAL_SERVER_ERROR;
       message = 'Internal server error';
-      this.logger.error(exception instanceof Error ? `${exception.name}: ${exception.message}` : 'non-error thrown', exception instanceof Error ? exception.stack : undefined);
+      this.logger.error(
+        exception instanceof Error ? `${exception.name}: ${exception.message}` : 'non-error thrown',
+        exception instanceof Error ? exception.stack : undefined,
+      );
     }
     // Some messages echo the request (Nest's "Cannot GET /path"): a key or token pasted into a URL stays out.
     const body = { statusCode: status, error: reasonPhrase(status), message: scrubCredentials(message) };

@@ -29,7 +29,9 @@ For development, \`npm run --silent admin -- session --user <user-id>\` prints a
 
 function packageVersion(): string {
   // dist/http/openapi.js and src/http/openapi.ts are both two levels below the package root.
-  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -46,31 +48,61 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
     .setDescription(DESCRIPTION)
     .setVersion(packageVersion())
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Browser session JWT (claims: sub = user id, email, exp; optional org_id). Required by the key lifecycle routes.' },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          'Browser session JWT (claims: sub = user id, email, exp; optional org_id). Required by the key lifecycle routes.',
+      },
       SESSION_SCHEME,
     )
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', bearerFormat: 'svc_live_ API key', description: 'An API key `svc_live_…`. Accepted by /usage (needs decisions:read) and /me; refused (403) by key lifecycle.' },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'svc_live_ API key',
+        description:
+          'An API key `svc_live_…`. Accepted by /usage (needs decisions:read) and /me; refused (403) by key lifecycle.',
+      },
       API_KEY_SCHEME,
     )
     .addTag('api-keys', 'Key lifecycle (browser session only)')
-    .addTag('orgs', "The caller's orgs and, for owners and admins, their members, keys and audit log (browser session only)")
+    .addTag(
+      'orgs',
+      "The caller's orgs and, for owners and admins, their members, keys and audit log (browser session only)",
+    )
     .addTag('usage', 'Plan and daily meters')
     .addTag('identity', 'Who the caller is')
     .addTag('operations', 'Health probes and metrics (unauthenticated by default)')
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'The ADMIN_API_TOKEN of this deployment: the operator only (never a session or an API key). Unset: the /admin routes answer 404.' },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'The ADMIN_API_TOKEN of this deployment: the operator only (never a session or an API key). Unset: the /admin routes answer 404.',
+      },
       ADMIN_TOKEN_SCHEME,
     )
     .addTag('operator', "A person's data on request, for the operator of the deployment (ADMIN_API_TOKEN)")
     .addTag('account', 'The browser account page (public HTML; it calls the API with a session)')
-    .addTag('webhooks', "An org's webhook endpoints and their delivery log: Standard Webhooks signing (owners and admins, browser session only)")
-    .addTag('leaked keys', 'Revocation of leaked keys by whoever finds them: GitHub secret scanning, or anyone holding the key (no credential)')
+    .addTag(
+      'webhooks',
+      "An org's webhook endpoints and their delivery log: Standard Webhooks signing (owners and admins, browser session only)",
+    )
+    .addTag(
+      'leaked keys',
+      'Revocation of leaked keys by whoever finds them: GitHub secret scanning, or anyone holding the key (no credential)',
+    )
     // Relative: the API is wherever this document was fetched from.
     .addServer('/', 'This deployment')
     .build();
   if (options.metricsToken) {
-    config.components!.securitySchemes![METRICS_TOKEN_SCHEME] = { type: 'http', scheme: 'bearer', description: 'The METRICS_TOKEN of this deployment.' };
+    config.components!.securitySchemes![METRICS_TOKEN_SCHEME] = {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'The METRICS_TOKEN of this deployment.',
+    };
   }
   const document = SwaggerModule.createDocument(app, config);
   const metrics = document.paths['/metrics']?.get;
@@ -87,7 +119,9 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
       // Every operation that takes a body can be refused for its size or its type before it runs.
       if (operation?.requestBody) {
         const error = { content: { 'application/json': { schema: { $ref: '#/components/schemas/KuiError' } } } };
-        const tooLarge = path.endsWith('/secret-scanning/github') ? "The body is over this route's limit (GitHub's reports of up to 1,000 tokens); refused unread." : BODY_ERRORS[413];
+        const tooLarge = path.endsWith('/secret-scanning/github')
+          ? "The body is over this route's limit (GitHub's reports of up to 1,000 tokens); refused unread."
+          : BODY_ERRORS[413];
         operation.responses['413'] ??= { description: tooLarge, ...error };
         operation.responses['415'] ??= { description: BODY_ERRORS[415], ...error };
       }
@@ -99,7 +133,12 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   const rotate = document.components?.schemas?.RotateApiKeyRequest;
   if (rotate && !('$ref' in rotate)) rotate.additionalProperties = false;
   // Events out: the same rule for its request bodies.
-  for (const name of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RotateWebhookSecretRequest', 'RevokeCredentialsRequest']) {
+  for (const name of [
+    'CreateWebhookRequest',
+    'UpdateWebhookRequest',
+    'RotateWebhookSecretRequest',
+    'RevokeCredentialsRequest',
+  ]) {
     const body = document.components?.schemas?.[name];
     if (body && !('$ref' in body)) body.additionalProperties = false;
   }
@@ -110,18 +149,29 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
  * GET /openapi.json?version=<date> (default: the newest version; see src/versioning/) and GET /docs
  * (Swagger UI from swagger-ui-dist, served locally by @fastify/static, on the newest document).
  */
-export function setupOpenApi(app: NestFastifyApplication, document: OpenAPIObject, policy: VersioningPolicy, now: Date): void {
+export function setupOpenApi(
+  app: NestFastifyApplication,
+  document: OpenAPIObject,
+  policy: VersioningPolicy,
+  now: Date,
+): void {
   const documents = documentsByVersion(document, policy, now);
   const newest = documents.get(policy.table.newest)!;
-  app.getHttpAdapter().getInstance().get(OPENAPI_JSON_PATH, (request, reply) => {
-    const asked = (request.query as { version?: unknown }).version;
-    const text = asked === undefined ? newest : typeof asked === 'string' ? documents.get(asked) : undefined;
-    if (text === undefined) {
-      const message = `version must be one of ${[...documents.keys()].join(', ')}`;
-      return reply.code(400).type('application/json; charset=utf-8').send({ statusCode: 400, error: 'Bad Request', message });
-    }
-    return reply.type('application/json; charset=utf-8').send(text);
-  });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .get(OPENAPI_JSON_PATH, (request, reply) => {
+      const asked = (request.query as { version?: unknown }).version;
+      const text = asked === undefined ? newest : typeof asked === 'string' ? documents.get(asked) : undefined;
+      if (text === undefined) {
+        const message = `version must be one of ${[...documents.keys()].join(', ')}`;
+        return reply
+          .code(400)
+          .type('application/json; charset=utf-8')
+          .send({ statusCode: 400, error: 'Bad Request', message });
+      }
+      return reply.type('application/json; charset=utf-8').send(text);
+    });
   SwaggerModule.setup(DOCS_PATH.slice(1), app, JSON.parse(newest) as OpenAPIObject, {
     raw: false,
     customSiteTitle: TITLE,

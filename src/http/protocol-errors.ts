@@ -27,7 +27,10 @@ export function frameworkErrors(error: { code?: string }, _request: FastifyReque
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? 'A path parameter is too long (ids are UUIDs)'
       : 'The URL is malformed (invalid percent-encoding)';
-  void reply.code(400).headers({ ...BASE_HEADERS, 'Content-Type': 'application/json; charset=utf-8' }).send(errorBody(400, message));
+  void reply
+    .code(400)
+    .headers({ ...BASE_HEADERS, 'Content-Type': 'application/json; charset=utf-8' })
+    .send(errorBody(400, message));
 }
 
 /** Fastify `clientErrorHandler`: requests Node's HTTP parser refuses (bad bytes, oversized headers). */

@@ -25,9 +25,12 @@ const DESCRIPTOR_HEADROOM = 256;
  */
 export function defaultMaxConnections(limitsFile = '/proc/self/limits'): number {
   try {
-    const line = readFileSync(limitsFile, 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const line = readFileSync(limitsFile, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
     const soft = Number(line?.split(/\s{2,}/)[1]);
-    if (Number.isFinite(soft) && soft > 0) return Math.max(64, Math.min(soft - DESCRIPTOR_HEADROOM, Math.floor(soft * 0.9)));
+    if (Number.isFinite(soft) && soft > 0)
+      return Math.max(64, Math.min(soft - DESCRIPTOR_HEADROOM, Math.floor(soft * 0.9)));
   } catch {
     // not Linux: fall through
   }
@@ -85,7 +88,10 @@ export function applySocketLimits(server: Server, limits: SocketLimits, warn: (m
  * wait for the idle timeout. Connections with a request in flight are left to finish it; Node
  * closes them after their response, since the server is no longer listening.
  */
-export function releaseUnusedConnectionsOnClose(server: Server, addPreCloseHook: (hook: (done: () => void) => void) => void): void {
+export function releaseUnusedConnectionsOnClose(
+  server: Server,
+  addPreCloseHook: (hook: (done: () => void) => void) => void,
+): void {
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

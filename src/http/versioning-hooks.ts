@@ -7,7 +7,12 @@ import { reasonPhrase } from './reason-phrase.js';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
 /** The step of the server's onSend hook that stamps the version (and deprecation notices) on every answer. */
-export type VersionedAnswer = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => void;
+export type VersionedAnswer = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (err: Error | null, payload?: unknown) => void,
+) => void;
 
 /** What a versioned route carries in its Fastify config: read by the onSend hook with one property read. */
 interface VersionedConfig {
@@ -37,11 +42,17 @@ export function assertVersionedOperationsExist(edge: VersionEdge, operationIds: 
     ...edge.policy.deprecations.flatMap((d) => ('operationId' in d.target ? [d.target.operationId] : [])),
   ];
   const missing = [...new Set(named.filter((id) => !known.has(id)))];
-  if (missing.length > 0) throw new Error(`API versioning names operations no route has (src/versioning/version-changes.ts, deprecations.ts): ${missing.join(', ')}`);
+  if (missing.length > 0)
+    throw new Error(
+      `API versioning names operations no route has (src/versioning/version-changes.ts, deprecations.ts): ${missing.join(', ')}`,
+    );
 }
 
 function refuse(reply: FastifyReply, status: number, message: string): void {
-  void reply.code(status).header('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify({ statusCode: status, error: reasonPhrase(status), message }));
+  void reply
+    .code(status)
+    .header('Content-Type', 'application/json; charset=utf-8')
+    .send(JSON.stringify({ statusCode: status, error: reasonPhrase(status), message }));
 }
 
 /**
@@ -80,7 +91,10 @@ export function installVersioning(
       if (message === null) return done();
       refuse(reply, 410, message);
     };
-    route.preHandler = [...(Array.isArray(route.preHandler) ? route.preHandler : route.preHandler ? [route.preHandler] : []), gone];
+    route.preHandler = [
+      ...(Array.isArray(route.preHandler) ? route.preHandler : route.preHandler ? [route.preHandler] : []),
+      gone,
+    ];
   });
   return (fastifyRequest, reply, payload, done) => {
     const request = fastifyRequest as FastifyRequest & EdgeRequest;

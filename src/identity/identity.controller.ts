@@ -13,8 +13,16 @@ export class IdentityController {
 
   @Get()
   @Authenticated()
-  @ApiOperation({ operationId: 'getMe', summary: 'Caller identity', description: 'Any authenticated caller (a session or an API key); no scope required. Proves a credential works.' })
-  @ApiHeader({ name: 'X-Org-Id', required: false, description: 'Sessions only: the org to describe when the session names none and the user has several.' })
+  @ApiOperation({
+    operationId: 'getMe',
+    summary: 'Caller identity',
+    description: 'Any authenticated caller (a session or an API key); no scope required. Proves a credential works.',
+  })
+  @ApiHeader({
+    name: 'X-Org-Id',
+    required: false,
+    description: 'Sessions only: the org to describe when the session names none and the user has several.',
+  })
   @ApiOkResponse({ description: 'The verified principal.', type: PrincipalDto })
   @ApiErrors({
     400: 'X-Org-Id is not a UUID.',

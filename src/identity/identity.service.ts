@@ -6,7 +6,6 @@ import type { PrincipalDto } from './dto/principal.dto.js';
 /** What GET /me answers: the class that also validates and documents it (one class per shape). */
 export type PrincipalView = PrincipalDto;
 
-
 /** Who the caller is. Everything was verified and resolved by the guard in one round trip. */
 @Injectable()
 export class IdentityService {

@@ -19,11 +19,23 @@ export class KeyPoliciesController {
 
   @Get(':org_id/key-policy')
   @SessionOnly()
-  @ApiOperation({ operationId: 'getKeyPolicy', summary: "The org's key policy (owners and admins)", description: 'Browser session only. Every field present; null or false: no such rule.' })
+  @ApiOperation({
+    operationId: 'getKeyPolicy',
+    summary: "The org's key policy (owners and admins)",
+    description: 'Browser session only. Every field present; null or false: no such rule.',
+  })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: KeyPolicyRecordDto })
-  @ApiErrors({ 400: 'org_id is not a UUID.', ...AUTH_ERRORS, 403: 'Called with an API key, or the caller is a member or viewer of the org.', 404: ORG_404 })
-  get(@CurrentPrincipal() principal: Principal, @Param('org_id', new UuidParamPipe('org_id')) orgId: string): Promise<KeyPolicyRecordDto> {
+  @ApiErrors({
+    400: 'org_id is not a UUID.',
+    ...AUTH_ERRORS,
+    403: 'Called with an API key, or the caller is a member or viewer of the org.',
+    404: ORG_404,
+  })
+  get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+  ): Promise<KeyPolicyRecordDto> {
     return this.policies.get(principal, orgId);
   }
 

@@ -66,14 +66,22 @@ export class KeyPoliciesService {
     return this.apply(OPERATOR, null, orgId, { ...kept, ...rules });
   }
 
-  private async apply(actor: ChangeActor, updatedBy: string | null, orgId: string, dto: KeyPolicyDto): Promise<KeyPolicyRecordDto> {
+  private async apply(
+    actor: ChangeActor,
+    updatedBy: string | null,
+    orgId: string,
+    dto: KeyPolicyDto,
+  ): Promise<KeyPolicyRecordDto> {
     const byRole = dto.allowed_scopes_by_role ? { ...dto.allowed_scopes_by_role } : null;
     for (const role of ROLES) {
       const above = byRole?.[role]?.find((s) => !roleCeiling(role).includes(s));
       if (above) throw new BadRequestException(ERRORS.policyScopeAboveRole(role, above));
     }
     const now = this.settings.clock.now();
-    const held = dto.approval_required_for && dto.approval_required_for.length > 0 ? [...new Set(dto.approval_required_for)] : null;
+    const held =
+      dto.approval_required_for && dto.approval_required_for.length > 0
+        ? [...new Set(dto.approval_required_for)]
+        : null;
     const policy: OrgKeyPolicyEntity = {
       orgId,
       maxLifetimeDays: dto.max_lifetime_days ?? null,
@@ -100,7 +108,12 @@ export class KeyPoliciesService {
       events: (shortened) =>
         shortened
           .filter((k) => k.expiresAt && k.expiresAt.getTime() > now.getTime())
-          .map((k) => ({ orgId, type: 'api_key.expiring' as const, data: { ...keyEventData(k), reason: 'key_policy' }, at: now })),
+          .map((k) => ({
+            orgId,
+            type: 'api_key.expiring' as const,
+            data: { ...keyEventData(k), reason: 'key_policy' },
+            at: now,
+          })),
     });
     return toRecord(saved);
   }

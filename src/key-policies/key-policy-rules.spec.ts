@@ -6,11 +6,23 @@ import { KeyPolicyRules } from './key-policy-rules.js';
 
 const ORG = '11111111-1111-4111-8111-111111111111';
 const policy = (p: Partial<OrgKeyPolicyEntity>): OrgKeyPolicyEntity => ({
-  orgId: ORG, maxLifetimeDays: null, requireExpiry: false, staleAfterDays: null, allowedScopesByRole: null, approvalRequiredFor: null,
-  updatedAt: new Date(0), updatedBy: null, ...p,
+  orgId: ORG,
+  maxLifetimeDays: null,
+  requireExpiry: false,
+  staleAfterDays: null,
+  allowedScopesByRole: null,
+  approvalRequiredFor: null,
+  updatedAt: new Date(0),
+  updatedBy: null,
+  ...p,
 });
-const rules = (p: OrgKeyPolicyEntity | null) => new KeyPolicyRules({ find: async () => p } as Pick<KeyPolicyRepository, 'find'> as KeyPolicyRepository);
-const mint = (role: 'owner' | 'admin' | 'member' | 'viewer', scopes: Array<'decisions:read' | 'decisions:write'>, expiresInDays = 0) => ({ orgId: ORG, role, scopes, expiresInDays });
+const rules = (p: OrgKeyPolicyEntity | null) =>
+  new KeyPolicyRules({ find: async () => p } as Pick<KeyPolicyRepository, 'find'> as KeyPolicyRepository);
+const mint = (
+  role: 'owner' | 'admin' | 'member' | 'viewer',
+  scopes: Array<'decisions:read' | 'decisions:write'>,
+  expiresInDays = 0,
+) => ({ orgId: ORG, role, scopes, expiresInDays });
 
 describe('KeyPolicyRules, the org key policy as the key feature asks it', () => {
   it('allows everything and holds nothing for an org without a policy', async () => {
@@ -28,18 +40,26 @@ describe('KeyPolicyRules, the org key policy as the key feature asks it', () => 
   });
 
   it('requires an expiry when require_expiry is set', async () => {
-    await expect(rules(policy({ requireExpiry: true })).judgeMint(mint('member', ['decisions:read']))).rejects.toThrow(/require_expiry/);
+    await expect(rules(policy({ requireExpiry: true })).judgeMint(mint('member', ['decisions:read']))).rejects.toThrow(
+      /require_expiry/,
+    );
   });
 
   it('narrows the scopes a role may grant (403), leaving roles it does not name at their ceiling', async () => {
     const r = rules(policy({ allowedScopesByRole: { member: ['decisions:read'] } }));
-    await expect(r.judgeMint(mint('member', ['decisions:read', 'decisions:write'], 0))).rejects.toThrow(ForbiddenException);
-    await expect(r.judgeMint(mint('admin', ['decisions:read', 'decisions:write']))).resolves.toEqual({ pending: false });
+    await expect(r.judgeMint(mint('member', ['decisions:read', 'decisions:write'], 0))).rejects.toThrow(
+      ForbiddenException,
+    );
+    await expect(r.judgeMint(mint('admin', ['decisions:read', 'decisions:write']))).resolves.toEqual({
+      pending: false,
+    });
   });
 
   it("holds a member's or viewer's mint asking for a listed scope, never an owner's or admin's", async () => {
     const r = rules(policy({ approvalRequiredFor: ['decisions:write'] }));
-    await expect(r.judgeMint(mint('member', ['decisions:read', 'decisions:write']))).resolves.toEqual({ pending: true });
+    await expect(r.judgeMint(mint('member', ['decisions:read', 'decisions:write']))).resolves.toEqual({
+      pending: true,
+    });
     await expect(r.judgeMint(mint('member', ['decisions:read']))).resolves.toEqual({ pending: false });
     await expect(r.judgeMint(mint('admin', ['decisions:write']))).resolves.toEqual({ pending: false });
     await expect(r.judgeMint(mint('owner', ['decisions:write']))).resolves.toEqual({ pending: false });

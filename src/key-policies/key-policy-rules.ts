@@ -33,6 +33,7 @@ export class KeyPolicyRules extends KeyPolicyPort {
   async judgeRotation(orgId: string, expiresAt: Date | null): Promise<void> {
     if (expiresAt) return;
     const policy = await this.policies.find(orgId);
-    if (policy && (policy.requireExpiry || policy.maxLifetimeDays !== null)) throw new BadRequestException(ERRORS.policyRotationNeedsExpiry);
+    if (policy && (policy.requireExpiry || policy.maxLifetimeDays !== null))
+      throw new BadRequestException(ERRORS.policyRotationNeedsExpiry);
   }
 }

@@ -23,18 +23,32 @@ export class KeyPolicyRepository {
 
   /** The org's policy; null when it never set one. Read fresh on every mint: a PUT holds at once on every instance. */
   async find(orgId: string): Promise<OrgKeyPolicyEntity | null> {
-    const rows: OrgKeyPolicyEntity[] = await this.db.query(`SELECT ${COLUMNS} FROM org_key_policies WHERE org_id = $1`, [orgId]);
+    const rows: OrgKeyPolicyEntity[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM org_key_policies WHERE org_id = $1`,
+      [orgId],
+    );
     return rows[0] ?? null;
   }
 
   /** Sets the org's whole policy, in the unit of work's transaction. */
   async save(p: OrgKeyPolicyEntity, manager: EntityManager): Promise<OrgKeyPolicyEntity> {
-    const values = [p.orgId, p.maxLifetimeDays, p.requireExpiry, p.staleAfterDays, p.allowedScopesByRole && JSON.stringify(p.allowedScopesByRole), p.approvalRequiredFor, p.updatedAt, p.updatedBy];
+    const values = [
+      p.orgId,
+      p.maxLifetimeDays,
+      p.requireExpiry,
+      p.staleAfterDays,
+      p.allowedScopesByRole && JSON.stringify(p.allowedScopesByRole),
+      p.approvalRequiredFor,
+      p.updatedAt,
+      p.updatedBy,
+    ];
     return returnedRows<OrgKeyPolicyEntity>(await manager.query(UPSERT_SQL, values))[0];
   }
 
   /** Every org whose policy revokes stale keys, with its threshold. */
   withStaleThreshold(): Promise<Array<{ orgId: string; staleAfterDays: number }>> {
-    return this.db.query(`SELECT org_id AS "orgId", stale_after_days AS "staleAfterDays" FROM org_key_policies WHERE stale_after_days IS NOT NULL ORDER BY org_id`);
+    return this.db.query(
+      `SELECT org_id AS "orgId", stale_after_days AS "staleAfterDays" FROM org_key_policies WHERE stale_after_days IS NOT NULL ORDER BY org_id`,
+    );
   }
 }

@@ -32,7 +32,12 @@ export class StaleKeysJob {
     private readonly settings: Settings,
     jobs: PeriodicJobs,
   ) {
-    jobs.add({ name: 'stale-keys', everyMs: STALE_KEYS_INTERVAL_MS, firstRunAfterMs: FIRST_RUN_AFTER_MS, run: () => this.run() });
+    jobs.add({
+      name: 'stale-keys',
+      everyMs: STALE_KEYS_INTERVAL_MS,
+      firstRunAfterMs: FIRST_RUN_AFTER_MS,
+      run: () => this.run(),
+    });
   }
 
   /** One sweep of every org with a stale threshold; resolves to the number of keys revoked. */
@@ -47,7 +52,10 @@ export class StaleKeysJob {
           ids.map((keyId) => ({
             change: { orgId, keyId, idleSince, at: now },
             audit: (k) => ({
-              orgId, action: 'api_key.revoked_as_stale', actor: SYSTEM, target: { type: 'api_key', id: k.id },
+              orgId,
+              action: 'api_key.revoked_as_stale',
+              actor: SYSTEM,
+              target: { type: 'api_key', id: k.id },
               details: { name: k.name, lookup: k.lookup, owner_id: k.userId, stale_after_days: staleAfterDays },
             }),
             event: (k) => ({ orgId, type: 'api_key.revoked', data: { ...keyEventData(k), reason: 'stale' }, at: now }),
@@ -71,7 +79,11 @@ export class StaleKeysJob {
         event: (k) => ({
           orgId,
           type: 'api_key.stale_warning',
-          data: { ...keyEventData(k), idle_since: k.idleSince.toISOString(), revoked_after: new Date(k.idleSince.getTime() + staleAfterDays * DAY_MS).toISOString() },
+          data: {
+            ...keyEventData(k),
+            idle_since: k.idleSince.toISOString(),
+            revoked_after: new Date(k.idleSince.getTime() + staleAfterDays * DAY_MS).toISOString(),
+          },
           at: now,
         }),
       });

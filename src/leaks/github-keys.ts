@@ -15,7 +15,8 @@ export class GithubScanningKeys {
     const list = Array.isArray(parsed) ? parsed : (parsed as { public_keys?: unknown }).public_keys;
     if (!Array.isArray(list)) throw new Error('expected a JSON list of {key_identifier, key}');
     for (const entry of list as Array<{ key_identifier?: unknown; key?: unknown }>) {
-      if (typeof entry?.key_identifier !== 'string' || typeof entry.key !== 'string') throw new Error('every entry needs key_identifier and key (PEM)');
+      if (typeof entry?.key_identifier !== 'string' || typeof entry.key !== 'string')
+        throw new Error('every entry needs key_identifier and key (PEM)');
       const key = createPublicKey(entry.key);
       if (key.asymmetricKeyType !== 'ec') throw new Error(`key ${entry.key_identifier} is not an EC public key`);
       this.keys.set(entry.key_identifier, key);

@@ -1,6 +1,28 @@
-import { UseInterceptors, Body, Controller, Headers, HttpCode, HttpException, Inject, Post, Req, Res, UnauthorizedException, BadRequestException, ServiceUnavailableException } from '@nestjs/common';
+import {
+  UseInterceptors,
+  Body,
+  Controller,
+  Headers,
+  HttpCode,
+  HttpException,
+  Inject,
+  Post,
+  Req,
+  Res,
+  UnauthorizedException,
+  BadRequestException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
-import { ApiAcceptedResponse, ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBody,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { setResponseHeader } from '../auth/http-utils.js';
 import { ApiErrors, BODY_ERRORS, ErrorBody } from '../common/openapi.js';
 import { StrictBodyPipe } from '../common/validation.js';
@@ -36,12 +58,22 @@ export class LeakedKeysController {
   @ApiOperation({
     operationId: 'revokeLeakedCredentials',
     summary: 'Revoke keys you found (no authentication)',
-    description: 'Every genuine key in the list is revoked right after the answer and its org is told (`api_key.leaked`). The answer is 202 whatever was found, and it does not wait for the revocation, so neither its body nor its time reveals which keys were valid.',
+    description:
+      'Every genuine key in the list is revoked right after the answer and its org is told (`api_key.leaked`). The answer is 202 whatever was found, and it does not wait for the revocation, so neither its body nor its time reveals which keys were valid.',
   })
   @ApiBody({ type: RevokeCredentialsDto })
   @ApiAcceptedResponse({ description: 'Accepted; empty body.' })
-  @ApiErrors({ 400: 'credentials missing, not an array of strings, or not 1 to 100 items; an unknown field.', 413: BODY_ERRORS[413], 429: 'Too many reports from this address this minute; see Retry-After.', 503: 'The database is unavailable; retry shortly.' })
-  async revokeCredentials(@Req() req: { ip?: string }, @Res({ passthrough: true }) res: unknown, @Body(new StrictBodyPipe(RevokeCredentialsDto)) dto: Readonly<RevokeCredentialsDto>): Promise<void> {
+  @ApiErrors({
+    400: 'credentials missing, not an array of strings, or not 1 to 100 items; an unknown field.',
+    413: BODY_ERRORS[413],
+    429: 'Too many reports from this address this minute; see Retry-After.',
+    503: 'The database is unavailable; retry shortly.',
+  })
+  async revokeCredentials(
+    @Req() req: { ip?: string },
+    @Res({ passthrough: true }) res: unknown,
+    @Body(new StrictBodyPipe(RevokeCredentialsDto)) dto: Readonly<RevokeCredentialsDto>,
+  ): Promise<void> {
     const wait = await this.throttle.take(req.ip ?? 'unknown');
     if (wait > 0) {
       setResponseHeader(res, 'Retry-After', String(wait));
@@ -54,14 +86,38 @@ export class LeakedKeysController {
   @HttpCode(200)
   @ApiOperation({
     operationId: 'githubSecretScanning',
-    summary: "GitHub secret scanning partner endpoint",
-    description: "GitHub's format: a JSON array of `{token, type, url, source}`, signed with ECDSA P-256 / SHA-256 over the raw body (`Github-Public-Key-Signature`, key chosen by `Github-Public-Key-Identifier` among GITHUB_SECRET_SCANNING_KEYS). Every true positive is revoked at once; the answer labels each token.",
+    summary: 'GitHub secret scanning partner endpoint',
+    description:
+      "GitHub's format: a JSON array of `{token, type, url, source}`, signed with ECDSA P-256 / SHA-256 over the raw body (`Github-Public-Key-Signature`, key chosen by `Github-Public-Key-Identifier` among GITHUB_SECRET_SCANNING_KEYS). Every true positive is revoked at once; the answer labels each token.",
   })
   @ApiHeader({ name: 'Github-Public-Key-Identifier', required: true })
-  @ApiHeader({ name: 'Github-Public-Key-Signature', required: true, description: 'base64 DER ECDSA signature of the raw body.' })
-  @ApiBody({ schema: { type: 'array', maxItems: MAX_GITHUB_TOKENS, items: { type: 'object', required: ['token', 'type'], properties: { token: { type: 'string' }, type: { type: 'string' }, url: { type: 'string' }, source: { type: 'string' } } } } })
+  @ApiHeader({
+    name: 'Github-Public-Key-Signature',
+    required: true,
+    description: 'base64 DER ECDSA signature of the raw body.',
+  })
+  @ApiBody({
+    schema: {
+      type: 'array',
+      maxItems: MAX_GITHUB_TOKENS,
+      items: {
+        type: 'object',
+        required: ['token', 'type'],
+        properties: {
+          token: { type: 'string' },
+          type: { type: 'string' },
+          url: { type: 'string' },
+          source: { type: 'string' },
+        },
+      },
+    },
+  })
   @ApiOkResponse({ type: [GithubTokenReportDto] })
-  @ApiErrors({ 400: 'The signed body is not an array of {token, type} (at most 1000).', 413: 'The body is over 1 MiB (this route\'s own limit); refused unread.', 503: 'No GitHub keys configured (GITHUB_SECRET_SCANNING_KEYS), or the database is unavailable.' })
+  @ApiErrors({
+    400: 'The signed body is not an array of {token, type} (at most 1000).',
+    413: "The body is over 1 MiB (this route's own limit); refused unread.",
+    503: 'No GitHub keys configured (GITHUB_SECRET_SCANNING_KEYS), or the database is unavailable.',
+  })
   // Not a bearer challenge (no WWW-Authenticate): the request is authenticated by its signature.
   @ApiResponse({ status: 401, description: 'Missing or bad signature, or an unknown key identifier.', type: ErrorBody })
   async github(
@@ -80,7 +136,11 @@ export class LeakedKeysController {
     } catch {
       throw new BadRequestException(ERRORS.bodyNotJson);
     }
-    if (!Array.isArray(tokens) || tokens.length > MAX_GITHUB_TOKENS || !tokens.every((t) => typeof t?.token === 'string' && typeof t?.type === 'string')) {
+    if (
+      !Array.isArray(tokens) ||
+      tokens.length > MAX_GITHUB_TOKENS ||
+      !tokens.every((t) => typeof t?.token === 'string' && typeof t?.type === 'string')
+    ) {
       throw new BadRequestException(ERRORS.githubBody(MAX_GITHUB_TOKENS));
     }
     return this.leaks.githubReport(tokens as Array<{ token: string; type: string }>);

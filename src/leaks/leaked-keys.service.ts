@@ -56,7 +56,10 @@ export class LeakedKeysService implements OnModuleDestroy {
       .then(() => this.apiKeys.revokeLeaked(keyIds, 'public_revocation'))
       .then(
         () => undefined,
-        (error: unknown) => this.logger.error(`revoking ${keyIds.length} reported key(s) failed after the answer (${keyIds.join(', ')}): ${(error as Error)?.message ?? String(error)}`),
+        (error: unknown) =>
+          this.logger.error(
+            `revoking ${keyIds.length} reported key(s) failed after the answer (${keyIds.join(', ')}): ${(error as Error)?.message ?? String(error)}`,
+          ),
       )
       .finally(() => this.pending.delete(done));
     this.pending.add(done);
@@ -68,7 +71,10 @@ export class LeakedKeysService implements OnModuleDestroy {
 
   /** GitHub's partner format: every reported token answered with its SHA-256, its type and a label. */
   async githubReport(tokens: Array<{ token: string; type: string }>): Promise<GithubTokenReport[]> {
-    const genuine = await this.revoke(tokens.map((t) => t.token), 'github_secret_scanning');
+    const genuine = await this.revoke(
+      tokens.map((t) => t.token),
+      'github_secret_scanning',
+    );
     return tokens.map((t, i) => ({
       token_hash: createHash('sha256').update(t.token).digest('hex'),
       token_type: t.type,

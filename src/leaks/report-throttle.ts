@@ -15,7 +15,10 @@ export class ReportThrottle {
   private readonly limiter: RateLimiterMemory | null;
 
   constructor(@Inject(REPORT_LIMIT) limit: number) {
-    this.limiter = limit > 0 ? new RateLimiterMemory({ keyPrefix: 'credentials_revoke', points: limit, duration: WINDOW_SECONDS }) : null;
+    this.limiter =
+      limit > 0
+        ? new RateLimiterMemory({ keyPrefix: 'credentials_revoke', points: limit, duration: WINDOW_SECONDS })
+        : null;
   }
 
   /** Counts a report; resolves to the seconds to wait when over the limit, else 0. */

@@ -15,7 +15,11 @@ export class HttpDurationMetric {
   private size = 0;
 
   /** `maxSeries`: a safety net; routes are templates and statuses few, so it is never reached in practice. */
-  constructor(registry: Registry, buckets: readonly number[], private readonly maxSeries = 2000) {
+  constructor(
+    registry: Registry,
+    buckets: readonly number[],
+    private readonly maxSeries = 2000,
+  ) {
     this.histogram = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP requests by method, route template and status code',

@@ -28,12 +28,19 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       const reply = (status: number, body: string, headers: Record<string, string> = {}) => {
-        res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...headers });
+        res.writeHead(status, {
+          'Content-Type': 'text/plain; charset=utf-8',
+          'Cache-Control': 'no-store',
+          'X-Content-Type-Options': 'nosniff',
+          ...headers,
+        });
         res.end(body);
       };
       if (path !== '/metrics') return reply(404, 'Not Found\n');
-      if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, 'Method Not Allowed\n', { Allow: 'GET, HEAD' });
-      if (!metricsTokenAccepted(this.options.token, req.headers)) return reply(401, 'Unauthorized\n', { 'WWW-Authenticate': METRICS_CHALLENGE });
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return reply(405, 'Method Not Allowed\n', { Allow: 'GET, HEAD' });
+      if (!metricsTokenAccepted(this.options.token, req.headers))
+        return reply(401, 'Unauthorized\n', { 'WWW-Authenticate': METRICS_CHALLENGE });
       this.metrics.render().then(
         (text) => reply(200, text, { 'Content-Type': this.metrics.contentType }),
         () => reply(500, 'Internal Server Error\n'),

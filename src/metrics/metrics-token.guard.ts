@@ -1,4 +1,11 @@
-import { ForbiddenException, Inject, Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  ForbiddenException,
+  Inject,
+  Injectable,
+  UnauthorizedException,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { setResponseHeader } from '../auth/http-utils.js';
 import { METRICS_CHALLENGE, metricsTokenAccepted } from './metrics-token.js';
 import { METRICS_OPTIONS, type MetricsOptions } from './metrics.options.js';

@@ -16,9 +16,13 @@ export class MetricsController {
   @ApiOperation({
     operationId: 'metrics',
     summary: 'Prometheus metrics',
-    description: 'Prometheus text format. With METRICS_TOKEN set, the bearer token is required; without it, loopback clients only (after the TRUST_PROXY rules), and in production nobody unless METRICS_ALLOW_LOOPBACK=true. Absent from this port when METRICS_PORT is set. Rendered at most once a second.',
+    description:
+      'Prometheus text format. With METRICS_TOKEN set, the bearer token is required; without it, loopback clients only (after the TRUST_PROXY rules), and in production nobody unless METRICS_ALLOW_LOOPBACK=true. Absent from this port when METRICS_PORT is set. Rendered at most once a second.',
   })
-  @ApiOkResponse({ description: 'Prometheus exposition text', content: { 'text/plain': { schema: { type: 'string' } } } })
+  @ApiOkResponse({
+    description: 'Prometheus exposition text',
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  })
   // 401 is documented only when METRICS_TOKEN is set (http/openapi.ts removes it otherwise): without one it never answers 401.
   @ApiErrors({
     401: 'METRICS_TOKEN is set and the request did not carry it.',

@@ -15,7 +15,12 @@ export class MetricsModule {
     return {
       module: MetricsModule,
       imports: [AuthModule, VersioningModule],
-      providers: [{ provide: METRICS_OPTIONS, useValue: options }, MetricsService, MetricsTokenGuard, ...(ownPort ? [MetricsServer] : [])],
+      providers: [
+        { provide: METRICS_OPTIONS, useValue: options },
+        MetricsService,
+        MetricsTokenGuard,
+        ...(ownPort ? [MetricsServer] : []),
+      ],
       controllers: ownPort ? [] : [MetricsController],
       exports: [MetricsService],
     };

@@ -47,7 +47,10 @@ export class MetricsService {
 
     // Counted in AuthMetrics on the hot path (a field increment), exported at scrape time.
     const outcomes = Object.keys(authMetrics.counts) as VerificationOutcome[];
-    const exportedOutcomes = Object.fromEntries(outcomes.map((o) => [o, authMetrics.counts[o]])) as Record<VerificationOutcome, number>;
+    const exportedOutcomes = Object.fromEntries(outcomes.map((o) => [o, authMetrics.counts[o]])) as Record<
+      VerificationOutcome,
+      number
+    >;
     const verifications = new Counter({
       name: 'api_key_verifications_total',
       help: 'API key verifications by outcome (malformed = bad format or checksum, refused before any database read)',
@@ -96,12 +99,18 @@ export class MetricsService {
     }
     activity.on((event) => {
       switch (event.type) {
-        case 'api_key.minted': return minted.inc();
-        case 'api_key.revoked': return revoked.inc();
-        case 'usage.charged': return charged.inc({ meter: event.meter }, event.count);
-        case 'usage.refused': return refused.inc({ meter: event.meter });
-        case 'usage.refunded': return refunded.inc({ meter: event.meter }, event.count);
-        case 'usage.refunds_pending': return refundsPending.set(event.pending);
+        case 'api_key.minted':
+          return minted.inc();
+        case 'api_key.revoked':
+          return revoked.inc();
+        case 'usage.charged':
+          return charged.inc({ meter: event.meter }, event.count);
+        case 'usage.refused':
+          return refused.inc({ meter: event.meter });
+        case 'usage.refunded':
+          return refunded.inc({ meter: event.meter }, event.count);
+        case 'usage.refunds_pending':
+          return refundsPending.set(event.pending);
       }
     });
 
@@ -111,7 +120,9 @@ export class MetricsService {
       labelNames: ['org', 'target', 'version'],
       registers,
     });
-    deprecations?.onUse((use) => deprecated.inc({ org: use.orgId ?? 'none', target: use.target, version: use.version }));
+    deprecations?.onUse((use) =>
+      deprecated.inc({ org: use.orgId ?? 'none', target: use.target, version: use.version }),
+    );
 
     // The verification cache: counted in AuthMetrics on the hot path, exported at scrape time.
     const exported = { key: { hit: 0, miss: 0 }, session: { hit: 0, miss: 0 } };

@@ -1,6 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
-import { pino, stdTimeFunctions, type DestinationStream, type LevelWithSilent, type Logger, type LoggerOptions } from 'pino';
+import {
+  pino,
+  stdTimeFunctions,
+  type DestinationStream,
+  type LevelWithSilent,
+  type Logger,
+  type LoggerOptions,
+} from 'pino';
 import type { AppConfig } from '../config/app-config.js';
 import { clientRequestIdOf, loggablePath, principalIds, routeOf } from '../common/request-context.js';
 
@@ -19,10 +26,27 @@ const QUIET_ROUTES = new Set(['/health/live', '/health/ready', '/metrics']);
  * (see requestLine); this is the second line of defence for objects logged by hand.
  */
 export const REDACT_PATHS = [
-  'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization',
-  'cookie', '*.cookie', '*.headers.cookie',
-  'key', '*.key', 'token', '*.token', 'secret', '*.secret', 'password', '*.password',
-  'apiKeySecret', '*.apiKeySecret', 'API_KEY_SECRET', 'SESSION_JWT_SECRET', 'METRICS_TOKEN', '*.METRICS_TOKEN',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'cookie',
+  '*.cookie',
+  '*.headers.cookie',
+  'key',
+  '*.key',
+  'token',
+  '*.token',
+  'secret',
+  '*.secret',
+  'password',
+  '*.password',
+  'apiKeySecret',
+  '*.apiKeySecret',
+  'API_KEY_SECRET',
+  'SESSION_JWT_SECRET',
+  'METRICS_TOKEN',
+  '*.METRICS_TOKEN',
 ];
 
 /**
@@ -92,7 +116,9 @@ export async function createLogging(config: AppConfig, options: LoggingOptions =
       sync: true,
       // Request lines read as "GET /me 200 3ms {request_id, route, ids}".
       messageFormat: (log, messageKey) =>
-        log.method ? `${String(log.method)} ${String(log.path)} ${String(log.status)} ${Math.round(Number(log.duration_ms))}ms` : String(log[messageKey]),
+        log.method
+          ? `${String(log.method)} ${String(log.path)} ${String(log.status)} ${Math.round(Number(log.duration_ms))}ms`
+          : String(log[messageKey]),
     });
   }
   const logger = destination ? pino(pinoOptions, destination) : pino(pinoOptions);

@@ -17,16 +17,33 @@ export class OrgsController {
 
   @Get()
   @SessionOnly()
-  @ApiOperation({ operationId: 'listMyOrgs', summary: "The caller's orgs", description: 'Browser session only. Every org the session’s user belongs to, with its name, plan and the user’s role; newest membership first, keyset-paginated.' })
+  @ApiOperation({
+    operationId: 'listMyOrgs',
+    summary: "The caller's orgs",
+    description:
+      'Browser session only. Every org the session’s user belongs to, with its name, plan and the user’s role; newest membership first, keyset-paginated.',
+  })
   @ApiOkResponse({ type: OrgListDto })
-  @ApiErrors({ 400: PAGE_ERRORS, ...AUTH_ERRORS, 403: 'Called with an API key.', 501: 'The deployment’s own org directory cannot list orgs.' })
-  list(@CurrentPrincipal() principal: Principal, @QueryOf(PageQuery) query: Readonly<PageQuery>): Promise<{ orgs: OrgRecord[]; next_cursor?: string }> {
+  @ApiErrors({
+    400: PAGE_ERRORS,
+    ...AUTH_ERRORS,
+    403: 'Called with an API key.',
+    501: 'The deployment’s own org directory cannot list orgs.',
+  })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @QueryOf(PageQuery) query: Readonly<PageQuery>,
+  ): Promise<{ orgs: OrgRecord[]; next_cursor?: string }> {
     return this.orgs.listMine(principal, query);
   }
 
   @Get(':org_id/members')
   @SessionOnly()
-  @ApiOperation({ operationId: 'listOrgMembers', summary: "An org's members", description: 'Browser session only; owners and admins of the org. Newest member first, keyset-paginated.' })
+  @ApiOperation({
+    operationId: 'listOrgMembers',
+    summary: "An org's members",
+    description: 'Browser session only; owners and admins of the org. Newest member first, keyset-paginated.',
+  })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: OrgMemberListDto })
   @ApiErrors({

@@ -29,13 +29,22 @@ export class OrgsService {
   }
 
   /** `GET /orgs/{org_id}/members`: owners and admins only. */
-  async members(principal: Principal, orgId: string, query: PageQuery): Promise<{ members: MemberRecord[]; next_cursor?: string }> {
+  async members(
+    principal: Principal,
+    orgId: string,
+    query: PageQuery,
+  ): Promise<{ members: MemberRecord[]; next_cursor?: string }> {
     await requireOrgAdmin(this.directory, principal, orgId);
     const page = pageRequest(query);
     const rows = await listing(() => this.directory.listMembers(orgId, page));
     const { items, nextCursor } = pageOf(rows, page.limit);
     const body: { members: MemberRecord[]; next_cursor?: string } = {
-      members: items.map((m) => ({ user_id: m.id, email: m.email, role: m.role, joined_at: m.createdAt.toISOString() })),
+      members: items.map((m) => ({
+        user_id: m.id,
+        email: m.email,
+        role: m.role,
+        joined_at: m.createdAt.toISOString(),
+      })),
     };
     if (nextCursor) body.next_cursor = nextCursor;
     return body;
@@ -52,7 +61,10 @@ async function listing<T>(read: () => Promise<T>): Promise<T> {
     return await read();
   } catch (error) {
     if (error instanceof DirectoryListingUnsupportedError) {
-      throw new HttpException({ statusCode: 501, error: 'Not Implemented', message: ERRORS.listingUnsupported }, HttpStatus.NOT_IMPLEMENTED);
+      throw new HttpException(
+        { statusCode: 501, error: 'Not Implemented', message: ERRORS.listingUnsupported },
+        HttpStatus.NOT_IMPLEMENTED,
+      );
     }
     throw error;
   }

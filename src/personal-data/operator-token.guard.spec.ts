@@ -17,12 +17,21 @@ function context(authorization?: string) {
 
 describe('OperatorTokenGuard', () => {
   it('lets through exactly Bearer <ADMIN_API_TOKEN>', async () => {
-    await expect(new OperatorTokenGuard({ adminToken: TOKEN }, unthrottled()).canActivate(context(`Bearer ${TOKEN}`).ctx)).resolves.toBe(true);
+    await expect(
+      new OperatorTokenGuard({ adminToken: TOKEN }, unthrottled()).canActivate(context(`Bearer ${TOKEN}`).ctx),
+    ).resolves.toBe(true);
   });
 
   it('refuses anything else with 401 and a Bearer challenge', async () => {
     const guard = new OperatorTokenGuard({ adminToken: TOKEN }, unthrottled());
-    for (const header of [undefined, TOKEN, `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, 'Bearer svc_live_abc', `Basic ${TOKEN}`]) {
+    for (const header of [
+      undefined,
+      TOKEN,
+      `Bearer ${TOKEN}x`,
+      `Bearer ${TOKEN.slice(0, -1)}`,
+      'Bearer svc_live_abc',
+      `Basic ${TOKEN}`,
+    ]) {
       const { ctx, headers } = context(header);
       await expect(guard.canActivate(ctx), header).rejects.toThrow(UnauthorizedException);
       expect(headers['WWW-Authenticate']).toBe('Bearer realm="admin"');
@@ -36,8 +45,12 @@ describe('OperatorTokenGuard', () => {
   });
 
   it('counts wrong tokens as failed authentications of the address: past AUTH_FAILURE_LIMIT, 429 even for the right one', async () => {
-    const guard = new OperatorTokenGuard({ adminToken: TOKEN }, new AuthFailureThrottle(testSettings({ authFailureLimit: 2 })));
-    for (let i = 0; i < 2; i++) await expect(guard.canActivate(context('Bearer guess').ctx)).rejects.toThrow(UnauthorizedException);
+    const guard = new OperatorTokenGuard(
+      { adminToken: TOKEN },
+      new AuthFailureThrottle(testSettings({ authFailureLimit: 2 })),
+    );
+    for (let i = 0; i < 2; i++)
+      await expect(guard.canActivate(context('Bearer guess').ctx)).rejects.toThrow(UnauthorizedException);
     const { ctx, headers } = context(`Bearer ${TOKEN}`);
     const refused = await guard.canActivate(ctx).catch((e: HttpException) => e);
     expect(refused).toBeInstanceOf(HttpException);

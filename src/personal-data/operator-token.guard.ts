@@ -1,5 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { HttpException, HttpStatus, Inject, Injectable, NotFoundException, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  HttpException,
+  HttpStatus,
+  Inject,
+  Injectable,
+  NotFoundException,
+  UnauthorizedException,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { AuthFailureThrottle, OPEN } from '../auth/auth-failure-throttle.js';
 import { bearerToken, setResponseHeader } from '../auth/http-utils.js';
 import { ERRORS } from '../common/error-messages.js';
@@ -32,7 +41,10 @@ export class OperatorTokenGuard implements CanActivate {
     const admission = this.throttle.active ? await this.throttle.admit(request.ip ?? 'unknown', given) : OPEN;
     if (admission.retryAfter > 0) {
       setResponseHeader(http.getResponse(), 'Retry-After', String(admission.retryAfter));
-      throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyFailedAuth }, HttpStatus.TOO_MANY_REQUESTS);
+      throw new HttpException(
+        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyFailedAuth },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
     }
     if (given !== null && timingSafeEqual(digest(given), this.expected)) {
       admission.succeeded();

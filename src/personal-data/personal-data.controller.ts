@@ -34,8 +34,9 @@ export class PersonalDataController {
   @Get(':user_id/export')
   @ApiOperation({
     operationId: 'exportUserData',
-    summary: "Export everything held about a user (operator)",
-    description: 'One JSON document: the user, their memberships and workspaces, every key (masked), their audit events as actor and their usage attribution. Streamed: it is never held in memory whole.',
+    summary: 'Export everything held about a user (operator)',
+    description:
+      'One JSON document: the user, their memberships and workspaces, every key (masked), their audit events as actor and their usage attribution. Streamed: it is never held in memory whole.',
   })
   @ApiParam({ name: 'user_id', format: 'uuid' })
   @ApiProduces('application/json')
@@ -51,7 +52,8 @@ export class PersonalDataController {
   @ApiOperation({
     operationId: 'eraseUser',
     summary: 'Erase a user (operator)',
-    description: "Revokes the user's keys, removes their memberships (a `user.erased` audit event in each org), pseudonymises them in the audit log and replaces their e-mail with a tombstone. Idempotent; a second call completes an erasure that was interrupted.",
+    description:
+      "Revokes the user's keys, removes their memberships (a `user.erased` audit event in each org), pseudonymises them in the audit log and replaces their e-mail with a tombstone. Idempotent; a second call completes an erasure that was interrupted.",
   })
   @ApiParam({ name: 'user_id', format: 'uuid' })
   @ApiOkResponse({ type: ErasureDto })

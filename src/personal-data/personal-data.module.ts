@@ -27,6 +27,10 @@ export class PersonalDataModule {
 
   static withHttp(options: PersonalDataOptions): DynamicModule {
     const base = PersonalDataModule.register(options);
-    return { ...base, providers: [...(base.providers ?? []), OperatorTokenGuard], controllers: [PersonalDataController] };
+    return {
+      ...base,
+      providers: [...(base.providers ?? []), OperatorTokenGuard],
+      controllers: [PersonalDataController],
+    };
   }
 }

@@ -4,12 +4,31 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Role } from '../common/roles.js';
 import { returnedRows } from '../database/transactions.js';
 
-export interface PersonRow { id: string; email: string; created_at: Date }
-export interface PersonMembershipRow { org_id: string; org_name: string; role: Role; joined_at: Date }
-export interface PersonWorkspaceRow { id: string; org_id: string; created_at: Date }
+export interface PersonRow {
+  id: string;
+  email: string;
+  created_at: Date;
+}
+export interface PersonMembershipRow {
+  org_id: string;
+  org_name: string;
+  role: Role;
+  joined_at: Date;
+}
+export interface PersonWorkspaceRow {
+  id: string;
+  org_id: string;
+  created_at: Date;
+}
 export interface UsageAttributionRow {
-  org_id: string; day: string; credential_kind: string; credential_id: string;
-  asks: number; retrieves: number; imports: number; captures: number;
+  org_id: string;
+  day: string;
+  credential_kind: string;
+  credential_id: string;
+  asks: number;
+  retrieves: number;
+  imports: number;
+  captures: number;
 }
 /** Keyset position in usage_attribution's primary-key order. */
 export type UsagePosition = Pick<UsageAttributionRow, 'org_id' | 'day' | 'credential_kind' | 'credential_id'>;
@@ -24,7 +43,10 @@ export class PersonalDataRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async findUser(userId: string): Promise<PersonRow | null> {
-    const rows: PersonRow[] = await this.db.query(`SELECT id, email::text AS email, created_at FROM users WHERE id = $1`, [userId]);
+    const rows: PersonRow[] = await this.db.query(
+      `SELECT id, email::text AS email, created_at FROM users WHERE id = $1`,
+      [userId],
+    );
     return rows[0] ?? null;
   }
 
@@ -37,7 +59,9 @@ export class PersonalDataRepository {
   }
 
   workspaces(userId: string): Promise<PersonWorkspaceRow[]> {
-    return this.db.query(`SELECT id, org_id, created_at FROM workspaces WHERE user_id = $1 ORDER BY created_at, id`, [userId]);
+    return this.db.query(`SELECT id, org_id, created_at FROM workspaces WHERE user_id = $1 ORDER BY created_at, id`, [
+      userId,
+    ]);
   }
 
   /** Up to `limit` of the person's usage attribution rows after `after`, in primary-key order. */
@@ -73,7 +97,10 @@ export class PersonalDataRepository {
   /** Replaces the e-mail with the tombstone; false when it already was. */
   async tombstone(userId: string, tombstone: string): Promise<boolean> {
     const rows = returnedRows<{ id: string }>(
-      await this.db.query(`UPDATE users SET email = $2 WHERE id = $1 AND email <> $2 RETURNING id`, [userId, tombstone]),
+      await this.db.query(`UPDATE users SET email = $2 WHERE id = $1 AND email <> $2 RETURNING id`, [
+        userId,
+        tombstone,
+      ]),
     );
     return rows.length > 0;
   }

@@ -63,7 +63,13 @@ export class PersonalDataService {
       const left = await this.transactions.run(async (m) => {
         const removed = await this.people.leaveOrg(membership.org_id, user.id, m);
         if (!removed) return false;
-        await this.audit.record(m, { orgId: membership.org_id, action: 'user.erased', actor, target: { type: 'user', id: user.id }, details: { role: removed.role } });
+        await this.audit.record(m, {
+          orgId: membership.org_id,
+          action: 'user.erased',
+          actor,
+          target: { type: 'user', id: user.id },
+          details: { role: removed.role },
+        });
         const data = { org_id: membership.org_id, user_id: user.id, role: removed.role, removed_at: at.toISOString() };
         await this.outbox.write(m, { orgId: membership.org_id, type: 'member.removed', data, at });
         return true;
@@ -79,16 +85,30 @@ export class PersonalDataService {
 
     const pseudonymised = await this.audit.pseudonymise(user.id, pseudonym, user.email);
     await this.people.tombstone(user.id, tombstone);
-    return { user_id: user.id, email: tombstone, keys_revoked: keysRevoked, orgs_left: orgs, audit_events_pseudonymised: pseudonymised };
+    return {
+      user_id: user.id,
+      email: tombstone,
+      keys_revoked: keysRevoked,
+      orgs_left: orgs,
+      audit_events_pseudonymised: pseudonymised,
+    };
   }
 
   private async *document(user: PersonRow): AsyncGenerator<string> {
     const now = this.settings.clock.now();
-    const [memberships, workspaces] = await Promise.all([this.people.memberships(user.id), this.people.workspaces(user.id)]);
+    const [memberships, workspaces] = await Promise.all([
+      this.people.memberships(user.id),
+      this.people.workspaces(user.id),
+    ]);
     const head = {
       exported_at: now.toISOString(),
       user: { id: user.id, email: user.email, created_at: user.created_at.toISOString() },
-      memberships: memberships.map((m) => ({ org_id: m.org_id, org_name: m.org_name, role: m.role, joined_at: m.joined_at.toISOString() })),
+      memberships: memberships.map((m) => ({
+        org_id: m.org_id,
+        org_name: m.org_name,
+        role: m.role,
+        joined_at: m.joined_at.toISOString(),
+      })),
       workspaces: workspaces.map((w) => ({ id: w.id, org_id: w.org_id, created_at: w.created_at.toISOString() })),
     };
     yield `${JSON.stringify(head).slice(0, -1)},"api_keys":[`;
@@ -112,7 +132,7 @@ export class PersonalDataService {
 
   /** Every key of the person, newest first, masked as the key list shows it (never a hash or secret), with its state. */
   private async *keyBatches(userId: string, now: Date): AsyncGenerator<object[]> {
-    for (let after: KeysetPosition | null = null; ; ) {
+    for (let after: KeysetPosition | null = null; ;) {
       const page = await this.keys.listOwned(userId, { orgId: null, state: null, after, take: BATCH, now });
       yield page.map((k) => ({ ...toApiKeyRecord(k, now), state: k.state }));
       if (page.length < BATCH) return;
@@ -121,7 +141,7 @@ export class PersonalDataService {
   }
 
   private async *usageBatches(userId: string): AsyncGenerator<object[]> {
-    for (let after: UsagePosition | null = null; ; ) {
+    for (let after: UsagePosition | null = null; ;) {
       const rows = await this.people.usageBatch(userId, after, BATCH);
       yield rows;
       if (rows.length < BATCH) return;

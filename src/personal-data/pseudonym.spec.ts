@@ -15,7 +15,9 @@ describe('the pseudonym of an erased person', () => {
   });
 
   it('depends on API_KEY_SECRET: without it, nobody computes it from an id', () => {
-    expect(new Pseudonyms(key('secret-two-0123456789abcdef')).of(USER)).not.toBe(new Pseudonyms(key('secret-one-0123456789abcdef')).of(USER));
+    expect(new Pseudonyms(key('secret-two-0123456789abcdef')).of(USER)).not.toBe(
+      new Pseudonyms(key('secret-one-0123456789abcdef')).of(USER),
+    );
   });
 
   it('the tombstone e-mail is unique per user and under .invalid', () => {

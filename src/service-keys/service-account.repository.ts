@@ -24,7 +24,10 @@ export class ServiceAccountRepository {
 
   /** The org's service account id, or null when it has none yet. */
   async find(orgId: string): Promise<string | null> {
-    const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM users WHERE email = $1 AND kind = 'service'`, [serviceAccountEmail(orgId)]);
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT id FROM users WHERE email = $1 AND kind = 'service'`,
+      [serviceAccountEmail(orgId)],
+    );
     return rows[0]?.id ?? null;
   }
 
@@ -38,7 +41,10 @@ export class ServiceAccountRepository {
     return this.db.transaction(async (m) => {
       await m.query(`INSERT INTO users (email, kind) VALUES ($1, 'service') ON CONFLICT DO NOTHING`, [email]);
       // A new statement: it sees a row a concurrent first mint committed while this one waited.
-      const [user] = (await m.query(`SELECT id, kind FROM users WHERE email = $1`, [email])) as Array<{ id: string; kind: string }>;
+      const [user] = (await m.query(`SELECT id, kind FROM users WHERE email = $1`, [email])) as Array<{
+        id: string;
+        kind: string;
+      }>;
       if (user.kind !== 'service') return null;
       await m.query(
         `INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, $3)

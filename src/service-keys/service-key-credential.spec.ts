@@ -8,7 +8,10 @@ describe('a service key as a credential', () => {
   const service = testPrincipal({ kind: 'service', keyId: 'c0ffee00-0000-4000-8000-000000000001' });
 
   it('is recorded in the audit log as the API key it is', () => {
-    expect(actorOf(service)).toEqual({ actor: { type: 'user', id: service.userId }, credential: { type: 'api_key', id: service.keyId } });
+    expect(actorOf(service)).toEqual({
+      actor: { type: 'user', id: service.userId },
+      credential: { type: 'api_key', id: service.keyId },
+    });
   });
 
   it('charges usage to the key, not to its service account as if it were a session', () => {

@@ -1,5 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
 import { KeyLifecycle, NOT_CONFIGURED } from '../api-keys/api-keys.controller.js';
 import { RotateApiKeyDto } from '../api-keys/dto/rotate-api-key.dto.js';
 import { MintRateGuard } from '../api-keys/mint-rate.guard.js';
@@ -39,7 +47,10 @@ export class ServiceKeysController {
   })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiBody({ type: MintServiceKeyDto })
-  @ApiCreatedResponse({ description: 'Created: the service key record including `key`, shown exactly once.', type: MintedServiceKeyDto })
+  @ApiCreatedResponse({
+    description: 'Created: the service key record including `key`, shown exactly once.',
+    type: MintedServiceKeyDto,
+  })
   @ApiErrors({
     400:
       'org_id is not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key control (enabled, rate_limits, credits, allowed_cidrs, metadata) outside its rules (the message names it), ' +
@@ -62,7 +73,11 @@ export class ServiceKeysController {
 
   @Get()
   @KeyLifecycle()
-  @ApiOperation({ operationId: 'listServiceKeys', summary: "The org's service keys (owners and admins)", description: 'Browser session only. Masked records, newest first, keyset-paginated.' })
+  @ApiOperation({
+    operationId: 'listServiceKeys',
+    summary: "The org's service keys (owners and admins)",
+    description: 'Browser session only. Masked records, newest first, keyset-paginated.',
+  })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: ServiceKeyListDto })
   @ApiErrors({
@@ -85,12 +100,16 @@ export class ServiceKeysController {
   @ApiOperation({
     operationId: 'rotateServiceKey',
     summary: 'Rotate a service key (owners and admins)',
-    description: 'Browser session only. Same id, name, scopes and expiry; a new secret shown in this response only; the replaced one verifies for grace_period_seconds (default 86400).',
+    description:
+      'Browser session only. Same id, name, scopes and expiry; a new secret shown in this response only; the replaced one verifies for grace_period_seconds (default 86400).',
   })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiBody({ type: RotateApiKeyDto, required: false })
-  @ApiCreatedResponse({ description: 'Rotated: the service key record including the new `key`, shown exactly once.', type: MintedServiceKeyDto })
+  @ApiCreatedResponse({
+    description: 'Rotated: the service key record including the new `key`, shown exactly once.',
+    type: MintedServiceKeyDto,
+  })
   @ApiErrors({
     400:
       'org_id or keyID is not a UUID, grace_period_seconds is not an integer from 0 to 604800, an unknown field, or a body that is not a JSON object. ' +
@@ -113,7 +132,11 @@ export class ServiceKeysController {
   @Delete(':keyID')
   @KeyLifecycle()
   @HttpCode(204)
-  @ApiOperation({ operationId: 'revokeServiceKey', summary: 'Revoke a service key (owners and admins)', description: 'Browser session only. Soft revoke: it stops verifying at once and stays listed with revoked_at.' })
+  @ApiOperation({
+    operationId: 'revokeServiceKey',
+    summary: 'Revoke a service key (owners and admins)',
+    description: 'Browser session only. Soft revoke: it stops verifying at once and stays listed with revoked_at.',
+  })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Revoked (already revoked: 204, revoked_at unchanged).' })

@@ -59,7 +59,10 @@ export class ServiceKeysService {
       actor: actorOf(principal),
       notFound: ERRORS.serviceKeyNotFound,
       audit: { action: 'service_key.rotated' },
-      event: { type: 'service_key.rotated', data: (k) => ({ ...serviceKeyEventData(k), rotated_by: principal.userId }) },
+      event: {
+        type: 'service_key.rotated',
+        data: (k) => ({ ...serviceKeyEventData(k), rotated_by: principal.userId }),
+      },
     });
     return { key: rotated.secret, ...toServiceKeyRecord(rotated.key, rotated.now) };
   }
@@ -97,9 +100,19 @@ export class ServiceKeysService {
    * held for approval: owners and admins approve), then the service account (created on the org's
    * first key, and only for a mint the policy allows) holds it.
    */
-  private async mintFor(by: { actor: ChangeActor; role: Role; createdBy: string | null }, orgId: string, dto: MintServiceKeyDto): Promise<MintedServiceKeyDto> {
+  private async mintFor(
+    by: { actor: ChangeActor; role: Role; createdBy: string | null },
+    orgId: string,
+    dto: MintServiceKeyDto,
+  ): Promise<MintedServiceKeyDto> {
     const scopes = grantableScopes(dto.scopes, by.role);
-    const verdict = await this.minting.judge({ orgId, role: by.role, scopes, expiresInDays: dto.expires_in_days, approvable: false });
+    const verdict = await this.minting.judge({
+      orgId,
+      role: by.role,
+      scopes,
+      expiresInDays: dto.expires_in_days,
+      approvable: false,
+    });
     const accountId = await this.accounts.ensure(orgId);
     if (!accountId) throw new ConflictException(ERRORS.serviceAccountAddressTaken);
     const cap = this.settings.maxActiveServiceKeysPerOrg;
@@ -135,7 +148,13 @@ export class ServiceKeysService {
     const revoked = accountId
       ? await this.changes.revoke({
           change: { scope: 'user_id', owner: accountId, keyId, at: this.settings.clock.now() },
-          audit: { action: 'service_key.revoked', ...actor, target: { type: 'api_key' }, details: {}, withOwner: false },
+          audit: {
+            action: 'service_key.revoked',
+            ...actor,
+            target: { type: 'api_key' },
+            details: {},
+            withOwner: false,
+          },
           event: { revokedBy, type: 'service_key.revoked' },
         })
       : null;

@@ -64,7 +64,8 @@ export class Settings {
       throw new Error('verificationCache.maxEntries must be a positive integer');
     }
     this.usageRetentionDays = options.usage?.retentionDays ?? 400;
-    if (!Number.isSafeInteger(this.usageRetentionDays) || this.usageRetentionDays < 1) throw new Error('usage.retentionDays must be a positive integer');
+    if (!Number.isSafeInteger(this.usageRetentionDays) || this.usageRetentionDays < 1)
+      throw new Error('usage.retentionDays must be a positive integer');
     this.usagePruneEveryMs = options.usage?.pruneEveryMs ?? 3_600_000;
     this.usageSynchronousCommit = options.usage?.synchronousCommit ?? true;
   }

@@ -41,10 +41,12 @@ function context(principal: Principal, controller: object = Handler, handler: ob
 const principal = testPrincipal({ orgId: 'o', orgRole: 'owner' });
 const clock = new TestClock('2030-01-01T23:00:00.000Z');
 const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock });
-const chargeOf = (meter: 'captures' | 'imports', count: number) => ({ orgId: 'o', meter, count, day: '2030-01-01' }) as ChargeResult;
+const chargeOf = (meter: 'captures' | 'imports', count: number) =>
+  ({ orgId: 'o', meter, count, day: '2030-01-01' }) as ChargeResult;
 
 type FakeUsage = Pick<UsageService, 'charge' | 'refundEventually'>;
-const interceptorWith = (usage: Partial<FakeUsage>) => new ChargeInterceptor(new Reflector(), usage as UsageService, settings);
+const interceptorWith = (usage: Partial<FakeUsage>) =>
+  new ChargeInterceptor(new Reflector(), usage as UsageService, settings);
 
 describe('@Charges', () => {
   it('sets typed metadata and the one interceptor on a route and on a controller, a route’s own spec winning', () => {
@@ -78,7 +80,9 @@ describe('ChargeInterceptor', () => {
     const { ctx } = context(principal, ChargedController, ChargedController.prototype.own);
 
     // As Nest chains them: the controller's interceptor hands on to the route's.
-    const routeLevel = { handle: () => from(interceptor.intercept(ctx, { handle: () => of('done') })).pipe(mergeAll()) };
+    const routeLevel = {
+      handle: () => from(interceptor.intercept(ctx, { handle: () => of('done') })).pipe(mergeAll()),
+    };
     expect(await lastValueFrom(await interceptor.intercept(ctx, routeLevel))).toBe('done');
 
     expect(calls).toEqual([['o', 'imports', 3, principal]]);
@@ -86,11 +90,15 @@ describe('ChargeInterceptor', () => {
 
   it('answers 429 with Retry-After in seconds until the meter resets, without running the handler', async () => {
     const resetsAt = new Date('2030-01-02T00:00:00.000Z');
-    const interceptor = interceptorWith({ charge: async () => Promise.reject(new UsageLimitExceededError('captures', 2, 2, 1, resetsAt)) });
+    const interceptor = interceptorWith({
+      charge: async () => Promise.reject(new UsageLimitExceededError('captures', 2, 2, 1, resetsAt)),
+    });
     const { ctx, headers } = context(principal);
     let ran = false;
 
-    const refused = await interceptor.intercept(ctx, { handle: () => ((ran = true), of('done')) }).catch((e: unknown) => e);
+    const refused = await interceptor
+      .intercept(ctx, { handle: () => ((ran = true), of('done')) })
+      .catch((e: unknown) => e);
 
     expect(refused).toBeInstanceOf(HttpException);
     expect((refused as HttpException).getStatus()).toBe(429);
@@ -102,7 +110,9 @@ describe('ChargeInterceptor', () => {
   it('turns a database outage while charging into a 503, so a host without our filter does not answer 500', async () => {
     const outage = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     const interceptor = interceptorWith({ charge: async () => Promise.reject(outage) });
-    await expect(interceptor.intercept(context(principal).ctx, { handle: () => of('done') })).rejects.toBeInstanceOf(ServiceUnavailableException);
+    await expect(interceptor.intercept(context(principal).ctx, { handle: () => of('done') })).rejects.toBeInstanceOf(
+      ServiceUnavailableException,
+    );
   });
 
   it('lets any other failure through unchanged', async () => {
@@ -115,7 +125,10 @@ describe('ChargeInterceptor', () => {
   it('gives the charge back through refundEventually when a pipe or the handler fails, then lets the error through', async () => {
     const refunds: unknown[] = [];
     const charge = chargeOf('captures', 1);
-    const interceptor = interceptorWith({ charge: async () => charge, refundEventually: async (c) => void refunds.push(c) });
+    const interceptor = interceptorWith({
+      charge: async () => charge,
+      refundEventually: async (c) => void refunds.push(c),
+    });
     const failure = new Error('handler failed');
 
     const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
@@ -125,7 +138,10 @@ describe('ChargeInterceptor', () => {
   });
 
   it('keeps the request’s own error when the refund itself fails', async () => {
-    const interceptor = interceptorWith({ charge: async () => chargeOf('captures', 1), refundEventually: async () => Promise.reject(new Error('refund bug')) });
+    const interceptor = interceptorWith({
+      charge: async () => chargeOf('captures', 1),
+      refundEventually: async () => Promise.reject(new Error('refund bug')),
+    });
     const failure = new Error('handler failed');
     const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
     await expect(lastValueFrom(observable)).rejects.toBe(failure);

@@ -61,7 +61,9 @@ export class ChargeInterceptor implements NestInterceptor {
     const spec = this.specOf(ctx.getClass(), ctx.getHandler());
     if (!spec || request[CHARGED]) return next.handle();
     const charge = await this.charge(request, http.getResponse(), spec);
-    return next.handle().pipe(catchError((error: unknown) => from(this.refund(charge)).pipe(mergeMap(() => throwError(() => error)))));
+    return next
+      .handle()
+      .pipe(catchError((error: unknown) => from(this.refund(charge)).pipe(mergeMap(() => throwError(() => error)))));
   }
 
   private specOf(controller: object, handler: object): ChargeSpec | undefined {
@@ -83,8 +85,15 @@ export class ChargeInterceptor implements NestInterceptor {
     } catch (error) {
       if (error instanceof UsageLimitExceededError) {
         const now = this.settings.clock.now().getTime();
-        setResponseHeader(response, 'Retry-After', String(Math.max(1, Math.ceil((error.resetsAt.getTime() - now) / 1000))));
-        throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: error.message }, HttpStatus.TOO_MANY_REQUESTS);
+        setResponseHeader(
+          response,
+          'Retry-After',
+          String(Math.max(1, Math.ceil((error.resetsAt.getTime() - now) / 1000))),
+        );
+        throw new HttpException(
+          { statusCode: 429, error: 'Too Many Requests', message: error.message },
+          HttpStatus.TOO_MANY_REQUESTS,
+        );
       }
       if (error instanceof UnknownOrgError) throw new NotFoundException(ERRORS.orgNotFound);
       // A host may have no filter that knows driver errors: say 503 here, not a bare 500.
@@ -101,7 +110,9 @@ export class ChargeInterceptor implements NestInterceptor {
       await this.usage.refundEventually(charge);
     } catch (error) {
       // The request's own error is what the caller must see; a lost refund only over-counts.
-      this.logger.warn(`could not give back a ${charge.meter} charge of org ${charge.orgId}: ${(error as Error).message}`);
+      this.logger.warn(
+        `could not give back a ${charge.meter} charge of org ${charge.orgId}: ${(error as Error).message}`,
+      );
     }
   }
 }

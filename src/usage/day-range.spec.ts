@@ -21,7 +21,9 @@ describe('resolveDayRange', () => {
 
   it('accepts exactly 92 days and refuses 93, naming to', () => {
     expect(check({ from: '2026-08-24', to: TODAY })).toEqual({ from: '2026-08-24', to: TODAY });
-    expect(message({ from: '2026-08-23', to: TODAY })).toBe('to must be at most 91 days after from (at most 92 days per request)');
+    expect(message({ from: '2026-08-23', to: TODAY })).toBe(
+      'to must be at most 91 days after from (at most 92 days per request)',
+    );
   });
 
   it.each([
@@ -37,9 +39,13 @@ describe('resolveDayRange', () => {
 
   it('refuses a from before the retention window, naming from, and clamps a defaulted one', () => {
     expect(oldestKeptDay(TODAY, 10)).toBe('2026-11-14');
-    expect(message({ from: '2026-11-13' }, 10)).toBe('from must not be before 2026-11-14: usage history is kept for 10 days');
+    expect(message({ from: '2026-11-13' }, 10)).toBe(
+      'from must not be before 2026-11-14: usage history is kept for 10 days',
+    );
     expect(check({}, 10)).toEqual({ from: '2026-11-14', to: TODAY });
-    expect(message({ to: '2026-11-01' }, 10)).toBe('to must not be before 2026-11-14: usage history is kept for 10 days');
+    expect(message({ to: '2026-11-01' }, 10)).toBe(
+      'to must not be before 2026-11-14: usage history is kept for 10 days',
+    );
   });
 
   it('has no cap when asked for none (the streamed export)', () => {

@@ -21,8 +21,10 @@ export function isCalendarDay(value: unknown): value is string {
   return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === value;
 }
 
-export const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
-const daysBetween = (a: string, b: string) => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
+export const addDays = (day: string, n: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+const daysBetween = (a: string, b: string) =>
+  Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
 
 /** The first day history still holds, `retentionDays` days up to and including today. */
 export const oldestKeptDay = (today: string, retentionDays: number) => addDays(today, -(retentionDays - 1));

@@ -7,7 +7,8 @@ import { QueryOf, UuidParamPipe } from '../common/validation.js';
 import { DayRangeQueryDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
 import { UsageHistoryService, type KeyDailyUsageReport } from './usage-history.service.js';
 
-const RANGE_ERRORS = 'from or to not a YYYY-MM-DD day, from after to, to after today, more than 92 days, or from before the retention window';
+const RANGE_ERRORS =
+  'from or to not a YYYY-MM-DD day, from after to, to after today, more than 92 days, or from before the retention window';
 
 @ApiTags('usage')
 @Controller('api-keys')
@@ -16,7 +17,11 @@ export class ApiKeyUsageController {
 
   @Get(':keyID/usage')
   @SessionOnly()
-  @ApiOperation({ operationId: 'getApiKeyUsage', summary: "Daily usage of one of your keys", description: 'Browser session only. What the key charged per UTC day (zeros included).' })
+  @ApiOperation({
+    operationId: 'getApiKeyUsage',
+    summary: 'Daily usage of one of your keys',
+    description: 'Browser session only. What the key charged per UTC day (zeros included).',
+  })
   @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiOkResponse({ type: KeyDailyUsageReportDto })
   @ApiErrors({
@@ -42,7 +47,11 @@ export class OrgKeyUsageController {
 
   @Get(':org_id/api-keys/:keyID/usage')
   @SessionOnly()
-  @ApiOperation({ operationId: 'getOrgApiKeyUsage', summary: "Daily usage of any key of an org", description: 'Browser session of an owner or admin of the org.' })
+  @ApiOperation({
+    operationId: 'getOrgApiKeyUsage',
+    summary: 'Daily usage of any key of an org',
+    description: 'Browser session of an owner or admin of the org.',
+  })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiOkResponse({ type: KeyDailyUsageReportDto })
@@ -50,7 +59,7 @@ export class OrgKeyUsageController {
     400: `org_id or keyID is not a UUID, or ${RANGE_ERRORS}.`,
     ...AUTH_ERRORS,
     403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
-    404: "The org does not exist or the caller is not in it; or no such key in this org.",
+    404: 'The org does not exist or the caller is not in it; or no such key in this org.',
   })
   keyUsage(
     @CurrentPrincipal() principal: Principal,

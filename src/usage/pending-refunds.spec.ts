@@ -12,7 +12,9 @@ class FlakyRepository {
   readonly landed: Array<{ orgId: string; meter: string; count: number; by?: string }> = [];
   async refund(orgId: string, _day: string, meter: string, count: number, by: Attribution): Promise<void> {
     if (this.down) throw outage();
-    this.landed.push(by === SYSTEM_ATTRIBUTION ? { orgId, meter, count } : { orgId, meter, count, by: by.credentialId });
+    this.landed.push(
+      by === SYSTEM_ATTRIBUTION ? { orgId, meter, count } : { orgId, meter, count, by: by.credentialId },
+    );
   }
 }
 
@@ -25,7 +27,13 @@ function setup() {
   return { repo, sut, events };
 }
 
-const refund = (orgId = 'org-1', count = 1, by: Attribution = SYSTEM_ATTRIBUTION) => ({ orgId, day: '2030-01-01', meter: 'captures' as const, count, by });
+const refund = (orgId = 'org-1', count = 1, by: Attribution = SYSTEM_ATTRIBUTION) => ({
+  orgId,
+  day: '2030-01-01',
+  meter: 'captures' as const,
+  count,
+  by,
+});
 
 describe('PendingRefunds', () => {
   it('keeps refunds of different credentials apart while the database is away, and gives each back to its own', async () => {
@@ -37,10 +45,12 @@ describe('PendingRefunds', () => {
     await sut.refund(refund('org-1', 4, key));
     repo.down = false;
     await sut.retry();
-    expect(repo.landed).toEqual(expect.arrayContaining([
-      { orgId: 'org-1', meter: 'captures', count: 5, by: 'key-1' },
-      { orgId: 'org-1', meter: 'captures', count: 2 },
-    ]));
+    expect(repo.landed).toEqual(
+      expect.arrayContaining([
+        { orgId: 'org-1', meter: 'captures', count: 5, by: 'key-1' },
+        { orgId: 'org-1', meter: 'captures', count: 2 },
+      ]),
+    );
     expect(repo.landed).toHaveLength(2);
   });
 

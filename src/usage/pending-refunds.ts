@@ -61,14 +61,18 @@ export class PendingRefunds implements OnApplicationShutdown {
     const held = this.pending.get(key);
     if (held) held.count += refund.count;
     else if (this.pending.size >= MAX_PENDING_REFUNDS) {
-      this.logger.error(`refund queue full (${MAX_PENDING_REFUNDS}): dropped a ${refund.meter} refund of ${refund.count} for org ${refund.orgId}`);
+      this.logger.error(
+        `refund queue full (${MAX_PENDING_REFUNDS}): dropped a ${refund.meter} refund of ${refund.count} for org ${refund.orgId}`,
+      );
       return;
     } else this.pending.set(key, { ...refund });
     // One line per 10 s at most: an outage must not flood the log.
     const now = Date.now();
     if (now - this.lastWarned >= 10_000) {
       this.lastWarned = now;
-      this.logger.warn(`database unavailable (${error.message}): ${refund.meter} refund of ${refund.count} for org ${refund.orgId} kept for retry (${this.pending.size} pending)`);
+      this.logger.warn(
+        `database unavailable (${error.message}): ${refund.meter} refund of ${refund.count} for org ${refund.orgId} kept for retry (${this.pending.size} pending)`,
+      );
     }
     this.report();
     this.schedule();
@@ -122,7 +126,9 @@ export class PendingRefunds implements OnApplicationShutdown {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.pending.size > 0) {
-      this.logger.error(`shutting down with ${this.pending.size} refund(s) that could not reach the database: meters stay over-counted by them`);
+      this.logger.error(
+        `shutting down with ${this.pending.size} refund(s) that could not reach the database: meters stay over-counted by them`,
+      );
     }
   }
 }

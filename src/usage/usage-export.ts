@@ -10,13 +10,33 @@ import { UsageService } from './usage.service.js';
 export type ExportFormat = 'csv' | 'jsonl';
 
 const PAGE = 1000;
-const ORG_COLUMNS = ['day', 'plan', 'asks', 'retrieves', 'imports', 'captures', 'wallet_limit', 'imports_limit', 'captures_limit'] as const;
-const KEY_COLUMNS = ['day', 'credential_kind', 'credential_id', 'user_id', 'asks', 'retrieves', 'imports', 'captures'] as const;
+const ORG_COLUMNS = [
+  'day',
+  'plan',
+  'asks',
+  'retrieves',
+  'imports',
+  'captures',
+  'wallet_limit',
+  'imports_limit',
+  'captures_limit',
+] as const;
+const KEY_COLUMNS = [
+  'day',
+  'credential_kind',
+  'credential_id',
+  'user_id',
+  'asks',
+  'retrieves',
+  'imports',
+  'captures',
+] as const;
 
 type Row = Record<string, string | number | null>;
 
 // Every value is a day, a UUID, a fixed word or an integer: nothing needs CSV quoting.
-const csvLine = (columns: readonly string[], row: Row) => columns.map((c) => (row[c] === null ? '' : String(row[c]))).join(',');
+const csvLine = (columns: readonly string[], row: Row) =>
+  columns.map((c) => (row[c] === null ? '' : String(row[c]))).join(',');
 
 /**
  * `usage export`: an org's daily history, or its split by credential, as CSV or JSON Lines.
@@ -33,7 +53,12 @@ export class UsageExporter {
   ) {}
 
   /** Checks the arguments (throws before anything is written), then returns the lines. */
-  async open(orgId: string, query: { from?: string; to?: string }, byKey: boolean, format: ExportFormat): Promise<AsyncIterable<string>> {
+  async open(
+    orgId: string,
+    query: { from?: string; to?: string },
+    byKey: boolean,
+    format: ExportFormat,
+  ): Promise<AsyncIterable<string>> {
     const range = resolveDayRange(query, utcDay(this.settings.clock.now()), this.settings.usageRetentionDays, null);
     const plan = await this.directory.orgPlan(orgId);
     if (!plan) throw new UnknownOrgError(orgId);

@@ -53,7 +53,12 @@ export class UsageHistoryService {
    * GET /orgs/{org_id}/api-keys/{keyID}/usage: owners and admins of the org, for any key bound
    * to it. Not a member (or no such org): 404; a member below admin: 403; a key of another org: 404.
    */
-  async orgKeyDaily(principal: Principal, orgId: string, keyId: string, query: DayRangeQuery): Promise<KeyDailyUsageReport> {
+  async orgKeyDaily(
+    principal: Principal,
+    orgId: string,
+    keyId: string,
+    query: DayRangeQuery,
+  ): Promise<KeyDailyUsageReport> {
     const range = this.range(query);
     const [standing] = await this.directory.userOrgs(principal.userId, orgId, 1);
     if (!standing) throw new NotFoundException(ERRORS.orgNotFound);
@@ -63,7 +68,12 @@ export class UsageHistoryService {
     return this.keyDaily(orgId, keyId, range, standing.plan);
   }
 
-  private async keyDaily(orgId: string, keyId: string, range: { from: string; to: string }, plan: Plan): Promise<KeyDailyUsageReport> {
+  private async keyDaily(
+    orgId: string,
+    keyId: string,
+    range: { from: string; to: string },
+    plan: Plan,
+  ): Promise<KeyDailyUsageReport> {
     const rows = await this.history.credentialDaily(orgId, 'api_key', keyId, range.from, range.to);
     return { key_id: keyId, org_id: orgId, ...range, days: this.usage.toDailyUsage(rows, plan) };
   }

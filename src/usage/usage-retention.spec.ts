@@ -16,7 +16,11 @@ function setup(pruneEveryMs: number, rowsPerTable = 0) {
       return n;
     },
   };
-  const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock: new TestClock('2026-11-23T12:00:00Z'), usage: { retentionDays: 10, pruneEveryMs } });
+  const settings = new Settings({
+    session: { secret: 'x'.repeat(32) },
+    clock: new TestClock('2026-11-23T12:00:00Z'),
+    usage: { retentionDays: 10, pruneEveryMs },
+  });
   const jobs = new PeriodicJobs();
   return { calls, left, jobs, retention: new UsageRetention(repo as UsageRepository, settings, jobs) };
 }
@@ -32,7 +36,10 @@ describe('UsageRetention', () => {
 
     expect(result).toEqual({ counters: 25, attribution: 25 });
     expect(left).toEqual({ usage_counters: 0, usage_attribution: 0 });
-    expect(calls.map((c) => c.table)).toEqual([...Array(3).fill('usage_attribution'), ...Array(3).fill('usage_counters')]);
+    expect(calls.map((c) => c.table)).toEqual([
+      ...Array(3).fill('usage_attribution'),
+      ...Array(3).fill('usage_counters'),
+    ]);
     expect(new Set(calls.map((c) => c.before))).toEqual(new Set(['2026-11-14']));
   });
 

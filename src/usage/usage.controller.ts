@@ -20,8 +20,16 @@ export class UsageController {
   /** Plan and daily meters. Never charges anything. */
   @Get()
   @RequireScopes('decisions:read')
-  @ApiOperation({ operationId: 'getUsage', summary: 'Plan and daily meters', description: 'Any credential holding decisions:read (a session or an API key). Never charges the query wallet.' })
-  @ApiHeader({ name: 'X-Org-Id', required: false, description: 'Sessions only: the org to report on when the session names none and the user has several.' })
+  @ApiOperation({
+    operationId: 'getUsage',
+    summary: 'Plan and daily meters',
+    description: 'Any credential holding decisions:read (a session or an API key). Never charges the query wallet.',
+  })
+  @ApiHeader({
+    name: 'X-Org-Id',
+    required: false,
+    description: 'Sessions only: the org to report on when the session names none and the user has several.',
+  })
   @ApiOkResponse({ description: 'The usage report.', type: UsageReportDto })
   @ApiErrors({
     400: 'X-Org-Id is not a UUID, or a session with no resolvable org: send the X-Org-Id header.',
@@ -39,9 +47,14 @@ export class UsageController {
   @ApiOperation({
     operationId: 'getDailyUsage',
     summary: 'Daily usage history',
-    description: 'Any credential holding decisions:read. One entry per UTC day from `from` to `to` (at most 92), zeros for days without usage, each with the plan and limits that applied that day.',
+    description:
+      'Any credential holding decisions:read. One entry per UTC day from `from` to `to` (at most 92), zeros for days without usage, each with the plan and limits that applied that day.',
   })
-  @ApiHeader({ name: 'X-Org-Id', required: false, description: 'Sessions only: the org to report on when the session names none and the user has several.' })
+  @ApiHeader({
+    name: 'X-Org-Id',
+    required: false,
+    description: 'Sessions only: the org to report on when the session names none and the user has several.',
+  })
   @ApiOkResponse({ type: DailyUsageReportDto })
   @ApiErrors({
     400: 'from or to not a YYYY-MM-DD day, from after to, to after today, more than 92 days, from before the retention window; or a session with no resolvable org.',
@@ -49,7 +62,10 @@ export class UsageController {
     403: 'The credential lacks the decisions:read scope.',
     404: "The session's org (org_id claim or X-Org-Id) does not exist or is not the user's.",
   })
-  daily(@CurrentPrincipal() principal: Principal, @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>): Promise<DailyUsageReport> {
+  daily(
+    @CurrentPrincipal() principal: Principal,
+    @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>,
+  ): Promise<DailyUsageReport> {
     return this.history.orgDaily(principal, query);
   }
 }

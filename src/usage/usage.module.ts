@@ -15,7 +15,15 @@ import { PendingRefunds } from './pending-refunds.js';
 /** The metering engine; owns usage_counters and usage_attributions. Exports UsageService and what `@Charges()` charges through. */
 @Module({
   imports: [AuthModule, ApiKeyStoreModule, PeriodicJobsModule],
-  providers: [UsageRepository, UsageService, ChargeInterceptor, PendingRefunds, UsageHistoryService, UsageRetention, UsageExporter],
+  providers: [
+    UsageRepository,
+    UsageService,
+    ChargeInterceptor,
+    PendingRefunds,
+    UsageHistoryService,
+    UsageRetention,
+    UsageExporter,
+  ],
   exports: [UsageService, ChargeInterceptor, UsageHistoryService, UsageRetention, UsageExporter],
 })
 export class UsageModule {

@@ -39,7 +39,14 @@ function fakePool() {
     );
   };
   const db = { options: { type: 'postgres' }, driver: { master: { query } } } as unknown as DataSource;
-  return { db, batches, release: () => pending.shift()?.(), get maxRunning() { return maxRunning; } };
+  return {
+    db,
+    batches,
+    release: () => pending.shift()?.(),
+    get maxRunning() {
+      return maxRunning;
+    },
+  };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -49,7 +56,11 @@ describe('UsageRepository.charge batching', () => {
     const pool = fakePool();
     const repo = new UsageRepository(pool.db, new Settings({ session: { secret: 'x'.repeat(32) } }));
 
-    const answers = Promise.all([repo.charge(request('a')), repo.charge(request('refused')), repo.charge(request('b'))]);
+    const answers = Promise.all([
+      repo.charge(request('a')),
+      repo.charge(request('refused')),
+      repo.charge(request('b')),
+    ]);
     await turn();
     pool.release();
 

@@ -121,7 +121,13 @@ export class UsageRepository {
   }
 
   private readonly charges = endOfTurnLoader<ChargeRequest, Counters | null>(async (batch) => {
-    const result = await this.pool().query<{ idx: number; r_asks: number; r_retrieves: number; r_imports: number; r_captures: number }>({
+    const result = await this.pool().query<{
+      idx: number;
+      r_asks: number;
+      r_retrieves: number;
+      r_imports: number;
+      r_captures: number;
+    }>({
       name: 'kui_charge_batch',
       text: 'SELECT idx, r_asks, r_retrieves, r_imports, r_captures FROM kui_charge_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
       values: [
@@ -142,12 +148,17 @@ export class UsageRepository {
     });
     // One row per charge that passed, by its 1-based position in the batch; a refused one has none.
     const after: Array<Counters | null> = new Array<Counters | null>(batch.length).fill(null);
-    for (const r of result.rows) after[r.idx - 1] = { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures };
+    for (const r of result.rows)
+      after[r.idx - 1] = { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures };
     return after;
   }, 1);
 
   async refund(orgId: string, day: string, meter: Meter, count: number, by: Attribution): Promise<void> {
-    await this.pool().query({ name: `kui_refund_${meter}`, text: REFUND_SQL[meter], values: [orgId, day, count, by.kind, by.credentialId] });
+    await this.pool().query({
+      name: `kui_refund_${meter}`,
+      text: REFUND_SQL[meter],
+      values: [orgId, day, count, by.kind, by.credentialId],
+    });
   }
 
   /**
@@ -167,7 +178,10 @@ export class UsageRepository {
       values: [keys.map((k) => k.orgId), keys.map((k) => k.day)],
     });
     const found = new Map(
-      result.rows.map((r) => [readKey(r.org_id, r.day), { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures }]),
+      result.rows.map((r) => [
+        readKey(r.org_id, r.day),
+        { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures },
+      ]),
     );
     return keys.map((k) => found.get(readKey(k.orgId, k.day)));
   });
@@ -176,13 +190,25 @@ export class UsageRepository {
    * Every UTC day from `from` to `to` (inclusive) of an org, days without charges as zeros;
    * after `afterDay` when given (keyset paging for exports), at most `limit` days.
    */
-  async orgDaily(orgId: string, from: string, to: string, afterDay: string | null = null, limit = 1000): Promise<DailyRow[]> {
+  async orgDaily(
+    orgId: string,
+    from: string,
+    to: string,
+    afterDay: string | null = null,
+    limit = 1000,
+  ): Promise<DailyRow[]> {
     const rows: RawDailyRow[] = await this.db.query(ORG_DAILY_SQL, [orgId, from, to, afterDay, limit]);
     return rows.map(toDaily);
   }
 
   /** Every UTC day from `from` to `to` of what one credential charged to an org (zeros included), with the org's recorded limits. */
-  async credentialDaily(orgId: string, kind: CredentialKind, credentialId: string, from: string, to: string): Promise<DailyRow[]> {
+  async credentialDaily(
+    orgId: string,
+    kind: CredentialKind,
+    credentialId: string,
+    from: string,
+    to: string,
+  ): Promise<DailyRow[]> {
     const rows: RawDailyRow[] = await this.db.query(CREDENTIAL_DAILY_SQL, [orgId, from, to, kind, credentialId]);
     return rows.map(toDaily);
   }
@@ -195,8 +221,17 @@ export class UsageRepository {
     after: { day: string; kind: CredentialKind; credentialId: string } | null,
     limit: number,
   ): Promise<AttributionRow[]> {
-    const rows: Array<Counters & { day: string; credential_kind: CredentialKind; credential_id: string; user_id: string | null }> =
-      await this.db.query(ATTRIBUTION_PAGE_SQL, [orgId, from, to, after?.day ?? null, after?.kind ?? null, after?.credentialId ?? null, limit]);
+    const rows: Array<
+      Counters & { day: string; credential_kind: CredentialKind; credential_id: string; user_id: string | null }
+    > = await this.db.query(ATTRIBUTION_PAGE_SQL, [
+      orgId,
+      from,
+      to,
+      after?.day ?? null,
+      after?.kind ?? null,
+      after?.credentialId ?? null,
+      limit,
+    ]);
     return rows.map((r) => ({
       day: r.day,
       kind: r.credential_kind,

@@ -7,7 +7,13 @@ import { parsePlanLimits, type Limit } from '../common/plan-limits.js';
 import type { Plan } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
-import { UnknownOrgError, UsageLimitExceededError, type Attribution, type Counters, type Meter } from '../common/meters.js';
+import {
+  UnknownOrgError,
+  UsageLimitExceededError,
+  type Attribution,
+  type Counters,
+  type Meter,
+} from '../common/meters.js';
 import type { ChargeRequest, UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';
 
@@ -17,11 +23,14 @@ const ZERO: Counters = { asks: 0, retrieves: 0, imports: 0, captures: 0 };
 /** Counters in memory, with the repository's contract: all or nothing against the limit it is given. */
 class FakeUsageRepository {
   readonly rows = new Map<string, Counters>();
-  readonly charges: Array<{ orgId: string; day: string; meter: Meter; count: number; limit: Limit; by?: Attribution }> = [];
+  readonly charges: Array<{ orgId: string; day: string; meter: Meter; count: number; limit: Limit; by?: Attribution }> =
+    [];
   readonly reads: Array<{ orgId: string; day: string }> = [];
 
   async charge({ orgId, day, meter, count, limit, by }: ChargeRequest): Promise<Counters | null> {
-    this.charges.push(by.kind === 'system' ? { orgId, day, meter, count, limit } : { orgId, day, meter, count, limit, by });
+    this.charges.push(
+      by.kind === 'system' ? { orgId, day, meter, count, limit } : { orgId, day, meter, count, limit, by },
+    );
     const row = { ...(this.rows.get(`${orgId}/${day}`) ?? ZERO) };
     const used = meter === 'asks' || meter === 'retrieves' ? row.asks + row.retrieves : row[meter];
     if (limit !== null && used + count > limit) return null;
@@ -101,7 +110,12 @@ describe('UsageService', () => {
     it('reports unlimited meters as null', async () => {
       const report = await sut.report(principal({ plan: 'pro' }));
 
-      expect(report).toMatchObject({ plan: 'pro', mcp_queries: { used: 0, limit: null }, imports: { limit: null }, captures: { limit: 10000 } });
+      expect(report).toMatchObject({
+        plan: 'pro',
+        mcp_queries: { used: 0, limit: null },
+        imports: { limit: null },
+        captures: { limit: 10000 },
+      });
     });
 
     it('never charges', async () => {
@@ -146,7 +160,9 @@ describe('UsageService', () => {
       const result = await sut.charge(ORG, 'captures', 1, principal({ kind: 'api_key', keyId: 'k-1', userId: 'u-1' }));
 
       expect(result.by).toEqual({ kind: 'api_key', credentialId: 'k-1', userId: 'u-1' });
-      expect(repo.charges).toEqual([{ orgId: ORG, day: '2031-03-14', meter: 'captures', count: 1, limit: 5, by: result.by }]);
+      expect(repo.charges).toEqual([
+        { orgId: ORG, day: '2031-03-14', meter: 'captures', count: 1, limit: 5, by: result.by },
+      ]);
     });
 
     it('attributes a session’s charge to its user', async () => {
@@ -173,7 +189,12 @@ describe('UsageService', () => {
     it('checks asks and retrieves against the shared wallet limit, imports and captures against their own', async () => {
       for (const meter of ['asks', 'retrieves', 'imports', 'captures'] as const) await sut.charge(ORG, meter, 1);
 
-      expect(repo.charges.map((c) => [c.meter, c.limit])).toEqual([['asks', 10], ['retrieves', 10], ['imports', 3], ['captures', 5]]);
+      expect(repo.charges.map((c) => [c.meter, c.limit])).toEqual([
+        ['asks', 10],
+        ['retrieves', 10],
+        ['imports', 3],
+        ['captures', 5],
+      ]);
     });
 
     it('passes a null limit through as unlimited', async () => {
@@ -191,8 +212,16 @@ describe('UsageService', () => {
       const error = await sut.charge(ORG, 'asks', 4).catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(UsageLimitExceededError);
-      expect(error).toMatchObject({ meter: 'asks', limit: 10, used: 7, requested: 4, resetsAt: new Date('2031-03-15T00:00:00.000Z') });
-      expect((error as Error).message).toBe('Daily query wallet limit reached: 7 of 10 used, 4 more requested; resets at 2031-03-15T00:00:00.000Z');
+      expect(error).toMatchObject({
+        meter: 'asks',
+        limit: 10,
+        used: 7,
+        requested: 4,
+        resetsAt: new Date('2031-03-15T00:00:00.000Z'),
+      });
+      expect((error as Error).message).toBe(
+        'Daily query wallet limit reached: 7 of 10 used, 4 more requested; resets at 2031-03-15T00:00:00.000Z',
+      );
     });
 
     it('charges a new day after UTC midnight', async () => {
@@ -242,7 +271,16 @@ describe('UsageService.report with an API key verified this turn', () => {
     let reads = 0;
     const repo = { read: async () => (reads++, { asks: 0, retrieves: 0, imports: 0, captures: 0 }) };
     const service = new UsageService(repo as never, {} as never, settings);
-    const principal = { kind: 'api_key', userId: 'u', email: 'e', orgId: 'o', orgRole: 'owner', orgMemberCount: 1, plan: 'free', scopes: ['decisions:read'] } as const;
+    const principal = {
+      kind: 'api_key',
+      userId: 'u',
+      email: 'e',
+      orgId: 'o',
+      orgRole: 'owner',
+      orgMemberCount: 1,
+      plan: 'free',
+      scopes: ['decisions:read'],
+    } as const;
     attachUsageSnapshot(principal as never, '2026-03-01', { asks: 4, retrieves: 1, imports: 2, captures: 3 });
     const report = await service.report(principal as never);
     expect(report).toMatchObject({ mcp_queries: { used: 5 }, imports: { used: 2 }, captures: { used: 3 } });

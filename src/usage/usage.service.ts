@@ -135,7 +135,16 @@ export class UsageService {
    * org, meter and day (event_marks), whichever process charged. Only a crossing costs a statement;
    * a failure to write the event never fails the charge (it is logged).
    */
-  private async noticeThresholds(orgId: string, meter: Meter, used: number, count: number, limit: number, day: string, now: Date, resetsAt: Date): Promise<void> {
+  private async noticeThresholds(
+    orgId: string,
+    meter: Meter,
+    used: number,
+    count: number,
+    limit: number,
+    day: string,
+    now: Date,
+    resetsAt: Date,
+  ): Promise<void> {
     const key = limitKeyOf(meter);
     const before = used - count;
     const name = key === 'wallet' ? 'mcp_queries' : key;
@@ -169,7 +178,13 @@ export class UsageService {
    */
   refundEventually(charge: ChargeResult): Promise<void> {
     if (!this.pendingRefunds) return this.refund(charge);
-    return this.pendingRefunds.refund({ orgId: charge.orgId, day: charge.day, meter: charge.meter, count: charge.count, by: charge.by ?? SYSTEM_ATTRIBUTION });
+    return this.pendingRefunds.refund({
+      orgId: charge.orgId,
+      day: charge.day,
+      meter: charge.meter,
+      count: charge.count,
+      by: charge.by ?? SYSTEM_ATTRIBUTION,
+    });
   }
 
   /**

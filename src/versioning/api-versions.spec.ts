@@ -5,7 +5,11 @@ import { changesAfter, VERSION_CHANGES } from './version-changes.js';
 
 const NOW = new Date('2026-12-01T00:00:00Z');
 const sunset = (version: string, at: string): Deprecation => ({
-  target: { version }, deprecatedAt: new Date('2026-12-01T00:00:00Z'), sunsetAt: new Date(at), replacement: 'move on', link: '/changelog',
+  target: { version },
+  deprecatedAt: new Date('2026-12-01T00:00:00Z'),
+  sunsetAt: new Date(at),
+  replacement: 'move on',
+  link: '/changelog',
 });
 
 describe('VersionTable', () => {

@@ -34,7 +34,6 @@ export function isCalendarDate(value: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value;
 }
 
-
 /** The version table a deployment serves, with the lookups every request needs precomputed. */
 export class VersionTable {
   readonly newest: string;
@@ -49,7 +48,9 @@ export class VersionTable {
   ) {
     if (versions.length === 0) throw new Error('At least one API version is needed');
     this.byDate = new Map(versions.map((v) => [v.date, v]));
-    this.deprecations = new Map(deprecations.flatMap((d) => ('version' in d.target ? [[d.target.version, d] as const] : [])));
+    this.deprecations = new Map(
+      deprecations.flatMap((d) => ('version' in d.target ? [[d.target.version, d] as const] : [])),
+    );
     this.first = versions[0].date;
     this.newest = versions[versions.length - 1].date;
   }
@@ -126,5 +127,8 @@ export function resolvePinned(table: VersionTable, pinned: string | null, now: D
   if (pinned === null) return table.served(table.oldestSupported(now));
   if (table.refusal(pinned, now) === null) return table.served(pinned);
   const version = table.oldestSupported(now);
-  return { version, warning: `299 - "API version ${pinned} is no longer supported; answered with ${version}. Ask your operator to move the org to a supported version."` };
+  return {
+    version,
+    warning: `299 - "API version ${pinned} is no longer supported; answered with ${version}. Ask your operator to move the org to a supported version."`,
+  };
 }

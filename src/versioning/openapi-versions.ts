@@ -17,7 +17,12 @@ function operations(document: OpenAPIObject): OperationObject[] {
  * parameter lists stay those of the routes), and deprecated operations and parameters marked.
  * The differences are named in `info.description`.
  */
-export function documentForVersion(newest: OpenAPIObject, policy: VersioningPolicy, version: string, now: Date): OpenAPIObject {
+export function documentForVersion(
+  newest: OpenAPIObject,
+  policy: VersioningPolicy,
+  version: string,
+  now: Date,
+): OpenAPIObject {
   const document = structuredClone(newest);
   // The versions this deployment serves, oldest first: what the typed client reads for its default.
   (document.info as { 'x-api-versions'?: string[] })['x-api-versions'] = [...policy.table.supported(now)];
@@ -34,7 +39,10 @@ export function documentForVersion(newest: OpenAPIObject, policy: VersioningPoli
     const id = operation.operationId ?? '';
     for (const change of later) {
       const transform = change.operations[id]?.schema;
-      const content = (operation.responses['200'] as { content?: Record<string, { schema?: SchemaObject | ReferenceObject }> } | undefined)?.content?.['application/json'];
+      const content = (
+        operation.responses['200'] as
+          { content?: Record<string, { schema?: SchemaObject | ReferenceObject }> } | undefined
+      )?.content?.['application/json'];
       if (!transform || !content?.schema || !('$ref' in content.schema)) continue;
       const name = content.schema.$ref.split('/').pop()!;
       const older = `${name}_${version.replaceAll('-', '')}`;
@@ -44,14 +52,26 @@ export function documentForVersion(newest: OpenAPIObject, policy: VersioningPoli
     for (const d of policy.forOperation(id)) {
       const note = `Deprecated; sunset ${d.sunsetAt.toISOString().slice(0, 10)}: ${d.replacement}`;
       const parameter = 'operationId' in d.target ? d.target.parameter : undefined;
-      const param = parameter ? (operation.parameters ?? []).find((p) => !('$ref' in p) && p.name === parameter) : undefined;
-      if (param && !('$ref' in param)) Object.assign(param, { deprecated: true, description: `${param.description ?? ''} ${note}`.trim() });
-      else if (!parameter) Object.assign(operation, { deprecated: true, description: `${operation.description ?? ''} ${note}`.trim() });
+      const param = parameter
+        ? (operation.parameters ?? []).find((p) => !('$ref' in p) && p.name === parameter)
+        : undefined;
+      if (param && !('$ref' in param))
+        Object.assign(param, { deprecated: true, description: `${param.description ?? ''} ${note}`.trim() });
+      else if (!parameter)
+        Object.assign(operation, { deprecated: true, description: `${operation.description ?? ''} ${note}`.trim() });
     }
   }
   const history = policy.table.versions
     .filter((v) => v.date !== policy.table.first)
-    .map((v) => `- **${v.date}**: ${policy.changes.filter((c) => c.version === v.date).map((c) => c.description).join(' ') || v.summary}`)
+    .map(
+      (v) =>
+        `- **${v.date}**: ${
+          policy.changes
+            .filter((c) => c.version === v.date)
+            .map((c) => c.description)
+            .join(' ') || v.summary
+        }`,
+    )
     .join('\n');
   document.info.description = `${document.info.description ?? ''}\n\n**API version ${version}.** Send \`${API_VERSION_HEADER}: <date>\` to choose another; every answer names the version it was served with.\n\nChanges by version:\n${history}`;
   return document;
@@ -59,5 +79,7 @@ export function documentForVersion(newest: OpenAPIObject, policy: VersioningPoli
 
 /** Every served version's document, serialised once at start. */
 export function documentsByVersion(newest: OpenAPIObject, policy: VersioningPolicy, now: Date): Map<string, string> {
-  return new Map(policy.table.supported(now).map((v) => [v, JSON.stringify(documentForVersion(newest, policy, v, now))]));
+  return new Map(
+    policy.table.supported(now).map((v) => [v, JSON.stringify(documentForVersion(newest, policy, v, now))]),
+  );
 }

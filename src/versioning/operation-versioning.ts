@@ -1,4 +1,10 @@
-import { BadRequestException, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  BadRequestException,
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
 import { MetadataScanner, ModulesContainer } from '@nestjs/core';
 import { map, type Observable } from 'rxjs';
@@ -83,12 +89,16 @@ export class VersionedOperations {
 }
 
 /** A handler that calls `handler`, carries all its metadata, and runs `interceptor` last (nearest the pipes). */
-function withInterceptor(handler: (...args: unknown[]) => unknown, interceptor: NestInterceptor): (...args: unknown[]) => unknown {
+function withInterceptor(
+  handler: (...args: unknown[]) => unknown,
+  interceptor: NestInterceptor,
+): (...args: unknown[]) => unknown {
   const versioned = function (this: unknown, ...args: unknown[]): unknown {
     return handler.apply(this, args);
   };
   Object.defineProperty(versioned, 'name', { value: handler.name });
-  for (const key of Reflect.getOwnMetadataKeys(handler)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, handler), versioned);
+  for (const key of Reflect.getOwnMetadataKeys(handler))
+    Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, handler), versioned);
   const interceptors = (Reflect.getOwnMetadata(INTERCEPTORS_METADATA, handler) as unknown[] | undefined) ?? [];
   Reflect.defineMetadata(INTERCEPTORS_METADATA, [...interceptors, interceptor], versioned);
   return versioned;

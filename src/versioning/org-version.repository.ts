@@ -18,7 +18,9 @@ export class OrgVersionRepository {
 
   /** The org's pin, or null when the org does not exist. */
   async pinOf(orgId: string): Promise<string | null> {
-    const rows: Array<{ api_version: string }> = await this.db.query(`SELECT api_version FROM orgs WHERE id = $1`, [orgId]);
+    const rows: Array<{ api_version: string }> = await this.db.query(`SELECT api_version FROM orgs WHERE id = $1`, [
+      orgId,
+    ]);
     return rows[0]?.api_version ?? null;
   }
 

@@ -43,7 +43,8 @@ export interface OperationChange {
 export const VERSION_CHANGES: readonly VersionChange[] = [
   {
     version: '2026-11-26',
-    description: '`GET /api-keys` always carries `next_cursor`: the next page\'s cursor, or null on the last page. Before, it was present only when more keys existed.',
+    description:
+      "`GET /api-keys` always carries `next_cursor`: the next page's cursor, or null on the last page. Before, it was present only when more keys existed.",
     operations: {
       listApiKeys: {
         response: (body) => {
@@ -53,8 +54,15 @@ export const VERSION_CHANGES: readonly VersionChange[] = [
         },
         schema: (schema) => {
           const properties = { ...(schema.properties as JsonObject) };
-          properties.next_cursor = { type: 'string', description: 'Present only when more keys exist: pass it as `cursor` for the next page.' };
-          return { ...schema, properties, required: ((schema.required as string[] | undefined) ?? []).filter((p) => p !== 'next_cursor') };
+          properties.next_cursor = {
+            type: 'string',
+            description: 'Present only when more keys exist: pass it as `cursor` for the next page.',
+          };
+          return {
+            ...schema,
+            properties,
+            required: ((schema.required as string[] | undefined) ?? []).filter((p) => p !== 'next_cursor'),
+          };
         },
       },
     },

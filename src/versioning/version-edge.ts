@@ -92,7 +92,8 @@ export class VersionEdge {
       if (pin !== undefined) return resolvePinned(table, pin, now);
       return this.pins.load(orgId).then((loaded) => resolvePinned(table, loaded, now));
     }
-    if (user?.kind === 'session' && plan && plan.changes.size > 0) return this.sessionOrgPin(user).then((pin) => resolvePinned(table, pin, now));
+    if (user?.kind === 'session' && plan && plan.changes.size > 0)
+      return this.sessionOrgPin(user).then((pin) => resolvePinned(table, pin, now));
     return resolvePinned(table, null, now);
   }
 
@@ -114,7 +115,9 @@ export class VersionEdge {
     const changes = new Map<string, OperationChange[]>();
     const upgrades = new Map<string, RequestUpgrade[]>();
     for (const version of this.policy.table.versions) {
-      const applying = changesAfter(this.policy.changes, version.date).flatMap((c) => (c.operations[operationId] ? [c.operations[operationId]] : []));
+      const applying = changesAfter(this.policy.changes, version.date).flatMap((c) =>
+        c.operations[operationId] ? [c.operations[operationId]] : [],
+      );
       if (applying.length > 0) changes.set(version.date, applying);
       const forward = applying.flatMap((c) => (c.request ? [c.request] : [])).reverse();
       if (forward.length > 0) upgrades.set(version.date, forward);
@@ -138,7 +141,14 @@ export class VersionEdge {
     for (const d of plan.deprecations) {
       const parameter = this.usedParameter(d, request);
       if (parameter === false) continue;
-      this.deprecated(d, parameter ? `${plan.operationId}?${parameter}` : plan.operationId, request, reply, resolved.version, now);
+      this.deprecated(
+        d,
+        parameter ? `${plan.operationId}?${parameter}` : plan.operationId,
+        request,
+        reply,
+        resolved.version,
+        now,
+      );
     }
   }
 
@@ -152,7 +162,10 @@ export class VersionEdge {
     let input = { body: request.body, query: { ...(request.query as Record<string, unknown> | undefined) } };
     for (const step of steps) input = step(input);
     // Defined rather than assigned: Express serves `query` from a getter of its request prototype.
-    for (const [key, value] of [['body', input.body], ['query', input.query]] as const) {
+    for (const [key, value] of [
+      ['body', input.body],
+      ['query', input.query],
+    ] as const) {
       Object.defineProperty(request, key, { value, writable: true, configurable: true, enumerable: true });
     }
   }
@@ -190,7 +203,14 @@ export class VersionEdge {
     return pin !== undefined ? pin : this.pins.load(probe.orgId);
   }
 
-  private deprecated(d: Deprecation, target: string, request: EdgeRequest, reply: EdgeReply, version: string, now: Date): void {
+  private deprecated(
+    d: Deprecation,
+    target: string,
+    request: EdgeRequest,
+    reply: EdgeReply,
+    version: string,
+    now: Date,
+  ): void {
     for (const [name, value] of Object.entries(deprecationHeaders(d))) reply.header(name, value);
     this.usage.record({ orgId: request.user?.orgId ?? null, target, version }, utcDay(now));
   }

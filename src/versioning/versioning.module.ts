@@ -14,7 +14,14 @@ import { VersioningPolicy } from './versioning-policy.js';
  */
 @Module({
   imports: [AuthModule],
-  providers: [{ provide: VersioningPolicy, useFactory: () => new VersioningPolicy() }, OrgVersionRepository, OrgVersionCache, DeprecationUsage, VersionEdge, VersionedOperations],
+  providers: [
+    { provide: VersioningPolicy, useFactory: () => new VersioningPolicy() },
+    OrgVersionRepository,
+    OrgVersionCache,
+    DeprecationUsage,
+    VersionEdge,
+    VersionedOperations,
+  ],
   exports: [VersioningPolicy, OrgVersionRepository, DeprecationUsage, VersionEdge],
 })
 export class VersioningModule implements NestModule {

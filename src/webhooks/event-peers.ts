@@ -19,7 +19,9 @@ export function loadEventPeers(): Promise<EventPeers> {
     (error: NodeJS.ErrnoException) => {
       loading = null;
       if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
-      throw new Error(`EventsModule needs its optional peer dependencies: npm install pg-boss standardwebhooks (${error.message})`);
+      throw new Error(
+        `EventsModule needs its optional peer dependencies: npm install pg-boss standardwebhooks (${error.message})`,
+      );
     },
   );
   return loading;

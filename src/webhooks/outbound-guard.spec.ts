@@ -2,13 +2,18 @@ import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caresResolver, OutboundGuard, RefusedDestinationError, type Resolver } from './outbound-guard.js';
 
-const resolverOf = (table: Record<string, string[]>): Resolver => async (host) =>
-  (table[host] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const resolverOf =
+  (table: Record<string, string[]>): Resolver =>
+  async (host) =>
+    (table[host] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 describe('OutboundGuard', () => {
   const guard = new OutboundGuard({
     allowCidrs: [],
-    allowedPorts: [[443, 443], [80, 80]],
+    allowedPorts: [
+      [443, 443],
+      [80, 80],
+    ],
     resolver: resolverOf({
       'internal.example': ['10.1.2.3'],
       'mixed.example': ['93.184.216.34', '127.0.0.1'],
@@ -19,18 +24,42 @@ describe('OutboundGuard', () => {
   });
 
   it.each([
-    ['127.0.0.1'], ['127.5.6.7'], ['10.0.0.1'], ['172.16.0.1'], ['192.168.1.1'], ['169.254.169.254'], ['100.64.0.1'],
-    ['0.0.0.0'], ['224.0.0.1'], ['::1'], ['fe80::1'], ['fc00::1'], ['fd00:ec2::254'], ['::ffff:127.0.0.1'], ['::ffff:169.254.169.254'],
+    ['127.0.0.1'],
+    ['127.5.6.7'],
+    ['10.0.0.1'],
+    ['172.16.0.1'],
+    ['192.168.1.1'],
+    ['169.254.169.254'],
+    ['100.64.0.1'],
+    ['0.0.0.0'],
+    ['224.0.0.1'],
+    ['::1'],
+    ['fe80::1'],
+    ['fc00::1'],
+    ['fd00:ec2::254'],
+    ['::ffff:127.0.0.1'],
+    ['::ffff:169.254.169.254'],
     ['::ffff:7f00:1'],
     // IPv4-compatible (::/96), local-use NAT64 (64:ff9b:1::/48), 6to4 (2002::/16), old site-local (fec0::/10).
-    ['::127.0.0.1'], ['::7f00:1'], ['::a9fe:a9fe'], ['64:ff9b:1::7f00:1'], ['64:ff9b::a00:1'], ['2002:7f00:1::1'], ['2002:c0a8:101::'], ['fec0::1'], ['feff::1'],
+    ['::127.0.0.1'],
+    ['::7f00:1'],
+    ['::a9fe:a9fe'],
+    ['64:ff9b:1::7f00:1'],
+    ['64:ff9b::a00:1'],
+    ['2002:7f00:1::1'],
+    ['2002:c0a8:101::'],
+    ['fec0::1'],
+    ['feff::1'],
   ])('refuses %s', (address) => {
     expect(guard.permits(address)).toBe(false);
   });
 
-  it.each([['93.184.216.34'], ['8.8.8.8'], ['2606:4700:4700::1111'], ['2001:4860:4860::8888']])('permits the public address %s', (address) => {
-    expect(guard.permits(address)).toBe(true);
-  });
+  it.each([['93.184.216.34'], ['8.8.8.8'], ['2606:4700:4700::1111'], ['2001:4860:4860::8888']])(
+    'permits the public address %s',
+    (address) => {
+      expect(guard.permits(address)).toBe(true);
+    },
+  );
 
   it('refuses a name that resolves to a private address, and a name with any private address among its answers, without naming it', async () => {
     await expect(guard.resolve('internal.example', 1000)).rejects.toBeInstanceOf(RefusedDestinationError);
@@ -82,7 +111,9 @@ describe('caresResolver', () => {
 
   it('gives up on a name server that never answers within the time it is given', async () => {
     const started = performance.now();
-    await expect(caresResolver([server])('hook.example', 300)).rejects.toMatchObject({ code: expect.stringMatching(/^E(CANCELLED|TIMEOUT)$/) });
+    await expect(caresResolver([server])('hook.example', 300)).rejects.toMatchObject({
+      code: expect.stringMatching(/^E(CANCELLED|TIMEOUT)$/),
+    });
     expect(performance.now() - started).toBeLessThan(900);
   });
 

@@ -10,15 +10,34 @@ import { BlockList, isIP } from 'node:net';
  * them, and only the ports of WEBHOOK_ALLOWED_PORTS are reached, whatever the address.
  */
 const REFUSED_V4 = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const;
 // ::/96 holds the unspecified and loopback addresses and the IPv4-compatible form (`[::127.0.0.1]`);
 // NAT64 (both prefixes), 6to4 and the old site-local range all lead to an IPv4 or internal host.
 const REFUSED_V6 = [
-  ['::', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['2002::', 16],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ['::', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ] as const;
 
 /** The refusal as stored in the delivery and audit logs: never the address a name resolved to. */
@@ -34,21 +53,28 @@ const NO_ANSWER = new Set(['ENODATA', 'ENOTFOUND', 'ENONAME']);
  * no libuv thread-pool thread is held by a name server that never answers (the pool also resolves
  * the database's host), and the lookup is cancelled when the attempt's time is up.
  */
-export const caresResolver = (servers?: string[]): Resolver => async (hostname, timeoutMs) => {
-  const resolver = new CaresResolver({ timeout: Math.max(1, Math.min(timeoutMs, 2_000)), tries: 2 });
-  if (servers) resolver.setServers(servers);
-  const timer = setTimeout(() => resolver.cancel(), timeoutMs);
-  try {
-    const answers = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
-    const found = answers.flatMap((a, i) => (a.status === 'fulfilled' ? a.value.map((address) => ({ address, family: i === 0 ? 4 : 6 })) : []));
-    const failure = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected' && !NO_ANSWER.has((a.reason as NodeJS.ErrnoException).code ?? ''));
-    // A timeout or a server failure on either family leaves the answer incomplete: refuse it rather than judge half.
-    if (failure) throw failure.reason;
-    return found;
-  } finally {
-    clearTimeout(timer);
-  }
-};
+export const caresResolver =
+  (servers?: string[]): Resolver =>
+  async (hostname, timeoutMs) => {
+    const resolver = new CaresResolver({ timeout: Math.max(1, Math.min(timeoutMs, 2_000)), tries: 2 });
+    if (servers) resolver.setServers(servers);
+    const timer = setTimeout(() => resolver.cancel(), timeoutMs);
+    try {
+      const answers = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+      const found = answers.flatMap((a, i) =>
+        a.status === 'fulfilled' ? a.value.map((address) => ({ address, family: i === 0 ? 4 : 6 })) : [],
+      );
+      const failure = answers.find(
+        (a): a is PromiseRejectedResult =>
+          a.status === 'rejected' && !NO_ANSWER.has((a.reason as NodeJS.ErrnoException).code ?? ''),
+      );
+      // A timeout or a server failure on either family leaves the answer incomplete: refuse it rather than judge half.
+      if (failure) throw failure.reason;
+      return found;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 
 export class RefusedDestinationError extends Error {}
 

@@ -1,5 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import type { JobInsert, JobWithMetadata, PgBoss } from 'pg-boss';
 import { loadEventPeers } from './event-peers.js';
 import { Settings } from '../settings/settings.js';
@@ -89,7 +96,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     boss.on('error', (error: Error) => this.logger.warn(`job queue: ${error.message}`));
     await boss.start();
     const retry = this.retryOptions();
-    await boss.createQueue(DELIVER_QUEUE, { ...retry, expireInSeconds: Math.ceil(s.timeoutMs / 1000) + 50, deleteAfterSeconds: 7 * 86_400 });
+    await boss.createQueue(DELIVER_QUEUE, {
+      ...retry,
+      expireInSeconds: Math.ceil(s.timeoutMs / 1000) + 50,
+      deleteAfterSeconds: 7 * 86_400,
+    });
     await boss.updateQueue(DELIVER_QUEUE, retry);
     await boss.createQueue(EXPIRY_SCAN_QUEUE, { retryLimit: 0, expireInSeconds: 300 });
     this.boss = boss;
@@ -98,7 +109,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     // Jobs are grouped by org: a group at its share is skipped by the fetch, so one org's slow
     // receiver holds at most `orgConcurrency` slots and the others keep delivering.
     const deliverOptions = {
-      includeMetadata: true, batchSize: 1, localConcurrency: DELIVERY_SLOTS, localGroupConcurrency: s.orgConcurrency, pollingIntervalSeconds,
+      includeMetadata: true,
+      batchSize: 1,
+      localConcurrency: DELIVERY_SLOTS,
+      localGroupConcurrency: s.orgConcurrency,
+      pollingIntervalSeconds,
     } as const;
     await boss.work<DeliverJob, void, typeof deliverOptions>(DELIVER_QUEUE, deliverOptions, async ([job]) => {
       await this.deliver(job);
@@ -163,7 +178,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           this.relayAgain = false;
           if (this.stopping) return;
           if (await this.repo.outboxHasRows()) {
-            while ((await this.repo.relayBatch(RELAY_BATCH, (events, targets, tx) => this.insertJobs(events, targets, tx))) === RELAY_BATCH);
+            while (
+              (await this.repo.relayBatch(RELAY_BATCH, (events, targets, tx) =>
+                this.insertJobs(events, targets, tx),
+              )) === RELAY_BATCH
+            );
           }
         } while (this.relayAgain);
       } catch (error) {
@@ -185,7 +204,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       const e = byId.get(t.eventId)!;
       return {
         id: deliveryJobId(t.eventId, t.endpointId),
-        data: { endpointId: t.endpointId, event: { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), data: e.data } },
+        data: {
+          endpointId: t.endpointId,
+          event: { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), data: e.data },
+        },
         group: { id: e.orgId },
         ...this.retryOptions(),
       };
@@ -195,7 +217,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private retryOptions() {
     const s = this.settings;
-    return { retryLimit: s.retryLimit, retryDelay: s.retryDelaySeconds, retryBackoff: true, retryDelayMax: s.retryDelayMaxSeconds };
+    return {
+      retryLimit: s.retryLimit,
+      retryDelay: s.retryDelaySeconds,
+      retryBackoff: true,
+      retryDelayMax: s.retryDelayMaxSeconds,
+    };
   }
 
   /** One attempt. A failure throws, so pg-boss schedules the next attempt; the last one marks the endpoint failing. */
@@ -208,7 +235,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const box = new SecretBox(this.core.apiKeySecret);
     const started = this.core.clock.now();
     // During a rotation's overlap the secret rotated out signs too, so receivers can switch at their pace.
-    const overlapping = endpoint.previousSecretBox && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > started;
+    const overlapping =
+      endpoint.previousSecretBox && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > started;
     const secrets = [box.open(endpoint.secretBox), ...(overlapping ? [box.open(endpoint.previousSecretBox!)] : [])];
     const body = JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
     const result = await this.sender.send(endpoint.url, secrets, { id: event.id, body });
@@ -242,7 +270,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
             action: 'webhook.failing',
             actor: { type: 'system', id: null, source: 'webhook_delivery' },
             target: { type: 'webhook', id: endpointId },
-            details: { url: endpoint.url, event_id: event.id, event_type: event.type, attempts: job.retryCount + 1, last_error: result.error },
+            details: {
+              url: endpoint.url,
+              event_id: event.id,
+              event_type: event.type,
+              attempts: job.retryCount + 1,
+              last_error: result.error,
+            },
           });
         }
         return changed;

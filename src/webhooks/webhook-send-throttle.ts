@@ -1,4 +1,12 @@
-import { HttpException, HttpStatus, Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  HttpException,
+  HttpStatus,
+  Inject,
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { catchError, type Observable } from 'rxjs';
 import { setResponseHeader } from '../auth/http-utils.js';
@@ -8,7 +16,10 @@ import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
 /** 429 for an org over its test-and-retry budget; `retryAfter` becomes the Retry-After header. */
 export class WebhookSendsThrottled extends HttpException {
   constructor(readonly retryAfter: number) {
-    super({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyWebhookSends(retryAfter) }, HttpStatus.TOO_MANY_REQUESTS);
+    super(
+      { statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyWebhookSends(retryAfter) },
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
   }
 }
 
@@ -22,7 +33,10 @@ export class WebhookSendThrottle {
   private readonly limiter: RateLimiterMemory | null;
 
   constructor(@Inject(EVENTS_SETTINGS) settings: EventsSettings) {
-    this.limiter = settings.sendRatePerMinute > 0 ? new RateLimiterMemory({ points: settings.sendRatePerMinute, duration: 60 }) : null;
+    this.limiter =
+      settings.sendRatePerMinute > 0
+        ? new RateLimiterMemory({ points: settings.sendRatePerMinute, duration: 60 })
+        : null;
   }
 
   async take(orgId: string): Promise<void> {
@@ -42,7 +56,8 @@ export class RetryAfterInterceptor implements NestInterceptor {
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       catchError((error: unknown) => {
-        if (error instanceof WebhookSendsThrottled) setResponseHeader(ctx.switchToHttp().getResponse(), 'Retry-After', String(error.retryAfter));
+        if (error instanceof WebhookSendsThrottled)
+          setResponseHeader(ctx.switchToHttp().getResponse(), 'Retry-After', String(error.retryAfter));
         throw error;
       }),
     );

@@ -75,7 +75,8 @@ export class WebhookSender {
     };
     // The connection goes to the address checked above, whatever the name resolves to by now.
     const lookup: LookupFunction = (_hostname, options, callback) => {
-      if ((options as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [pinned]);
+      if ((options as { all?: boolean }).all)
+        (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [pinned]);
       else callback(null, pinned.address, pinned.family);
     };
     return new Promise<SendResult>((resolve) => {
@@ -100,7 +101,12 @@ export class WebhookSender {
         const done = () => {
           const status = res.statusCode ?? null;
           const ok = status !== null && status >= 200 && status < 300;
-          finish({ ok, status, body: Buffer.concat(chunks).toString('utf8'), error: ok ? null : `receiver answered ${status}` });
+          finish({
+            ok,
+            status,
+            body: Buffer.concat(chunks).toString('utf8'),
+            error: ok ? null : `receiver answered ${status}`,
+          });
         };
         res.on('end', done);
         res.on('close', done);
@@ -110,7 +116,14 @@ export class WebhookSender {
         req.destroy();
         finish({ ok: false, status: null, body: null, error: `no answer within ${this.options.timeoutMs} ms` });
       }, remainingMs);
-      req.on('error', (error) => finish({ ok: false, status: null, body: null, error: `connection failed: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }));
+      req.on('error', (error) =>
+        finish({
+          ok: false,
+          status: null,
+          body: null,
+          error: `connection failed: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+        }),
+      );
       req.end(message.body);
     });
   }

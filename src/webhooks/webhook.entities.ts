@@ -2,7 +2,10 @@ import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn,
 
 @Entity({ name: 'webhook_endpoints' })
 @Index('webhook_endpoints_org_created_idx', ['orgId', 'createdAt', 'id'])
-@Check('webhook_endpoints_previous_secret_check', '(previous_secret_box IS NULL) = (previous_secret_expires_at IS NULL)')
+@Check(
+  'webhook_endpoints_previous_secret_check',
+  '(previous_secret_box IS NULL) = (previous_secret_expires_at IS NULL)',
+)
 export class WebhookEndpointEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -50,9 +50,17 @@ export class WebhooksRepository {
   }
 
   /** Writes take the manager of the transaction that also records their audit event. */
-  createEndpoint(row: Omit<WebhookEndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'failingSince' | 'previousSecretBox' | 'previousSecretExpiresAt'>, manager: EntityManager): Promise<WebhookEndpointEntity> {
+  createEndpoint(
+    row: Omit<
+      WebhookEndpointEntity,
+      'id' | 'createdAt' | 'updatedAt' | 'failingSince' | 'previousSecretBox' | 'previousSecretExpiresAt'
+    >,
+    manager: EntityManager,
+  ): Promise<WebhookEndpointEntity> {
     const repo = manager.getRepository(WebhookEndpointEntity);
-    return repo.save(repo.create({ ...row, failingSince: null, previousSecretBox: null, previousSecretExpiresAt: null }));
+    return repo.save(
+      repo.create({ ...row, failingSince: null, previousSecretBox: null, previousSecretExpiresAt: null }),
+    );
   }
 
   findEndpoint(orgId: string, id: string): Promise<WebhookEndpointEntity | null> {
@@ -74,7 +82,13 @@ export class WebhooksRepository {
       .getMany();
   }
 
-  async updateEndpoint(orgId: string, id: string, patch: Partial<Pick<WebhookEndpointEntity, 'url' | 'eventTypes' | 'enabled' | 'description'>>, at: Date, manager: EntityManager): Promise<WebhookEndpointEntity | null> {
+  async updateEndpoint(
+    orgId: string,
+    id: string,
+    patch: Partial<Pick<WebhookEndpointEntity, 'url' | 'eventTypes' | 'enabled' | 'description'>>,
+    at: Date,
+    manager: EntityManager,
+  ): Promise<WebhookEndpointEntity | null> {
     const changes: Partial<WebhookEndpointEntity> = { ...patch, updatedAt: at };
     // Re-enabling (or pointing elsewhere) clears the failing mark: the owner has acted on it.
     if (patch.enabled === true || patch.url !== undefined) changes.failingSince = null;
@@ -116,15 +130,24 @@ export class WebhooksRepository {
    * A new signing secret; the current one becomes the previous one until `previousUntil` (null: no
    * overlap, it stops signing now). A previous secret still in its overlap is dropped.
    */
-  async rotateSecret(orgId: string, id: string, secretBox: Buffer, previousUntil: Date | null, at: Date, manager: EntityManager): Promise<WebhookEndpointEntity | null> {
-    const rows = returnedRows<{ id: string }>(await manager.query(
-      `UPDATE webhook_endpoints
+  async rotateSecret(
+    orgId: string,
+    id: string,
+    secretBox: Buffer,
+    previousUntil: Date | null,
+    at: Date,
+    manager: EntityManager,
+  ): Promise<WebhookEndpointEntity | null> {
+    const rows = returnedRows<{ id: string }>(
+      await manager.query(
+        `UPDATE webhook_endpoints
           SET previous_secret_box = CASE WHEN $4::timestamptz IS NULL THEN NULL ELSE secret_box END,
               previous_secret_expires_at = $4, secret_box = $3, updated_at = $5
         WHERE org_id = $1 AND id = $2
         RETURNING id`,
-      [orgId, id, secretBox, previousUntil, at],
-    ));
+        [orgId, id, secretBox, previousUntil, at],
+      ),
+    );
     return rows.length > 0 ? manager.getRepository(WebhookEndpointEntity).findOneBy({ orgId, id }) : null;
   }
 
@@ -135,12 +158,20 @@ export class WebhooksRepository {
   async lockAndCountEndpoints(orgId: string, manager: EntityManager): Promise<number> {
     await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1::text, 0))`, [orgId]);
     // A statement of its own, after the lock: its snapshot includes what the previous holder committed.
-    const rows: Array<{ n: number }> = await manager.query(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1`, [orgId]);
+    const rows: Array<{ n: number }> = await manager.query(
+      `SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1`,
+      [orgId],
+    );
     return rows[0].n;
   }
 
   async clearFailing(id: string): Promise<void> {
-    await this.endpoints.createQueryBuilder().update().set({ failingSince: null }).where('id = :id AND failing_since IS NOT NULL', { id }).execute();
+    await this.endpoints
+      .createQueryBuilder()
+      .update()
+      .set({ failingSince: null })
+      .where('id = :id AND failing_since IS NOT NULL', { id })
+      .execute();
   }
 
   async recordAttempt(row: Omit<WebhookDeliveryEntity, 'id' | 'createdAt'>, at: Date): Promise<void> {
@@ -152,7 +183,11 @@ export class WebhooksRepository {
       .execute();
   }
 
-  async listDeliveries(endpointId: string, after: KeysetPosition | null, limit: number): Promise<WebhookDeliveryEntity[]> {
+  async listDeliveries(
+    endpointId: string,
+    after: KeysetPosition | null,
+    limit: number,
+  ): Promise<WebhookDeliveryEntity[]> {
     return this.deliveries
       .createQueryBuilder('d')
       .where('d.endpoint_id = :endpointId', { endpointId })
@@ -169,20 +204,24 @@ export class WebhooksRepository {
 
   /** Deletes up to `limit` delivery attempts older than `before`; returns how many. */
   async pruneDeliveries(before: Date, limit: number): Promise<number> {
-    const rows = returnedRows<unknown>(await this.db.query(
-      `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < $1 LIMIT $2) RETURNING id`,
-      [before, limit],
-    ));
+    const rows = returnedRows<unknown>(
+      await this.db.query(
+        `DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < $1 LIMIT $2) RETURNING id`,
+        [before, limit],
+      ),
+    );
     return rows.length;
   }
 
   /** Threshold marks of past days are no longer needed to keep a day's notice single. */
   async pruneThresholdMarks(before: Date, limit: number): Promise<number> {
-    const rows = returnedRows<unknown>(await this.db.query(
-      `DELETE FROM event_marks WHERE (kind, subject, mark) IN (
+    const rows = returnedRows<unknown>(
+      await this.db.query(
+        `DELETE FROM event_marks WHERE (kind, subject, mark) IN (
          SELECT kind, subject, mark FROM event_marks WHERE kind = 'usage_threshold' AND created_at < $1 LIMIT $2) RETURNING mark`,
-      [before, limit],
-    ));
+        [before, limit],
+      ),
+    );
     return rows.length;
   }
 
@@ -204,21 +243,35 @@ export class WebhooksRepository {
   ): Promise<number> {
     return this.db.transaction(async (m) => {
       const runner = m.queryRunner!;
-      const claimed = (await runner.query(
-        `SELECT id, org_id, type, data, created_at FROM event_outbox ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [limit],
-        true,
-      )).records as Array<{ id: string; org_id: string; type: string; data: Record<string, unknown>; created_at: Date }>;
+      const claimed = (
+        await runner.query(
+          `SELECT id, org_id, type, data, created_at FROM event_outbox ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+          [limit],
+          true,
+        )
+      ).records as Array<{ id: string; org_id: string; type: string; data: Record<string, unknown>; created_at: Date }>;
       if (claimed.length === 0) return 0;
-      const events = claimed.map((r) => ({ id: r.id, orgId: r.org_id, type: r.type, data: r.data, createdAt: r.created_at }));
-      const targets = (await runner.query(
-        `SELECT e.id AS event_id, w.id AS endpoint_id
+      const events = claimed.map((r) => ({
+        id: r.id,
+        orgId: r.org_id,
+        type: r.type,
+        data: r.data,
+        createdAt: r.created_at,
+      }));
+      const targets = (
+        await runner.query(
+          `SELECT e.id AS event_id, w.id AS endpoint_id
            FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS e(id, org_id, type)
            JOIN webhook_endpoints w ON w.org_id = e.org_id AND w.enabled AND e.type = ANY(w.event_types)`,
-        [events.map((e) => e.id), events.map((e) => e.orgId), events.map((e) => e.type)],
-        true,
-      )).records as Array<{ event_id: string; endpoint_id: string }>;
-      await enqueue(events, targets.map((t) => ({ eventId: t.event_id, endpointId: t.endpoint_id })), executorOf(runner));
+          [events.map((e) => e.id), events.map((e) => e.orgId), events.map((e) => e.type)],
+          true,
+        )
+      ).records as Array<{ event_id: string; endpoint_id: string }>;
+      await enqueue(
+        events,
+        targets.map((t) => ({ eventId: t.event_id, endpointId: t.endpoint_id })),
+        executorOf(runner),
+      );
       await runner.query(`DELETE FROM event_outbox WHERE id = ANY($1::uuid[])`, [events.map((e) => e.id)]);
       return events.length;
     });
@@ -229,7 +282,14 @@ export class WebhooksRepository {
    * so each (key, window) is emitted once whichever instance's scan gets there first.
    * `warnBefore` null: keys that have expired; otherwise keys expiring within that many ms (and after `notBefore`).
    */
-  async emitExpiryBatch(now: Date, warnBeforeMs: number | null, notBeforeMs: number, mark: string, type: 'api_key.expiring' | 'api_key.expired', limit: number): Promise<number> {
+  async emitExpiryBatch(
+    now: Date,
+    warnBeforeMs: number | null,
+    notBeforeMs: number,
+    mark: string,
+    type: 'api_key.expiring' | 'api_key.expired',
+    limit: number,
+  ): Promise<number> {
     const horizon = new Date(now.getTime() + (warnBeforeMs ?? 0));
     // A key already inside a nearer window is warned by that window only (no 7-day notice a day before).
     const floor = new Date(now.getTime() + notBeforeMs);

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { BadRequestException, ConflictException, Inject, Injectable, NotFoundException, NotImplementedException, ServiceUnavailableException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  Inject,
+  Injectable,
+  NotFoundException,
+  NotImplementedException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { actorOf, AuditService } from '../audit/audit.service.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
@@ -8,7 +16,12 @@ import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { TEST_EVENT_TYPE } from '../events/event-types.js';
 import { Transactions } from '../database/transactions.js';
-import { DEFAULT_SECRET_OVERLAP_SECONDS, type CreateWebhookDto, type RotateWebhookSecretDto, type UpdateWebhookDto } from './dto/webhook.dto.js';
+import {
+  DEFAULT_SECRET_OVERLAP_SECONDS,
+  type CreateWebhookDto,
+  type RotateWebhookSecretDto,
+  type UpdateWebhookDto,
+} from './dto/webhook.dto.js';
 import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
 import { newSigningSecret, SecretBox } from './secret-box.js';
 import { WebhookDispatcher, type DeliverJob } from './webhook-dispatcher.js';
@@ -62,24 +75,35 @@ export class WebhooksService {
     private readonly throttle: WebhookSendThrottle,
   ) {}
 
-  async create(principal: Principal, orgId: string, dto: CreateWebhookDto): Promise<WebhookRecord & { secret: string }> {
+  async create(
+    principal: Principal,
+    orgId: string,
+    dto: CreateWebhookDto,
+  ): Promise<WebhookRecord & { secret: string }> {
     await this.requireManager(principal, orgId);
     this.requireAllowedUrl(dto.url);
     const secret = newSigningSecret();
     const saved = await this.transactions.run(async (manager) => {
       const max = this.events.maxEndpointsPerOrg;
-      if ((await this.repo.lockAndCountEndpoints(orgId, manager)) >= max) throw new ConflictException(ERRORS.tooManyWebhooks(max));
-      const row = await this.repo.createEndpoint({
-        orgId,
-        url: dto.url,
-        description: dto.description ?? '',
-        eventTypes: [...new Set(dto.event_types)],
-        enabled: true,
-        secretBox: this.box().seal(secret),
-        createdBy: principal.userId,
-      }, manager);
+      if ((await this.repo.lockAndCountEndpoints(orgId, manager)) >= max)
+        throw new ConflictException(ERRORS.tooManyWebhooks(max));
+      const row = await this.repo.createEndpoint(
+        {
+          orgId,
+          url: dto.url,
+          description: dto.description ?? '',
+          eventTypes: [...new Set(dto.event_types)],
+          enabled: true,
+          secretBox: this.box().seal(secret),
+          createdBy: principal.userId,
+        },
+        manager,
+      );
       await this.audit.record(manager, {
-        orgId, action: 'webhook.created', ...actorOf(principal), target: { type: 'webhook', id: row.id },
+        orgId,
+        action: 'webhook.created',
+        ...actorOf(principal),
+        target: { type: 'webhook', id: row.id },
         details: { url: row.url, event_types: row.eventTypes },
       });
       return row;
@@ -87,7 +111,11 @@ export class WebhooksService {
     return { ...toRecord(saved), secret };
   }
 
-  async list(principal: Principal, orgId: string, query: PageQuery): Promise<{ webhooks: WebhookRecord[]; next_cursor?: string }> {
+  async list(
+    principal: Principal,
+    orgId: string,
+    query: PageQuery,
+  ): Promise<{ webhooks: WebhookRecord[]; next_cursor?: string }> {
     await this.requireManager(principal, orgId);
     const limit = query.limit ?? MAX_PAGE_LIMIT;
     const after = query.cursor ? decodeCursor(query.cursor) : null;
@@ -112,7 +140,10 @@ export class WebhooksService {
       const row = await this.repo.updateEndpoint(orgId, id, patch, this.settings.clock.now(), manager);
       if (row) {
         await this.audit.record(manager, {
-          orgId, action: 'webhook.updated', ...actorOf(principal), target: { type: 'webhook', id },
+          orgId,
+          action: 'webhook.updated',
+          ...actorOf(principal),
+          target: { type: 'webhook', id },
           details: { ...dto },
         });
       }
@@ -126,7 +157,14 @@ export class WebhooksService {
     await this.requireManager(principal, orgId);
     const deleted = await this.transactions.run(async (manager) => {
       const found = await this.repo.deleteEndpoint(orgId, id, manager);
-      if (found) await this.audit.record(manager, { orgId, action: 'webhook.deleted', ...actorOf(principal), target: { type: 'webhook', id }, details: {} });
+      if (found)
+        await this.audit.record(manager, {
+          orgId,
+          action: 'webhook.deleted',
+          ...actorOf(principal),
+          target: { type: 'webhook', id },
+          details: {},
+        });
       return found;
     });
     if (!deleted) throw new NotFoundException(ERRORS.webhookNotFound);
@@ -136,7 +174,12 @@ export class WebhooksService {
    * A new signing secret, returned once. For `overlap_seconds` the replaced secret keeps signing
    * beside it (two signatures in `webhook-signature`), so receivers can switch without a gap.
    */
-  async rotateSecret(principal: Principal, orgId: string, id: string, dto: RotateWebhookSecretDto): Promise<WebhookRecord & { secret: string }> {
+  async rotateSecret(
+    principal: Principal,
+    orgId: string,
+    id: string,
+    dto: RotateWebhookSecretDto,
+  ): Promise<WebhookRecord & { secret: string }> {
     await this.requireManager(principal, orgId);
     const secret = newSigningSecret();
     const overlap = dto.overlap_seconds ?? DEFAULT_SECRET_OVERLAP_SECONDS;
@@ -146,7 +189,10 @@ export class WebhooksService {
       const row = await this.repo.rotateSecret(orgId, id, this.box().seal(secret), previousUntil, now, manager);
       if (row) {
         await this.audit.record(manager, {
-          orgId, action: 'webhook.secret_rotated', ...actorOf(principal), target: { type: 'webhook', id },
+          orgId,
+          action: 'webhook.secret_rotated',
+          ...actorOf(principal),
+          target: { type: 'webhook', id },
           details: { overlap_seconds: overlap },
         });
       }
@@ -160,14 +206,30 @@ export class WebhooksService {
   async sendTest(principal: Principal, orgId: string, id: string): Promise<{ event_id: string }> {
     const endpoint = await this.endpoint(principal, orgId, id);
     const eventId = randomUUID();
-    await this.queue(principal, orgId, 'webhook.tested', { event_id: eventId }, {
-      endpointId: endpoint.id,
-      event: { id: eventId, type: TEST_EVENT_TYPE, timestamp: this.settings.clock.now().toISOString(), data: { webhook_id: endpoint.id, org_id: orgId } },
-    });
+    await this.queue(
+      principal,
+      orgId,
+      'webhook.tested',
+      { event_id: eventId },
+      {
+        endpointId: endpoint.id,
+        event: {
+          id: eventId,
+          type: TEST_EVENT_TYPE,
+          timestamp: this.settings.clock.now().toISOString(),
+          data: { webhook_id: endpoint.id, org_id: orgId },
+        },
+      },
+    );
     return { event_id: eventId };
   }
 
-  async deliveries(principal: Principal, orgId: string, id: string, query: PageQuery): Promise<{ deliveries: DeliveryRecord[]; next_cursor?: string }> {
+  async deliveries(
+    principal: Principal,
+    orgId: string,
+    id: string,
+    query: PageQuery,
+  ): Promise<{ deliveries: DeliveryRecord[]; next_cursor?: string }> {
     const endpoint = await this.endpoint(principal, orgId, id);
     const limit = query.limit ?? MAX_PAGE_LIMIT;
     const after = query.cursor ? decodeCursor(query.cursor) : null;
@@ -185,19 +247,37 @@ export class WebhooksService {
     if (!delivery) throw new NotFoundException(ERRORS.deliveryNotFound);
     const job = await this.dispatcher.findJob(delivery.jobId);
     if (!job) throw new NotFoundException(ERRORS.deliveryEventGone);
-    await this.queue(principal, orgId, 'webhook.delivery_retried', { delivery_id: deliveryId, event_id: delivery.eventId, event_type: delivery.eventType }, {
-      endpointId: endpoint.id,
-      event: job.event,
-    });
+    await this.queue(
+      principal,
+      orgId,
+      'webhook.delivery_retried',
+      { delivery_id: deliveryId, event_id: delivery.eventId, event_type: delivery.eventType },
+      {
+        endpointId: endpoint.id,
+        event: job.event,
+      },
+    );
     return { event_id: delivery.eventId };
   }
 
   /** A test or a retry, within the org's budget: the job and its audit row commit together. */
-  private async queue(principal: Principal, orgId: string, action: 'webhook.tested' | 'webhook.delivery_retried', details: Record<string, string>, job: DeliverJob): Promise<void> {
+  private async queue(
+    principal: Principal,
+    orgId: string,
+    action: 'webhook.tested' | 'webhook.delivery_retried',
+    details: Record<string, string>,
+    job: DeliverJob,
+  ): Promise<void> {
     if (!this.dispatcher.available) throw new ServiceUnavailableException(ERRORS.queueDown);
     await this.throttle.take(orgId);
     await this.transactions.run(async (manager) => {
-      await this.audit.record(manager, { orgId, action, ...actorOf(principal), target: { type: 'webhook', id: job.endpointId }, details });
+      await this.audit.record(manager, {
+        orgId,
+        action,
+        ...actorOf(principal),
+        target: { type: 'webhook', id: job.endpointId },
+        details,
+      });
       await this.dispatcher.enqueue(orgId, job, this.repo.executorIn(manager));
     });
   }

@@ -35,12 +35,16 @@ describe('the dependency rules that npm test checks', () => {
       'src/auth/a.ts': "import './b.js';\nexport const a = 1;\n",
       'src/auth/b.ts': "import './a.js';\nexport const b = 1;\n",
       'src/auth/verifier.ts': "import '../api-keys/api-key.repository.js';\nexport const v = 1;\n",
-      'src/api-keys/api-key.repository.ts': "import '../auth/guard.js';\nimport '../audit/audit.service.js';\nexport const r = 1;\n",
+      'src/api-keys/api-key.repository.ts':
+        "import '../auth/guard.js';\nimport '../audit/audit.service.js';\nexport const r = 1;\n",
       'src/audit/audit.service.ts': "import '../usage/usage.service.js';\nexport const s = 1;\n",
       'src/usage/usage.service.ts': "import '../api-keys/api-key.repository.js';\nexport const u = 1;\n",
       'src/core/root.module.ts': "import '../usage/usage.service.js';\nexport const m = 1;\n",
       'src/stray/thing.ts': "import '../common/low.js';\nexport const t = 1;\n",
-      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true }, include: ['src/**/*.ts'] }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true },
+        include: ['src/**/*.ts'],
+      }),
     };
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(fixture, path)), { recursive: true });
@@ -54,7 +58,9 @@ describe('the dependency rules that npm test checks', () => {
       'no-unknown-folder: src/stray/thing.ts -> src/common/low.ts',
     ]);
     // One report per cycle: a <-> b, and audit -> usage -> api-keys -> audit across three folders.
-    const cycles = found.filter((v) => v.startsWith('no-circular')).map((v) => v.split(' -> ')[0].replace('no-circular: ', ''));
+    const cycles = found
+      .filter((v) => v.startsWith('no-circular'))
+      .map((v) => v.split(' -> ')[0].replace('no-circular: ', ''));
     expect(cycles).toHaveLength(2);
     expect(cycles.filter((f) => f === 'src/auth/a.ts' || f === 'src/auth/b.ts')).toHaveLength(1);
     expect(cycles.filter((f) => /^src\/(audit|usage|api-keys)\//.test(f))).toHaveLength(1);

@@ -31,7 +31,10 @@ describe('the active-key counter', () => {
   });
 
   /** What the counter says and what the keys say, for one (user, org). */
-  async function tally(userId: string, orgId: string): Promise<{ counted: number | null; unrevoked: number; active: number }> {
+  async function tally(
+    userId: string,
+    orgId: string,
+  ): Promise<{ counted: number | null; unrevoked: number; active: number }> {
     const { rows } = await t.db.pool.query(
       `SELECT (SELECT unrevoked FROM api_key_counts WHERE user_id = $1 AND org_id = $2) AS counted,
               (SELECT count(*)::int FROM api_keys WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL) AS unrevoked,
@@ -46,8 +49,16 @@ describe('the active-key counter', () => {
     const g = generateApiKey();
     return {
       key: {
-        id: randomUUID(), userId, orgId, name: 'direct', lookup: g.lookup, last4: g.last4, keyHash: randomBytes(32),
-        scopes: ['decisions:read'], createdAt: clock.now(), expiresAt: null,
+        id: randomUUID(),
+        userId,
+        orgId,
+        name: 'direct',
+        lookup: g.lookup,
+        last4: g.last4,
+        keyHash: randomBytes(32),
+        scopes: ['decisions:read'],
+        createdAt: clock.now(),
+        expiresAt: null,
       },
       audit: null,
       event: null,
@@ -62,15 +73,20 @@ describe('the active-key counter', () => {
     const repos = [t, replica].map((a) => a.app.get(ApiKeyWriteRepository, { strict: false }));
     const fresh = await t.seed.world('member');
     // No counter row yet: every mint takes the exact path at once, on both instances.
-    const first = await Promise.all(Array.from({ length: 30 }, (_, i) => repos[i % 2].mintWithinCap(write(fresh.userId, fresh.orgId), CAP)));
+    const first = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => repos[i % 2].mintWithinCap(write(fresh.userId, fresh.orgId), CAP)),
+    );
     expect(first.filter(Boolean)).toHaveLength(CAP);
     expect(await tally(fresh.userId, fresh.orgId)).toEqual({ counted: CAP, unrevoked: CAP, active: CAP });
 
     // From a counted row (the one-statement path), several pairs at once: each gets exactly its free places.
     const pairs = await Promise.all(Array.from({ length: 4 }, () => t.seed.world('member')));
-    for (const p of pairs) for (let i = 0; i < 3; i++) expect(await repos[0].mintWithinCap(write(p.userId, p.orgId), CAP)).not.toBeNull();
+    for (const p of pairs)
+      for (let i = 0; i < 3; i++) expect(await repos[0].mintWithinCap(write(p.userId, p.orgId), CAP)).not.toBeNull();
     const second = await Promise.all(
-      Array.from({ length: 120 }, (_, i) => repos[i % 2].mintWithinCap(write(pairs[i % 4].userId, pairs[i % 4].orgId), CAP).then((k) => (k ? i % 4 : -1))),
+      Array.from({ length: 120 }, (_, i) =>
+        repos[i % 2].mintWithinCap(write(pairs[i % 4].userId, pairs[i % 4].orgId), CAP).then((k) => (k ? i % 4 : -1)),
+      ),
     );
     for (const [n, p] of pairs.entries()) {
       expect(second.filter((x) => x === n)).toHaveLength(CAP - 3);
@@ -85,12 +101,16 @@ describe('the active-key counter', () => {
     const batches = vi.spyOn(repo as unknown as { mintBatch: (items: unknown[]) => Promise<unknown> }, 'mintBatch');
     const exact = vi.spyOn(repo as unknown as { mintChecked: () => Promise<unknown> }, 'mintChecked');
     try {
-      const minted = await Promise.all(Array.from({ length: 20 }, () => repo.mintWithinCap(write(w.userId, w.orgId), 100)));
+      const minted = await Promise.all(
+        Array.from({ length: 20 }, () => repo.mintWithinCap(write(w.userId, w.orgId), 100)),
+      );
       expect(minted.every(Boolean)).toBe(true);
       expect(batches.mock.calls.length).toBeLessThanOrEqual(3);
       expect(batches.mock.calls.flatMap((c) => c[0])).toHaveLength(20);
       // 21 active keys, cap 21: refused at once, without the exact path.
-      expect(await Promise.all(Array.from({ length: 5 }, () => repo.mintWithinCap(write(w.userId, w.orgId), 21)))).toEqual([null, null, null, null, null]);
+      expect(
+        await Promise.all(Array.from({ length: 5 }, () => repo.mintWithinCap(write(w.userId, w.orgId), 21))),
+      ).toEqual([null, null, null, null, null]);
       expect(exact).not.toHaveBeenCalled();
     } finally {
       batches.mockRestore();
@@ -139,7 +159,8 @@ describe('the active-key counter', () => {
     const w = await t.seed.world('owner');
     const keys: Array<{ id: string; key: string }> = [];
     for (let i = 0; i < 4; i++) keys.push((await mint(t, w)).body);
-    const check = async (n: number) => expect(await tally(w.userId, w.orgId)).toEqual({ counted: n, unrevoked: n, active: n });
+    const check = async (n: number) =>
+      expect(await tally(w.userId, w.orgId)).toEqual({ counted: n, unrevoked: n, active: n });
 
     expect((await t.api.post(`/api-keys/${keys[0].id}/rotate`, w.session, {})).status).toBe(201);
     await check(4);
@@ -159,23 +180,36 @@ describe('the active-key counter', () => {
 
   it("counts keys that a host's own SQL inserts, revokes, restores and deletes", async () => {
     const w = await t.seed.world('member');
-    const check = async (n: number) => expect(await tally(w.userId, w.orgId)).toEqual({ counted: n, unrevoked: n, active: n });
+    const check = async (n: number) =>
+      expect(await tally(w.userId, w.orgId)).toEqual({ counted: n, unrevoked: n, active: n });
     await t.db.pool.query(
       `INSERT INTO api_keys (user_id, org_id, lookup, last4, key_hash, scopes)
        SELECT $1, $2, 'sql' || md5(random()::text || i), 'abcd', '\\x00', ARRAY['decisions:read'] FROM generate_series(1, 3) i`,
       [w.userId, w.orgId],
     );
     await check(3);
-    await t.db.pool.query(`INSERT INTO api_keys (user_id, org_id, lookup, last4, key_hash, scopes, revoked_at)
-                           VALUES ($1, $2, 'sqlrevoked' || md5(random()::text), 'abcd', '\\x00', ARRAY['decisions:read'], now())`, [w.userId, w.orgId]);
+    await t.db.pool.query(
+      `INSERT INTO api_keys (user_id, org_id, lookup, last4, key_hash, scopes, revoked_at)
+                           VALUES ($1, $2, 'sqlrevoked' || md5(random()::text), 'abcd', '\\x00', ARRAY['decisions:read'], now())`,
+      [w.userId, w.orgId],
+    );
     await check(3);
-    await t.db.pool.query(`UPDATE api_keys SET revoked_at = now() WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL`, [w.userId, w.orgId]);
+    await t.db.pool.query(
+      `UPDATE api_keys SET revoked_at = now() WHERE user_id = $1 AND org_id = $2 AND revoked_at IS NULL`,
+      [w.userId, w.orgId],
+    );
     await check(0);
-    await t.db.pool.query(`UPDATE api_keys SET revoked_at = NULL WHERE user_id = $1 AND org_id = $2`, [w.userId, w.orgId]);
+    await t.db.pool.query(`UPDATE api_keys SET revoked_at = NULL WHERE user_id = $1 AND org_id = $2`, [
+      w.userId,
+      w.orgId,
+    ]);
     await check(4);
     // A key moved to another org leaves this count for that one.
     const other = await t.seed.org();
-    await t.db.pool.query(`UPDATE api_keys SET org_id = $3 WHERE id = (SELECT id FROM api_keys WHERE user_id = $1 AND org_id = $2 LIMIT 1)`, [w.userId, w.orgId, other]);
+    await t.db.pool.query(
+      `UPDATE api_keys SET org_id = $3 WHERE id = (SELECT id FROM api_keys WHERE user_id = $1 AND org_id = $2 LIMIT 1)`,
+      [w.userId, w.orgId, other],
+    );
     await check(3);
     expect(await tally(w.userId, other)).toEqual({ counted: 1, unrevoked: 1, active: 1 });
     await t.db.pool.query(`DELETE FROM api_keys WHERE user_id = $1 AND org_id = $2`, [w.userId, w.orgId]);
@@ -189,7 +223,10 @@ describe('the active-key counter', () => {
   it('mends a counter that is wrong or missing at the next mint it would refuse', async () => {
     const w = await t.seed.world('member');
     expect((await mint(t, w)).status).toBe(201);
-    await t.db.pool.query(`UPDATE api_key_counts SET unrevoked = 1000 WHERE user_id = $1 AND org_id = $2`, [w.userId, w.orgId]);
+    await t.db.pool.query(`UPDATE api_key_counts SET unrevoked = 1000 WHERE user_id = $1 AND org_id = $2`, [
+      w.userId,
+      w.orgId,
+    ]);
     expect((await mint(t, w)).status).toBe(201);
     expect(await tally(w.userId, w.orgId)).toEqual({ counted: 2, unrevoked: 2, active: 2 });
     await t.db.pool.query(`DELETE FROM api_key_counts WHERE user_id = $1 AND org_id = $2`, [w.userId, w.orgId]);
@@ -203,14 +240,30 @@ describe('the active-key counter', () => {
     expect(await repo.mintWithinCap(write(w.userId, w.orgId), CAP)).not.toBeNull();
     const before = await tally(w.userId, w.orgId);
     const events = async () =>
-      (await t.db.pool.query(`SELECT (SELECT count(*)::int FROM audit_events WHERE org_id = $1) AS audit,
-                                     (SELECT count(*)::int FROM event_outbox WHERE org_id = $1) AS outbox`, [w.orgId])).rows[0];
+      (
+        await t.db.pool.query(
+          `SELECT (SELECT count(*)::int FROM audit_events WHERE org_id = $1) AS audit,
+                                     (SELECT count(*)::int FROM event_outbox WHERE org_id = $1) AS outbox`,
+          [w.orgId],
+        )
+      ).rows[0];
     const eventsBefore = await events();
     const bad = write(w.userId, w.orgId);
     bad.audit = {
-      createdAt: clock.now(), orgId: w.orgId, action: 'api_key.minted', actorType: 'nobody', actorId: null, actorSource: null,
-      credentialType: null, credentialId: null, targetType: 'api_key', targetId: bad.key.id, clientAddress: null, userAgent: null,
-      requestId: null, details: {},
+      createdAt: clock.now(),
+      orgId: w.orgId,
+      action: 'api_key.minted',
+      actorType: 'nobody',
+      actorId: null,
+      actorSource: null,
+      credentialType: null,
+      credentialId: null,
+      targetType: 'api_key',
+      targetId: bad.key.id,
+      clientAddress: null,
+      userAgent: null,
+      requestId: null,
+      details: {},
     };
     bad.event = { orgId: w.orgId, type: 'api_key.created', data: {}, at: clock.now() };
     // actor_type 'nobody' breaks the audit table's check: the key and the outbox event go with it.
@@ -232,7 +285,6 @@ describe('the counter migration', () => {
   const source = (migrations: typeof MIGRATIONS) =>
     new DataSource({ type: 'postgres', url: databaseUrl(name), migrations, installExtensions: false, poolSize: 2 });
 
-
   it('counts the unrevoked keys that exist before it, per user and org', async () => {
     const counted = MIGRATIONS.findIndex((m) => m.name === 'ApiKeyCounts1764800000000');
     expect(counted).toBeGreaterThan(0);
@@ -253,15 +305,21 @@ describe('the counter migration', () => {
 
     const after = await source(MIGRATIONS.slice(0, counted + 1)).initialize();
     expect(await runMigrationsLocked(after)).toEqual(['ApiKeyCounts1764800000000']);
-    const rows: Array<{ user_id: string; org_id: string; unrevoked: number }> = await after.query(`SELECT user_id, org_id, unrevoked FROM api_key_counts`);
+    const rows: Array<{ user_id: string; org_id: string; unrevoked: number }> = await after.query(
+      `SELECT user_id, org_id, unrevoked FROM api_key_counts`,
+    );
     expect(rows).toHaveLength(2);
-    expect(rows).toEqual(expect.arrayContaining([
-      { user_id: u1, org_id: o1, unrevoked: 3 },
-      // Expired keys are unrevoked: counted (the mint's exact path looks past them).
-      { user_id: u1, org_id: o2, unrevoked: 2 },
-    ]));
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { user_id: u1, org_id: o1, unrevoked: 3 },
+        // Expired keys are unrevoked: counted (the mint's exact path looks past them).
+        { user_id: u1, org_id: o2, unrevoked: 2 },
+      ]),
+    );
     await after.undoLastMigration();
-    const tables: Array<{ n: number }> = await after.query(`SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'api_key_counts'`);
+    const tables: Array<{ n: number }> = await after.query(
+      `SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'api_key_counts'`,
+    );
     expect(tables[0].n).toBe(0);
     await after.destroy();
   });

@@ -1,7 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyWriteRepository, type MintWrite, type NewApiKey, type RevokeWrite } from '../../src/api-keys/api-key-write.repository.js';
+import {
+  ApiKeyWriteRepository,
+  type MintWrite,
+  type NewApiKey,
+  type RevokeWrite,
+} from '../../src/api-keys/api-key-write.repository.js';
 import { ApiKeyRepository } from '../../src/api-keys/api-key.repository.js';
 import { ApiKeyVerificationStore } from '../../src/api-keys/api-key-verification.store.js';
 import type { AuditTemplate, NewAuditRow } from '../../src/audit/audit.repository.js';
@@ -50,15 +55,35 @@ describe('the key store', () => {
   function newKey(o: { userId: string; orgId: string }, extra: Partial<NewApiKey> = {}): NewApiKey {
     const g = generateApiKey();
     return {
-      id: randomUUID(), userId: o.userId, orgId: o.orgId, name: 'k', lookup: g.lookup, last4: g.last4, keyHash: randomBytes(32),
-      scopes: ['decisions:read'], createdAt: NOW, expiresAt: null, ...extra,
+      id: randomUUID(),
+      userId: o.userId,
+      orgId: o.orgId,
+      name: 'k',
+      lookup: g.lookup,
+      last4: g.last4,
+      keyHash: randomBytes(32),
+      scopes: ['decisions:read'],
+      createdAt: NOW,
+      expiresAt: null,
+      ...extra,
     };
   }
 
   const audit = (k: NewApiKey): NewAuditRow => ({
-    createdAt: k.createdAt, orgId: k.orgId, action: 'api_key.minted', actorType: 'user', actorId: k.userId, actorSource: null,
-    credentialType: 'session', credentialId: null, targetType: 'api_key', targetId: k.id, clientAddress: null, userAgent: null,
-    requestId: null, details: { name: k.name },
+    createdAt: k.createdAt,
+    orgId: k.orgId,
+    action: 'api_key.minted',
+    actorType: 'user',
+    actorId: k.userId,
+    actorSource: null,
+    credentialType: 'session',
+    credentialId: null,
+    targetType: 'api_key',
+    targetId: k.id,
+    clientAddress: null,
+    userAgent: null,
+    requestId: null,
+    details: { name: k.name },
   });
 
   /** Mints without events, under a cap that never refuses. */
@@ -74,12 +99,22 @@ describe('the key store', () => {
     it('writes the key, its audit event and its outbox event together', async () => {
       const o = await owner();
       const key = newKey(o);
-      const write: MintWrite = { key, audit: audit(key), event: { orgId: o.orgId, type: 'api_key.created', data: { id: key.id }, at: NOW } };
+      const write: MintWrite = {
+        key,
+        audit: audit(key),
+        event: { orgId: o.orgId, type: 'api_key.created', data: { id: key.id }, at: NOW },
+      };
       const minted = await mints.mintWithinCap(write, 5);
       expect(minted).toMatchObject({ id: key.id, lookup: key.lookup, revokedAt: null, previousLookup: null });
       expect(await count(`SELECT count(*) n FROM api_keys WHERE id = $1`, [key.id])).toBe(1);
-      expect(await count(`SELECT count(*) n FROM audit_events WHERE target_id = $1 AND action = 'api_key.minted'`, [key.id])).toBe(1);
-      expect(await count(`SELECT count(*) n FROM event_outbox WHERE data->>'id' = $1 AND type = 'api_key.created'`, [key.id])).toBe(1);
+      expect(
+        await count(`SELECT count(*) n FROM audit_events WHERE target_id = $1 AND action = 'api_key.minted'`, [key.id]),
+      ).toBe(1);
+      expect(
+        await count(`SELECT count(*) n FROM event_outbox WHERE data->>'id' = $1 AND type = 'api_key.created'`, [
+          key.id,
+        ]),
+      ).toBe(1);
     });
 
     it('refuses at the cap and writes nothing, neither key nor events', async () => {
@@ -87,7 +122,10 @@ describe('the key store', () => {
       await mint(o);
       await mint(o);
       const key = newKey(o);
-      const refused = await mints.mintWithinCap({ key, audit: audit(key), event: { orgId: o.orgId, type: 'api_key.created', data: { id: key.id }, at: NOW } }, 2);
+      const refused = await mints.mintWithinCap(
+        { key, audit: audit(key), event: { orgId: o.orgId, type: 'api_key.created', data: { id: key.id }, at: NOW } },
+        2,
+      );
       expect(refused).toBeNull();
       expect(await count(`SELECT count(*) n FROM api_keys WHERE id = $1`, [key.id])).toBe(0);
       expect(await count(`SELECT count(*) n FROM audit_events WHERE target_id = $1`, [key.id])).toBe(0);
@@ -116,7 +154,10 @@ describe('the key store', () => {
         keys.listOwned(o.userId, { orgId: null, state: null, after: null, take: 10, now: NOW, ...filter });
 
       expect((await list({})).map((k) => [k.id, k.state])).toEqual([
-        [elsewhere.id, 'active'], [revoked.id, 'revoked'], [expired.id, 'expired'], [active.id, 'active'],
+        [elsewhere.id, 'active'],
+        [revoked.id, 'revoked'],
+        [expired.id, 'expired'],
+        [active.id, 'active'],
       ]);
       expect((await list({ orgId: o.orgId })).map((k) => k.id)).toEqual([revoked.id, expired.id, active.id]);
       expect((await list({ state: 'active' })).map((k) => k.id)).toEqual([elsewhere.id, active.id]);
@@ -125,7 +166,12 @@ describe('the key store', () => {
       const first = await list({ take: 2 });
       const rest = await list({ after: { createdAt: first[1].createdAt, id: first[1].id } });
       expect([...first, ...rest].map((k) => k.id)).toEqual([elsewhere.id, revoked.id, expired.id, active.id]);
-      expect(first[0]).toMatchObject({ userId: o.userId, orgId: other, keyHash: elsewhere.keyHash, createdAt: elsewhere.createdAt });
+      expect(first[0]).toMatchObject({
+        userId: o.userId,
+        orgId: other,
+        keyHash: elsewhere.keyHash,
+        createdAt: elsewhere.createdAt,
+      });
     });
 
     it("lists an org's keys with each owner's e-mail and standing, by owner and state", async () => {
@@ -142,12 +188,20 @@ describe('the key store', () => {
         [theirs.id, 'expired', leaver.email, false],
         [mine.id, 'active', o.email, true],
       ]);
-      expect((await keys.listInOrg({ orgId: o.orgId, userId: o.userId, now: NOW }, null, 10)).map((k) => k.id)).toEqual([mine.id]);
-      expect((await keys.listInOrg({ orgId: o.orgId, state: 'expired', now: NOW }, null, 10)).map((k) => k.id)).toEqual([theirs.id]);
+      expect((await keys.listInOrg({ orgId: o.orgId, userId: o.userId, now: NOW }, null, 10)).map((k) => k.id)).toEqual(
+        [mine.id],
+      );
+      expect((await keys.listInOrg({ orgId: o.orgId, state: 'expired', now: NOW }, null, 10)).map((k) => k.id)).toEqual(
+        [theirs.id],
+      );
       // `limit + 1` rows: the look-ahead row tells the caller another page exists.
       const page = await keys.listInOrg({ orgId: o.orgId, now: NOW }, null, 1);
       expect(page).toHaveLength(2);
-      expect((await keys.listInOrg({ orgId: o.orgId, now: NOW }, { createdAt: page[0].createdAt, id: page[0].id }, 1)).map((k) => k.id)).toEqual([mine.id]);
+      expect(
+        (await keys.listInOrg({ orgId: o.orgId, now: NOW }, { createdAt: page[0].createdAt, id: page[0].id }, 1)).map(
+          (k) => k.id,
+        ),
+      ).toEqual([mine.id]);
     });
 
     it('tells who owns a key', async () => {
@@ -164,38 +218,77 @@ describe('the key store', () => {
       const k = await mint(o);
       const next = { lookup: generateApiKey().lookup, last4: 'abcd', keyHash: randomBytes(32) };
       const rotated = await keys.rotateOwned(o.userId, k.id, next, NOW, at(HOUR));
-      expect(rotated).toMatchObject({ id: k.id, lookup: next.lookup, last4: 'abcd', previousLookup: k.lookup, previousKeyHash: k.keyHash, previousExpiresAt: at(HOUR) });
+      expect(rotated).toMatchObject({
+        id: k.id,
+        lookup: next.lookup,
+        last4: 'abcd',
+        previousLookup: k.lookup,
+        previousKeyHash: k.keyHash,
+        previousExpiresAt: at(HOUR),
+      });
       expect(await keys.rotateOwned((await seed.user()).id, k.id, next, NOW, null)).toBeNull();
 
       const again = { lookup: generateApiKey().lookup, last4: 'efgh', keyHash: randomBytes(32) };
-      expect(await keys.rotateOwned(o.userId, k.id, again, NOW, null)).toMatchObject({ lookup: again.lookup, previousLookup: null, previousExpiresAt: null });
+      expect(await keys.rotateOwned(o.userId, k.id, again, NOW, null)).toMatchObject({
+        lookup: again.lookup,
+        previousLookup: null,
+        previousExpiresAt: null,
+      });
 
       const expired = await mint(o, { createdAt: at(-2 * HOUR), expiresAt: at(-HOUR) });
       expect(await keys.rotateOwned(o.userId, expired.id, next, NOW, null)).toBeNull();
-      expect(await keys.keyStanding(o.userId, expired.id)).toEqual({ revokedAt: null, expiresAt: at(-HOUR), orgId: o.orgId });
+      expect(await keys.keyStanding(o.userId, expired.id)).toEqual({
+        revokedAt: null,
+        expiresAt: at(-HOUR),
+        orgId: o.orgId,
+      });
       expect(await keys.keyStanding(o.userId, randomUUID())).toBeNull();
     });
   });
 
   describe('revoking', () => {
     const template = (userId: string, action: 'api_key.revoked' | 'api_key.revoked_by_admin'): AuditTemplate => ({
-      createdAt: NOW, action, actorType: 'user', actorId: userId, actorSource: null, credentialType: 'session', credentialId: null,
-      targetType: 'api_key', clientAddress: null, userAgent: null, requestId: null, details: {},
+      createdAt: NOW,
+      action,
+      actorType: 'user',
+      actorId: userId,
+      actorSource: null,
+      credentialType: 'session',
+      credentialId: null,
+      targetType: 'api_key',
+      clientAddress: null,
+      userAgent: null,
+      requestId: null,
+      details: {},
     });
-    const events = async (keyId: string) => (await db.pool.query(`SELECT type, data FROM event_outbox WHERE data->>'id' = $1`, [keyId])).rows;
+    const events = async (keyId: string) =>
+      (await db.pool.query(`SELECT type, data FROM event_outbox WHERE data->>'id' = $1`, [keyId])).rows;
 
     it("revokes the owner's key with its audit and event once; a repeat keeps revoked_at and writes nothing", async () => {
       const o = await owner();
       const k = await mint(o, { name: 'ci svc_live_notakey' });
-      const write: RevokeWrite = { audit: { template: template(o.userId, 'api_key.revoked'), withOwner: false }, event: { revokedBy: o.userId } };
+      const write: RevokeWrite = {
+        audit: { template: template(o.userId, 'api_key.revoked'), withOwner: false },
+        event: { revokedBy: o.userId },
+      };
       expect(await mints.revokeWriting('user_id', (await seed.user()).id, k.id, NOW, write)).toBeNull();
       const first = await mints.revokeWriting('user_id', o.userId, k.id, NOW, write);
-      expect(first).toMatchObject({ id: k.id, orgId: o.orgId, alreadyRevoked: false, revokedAt: NOW, lookup: k.lookup });
+      expect(first).toMatchObject({
+        id: k.id,
+        orgId: o.orgId,
+        alreadyRevoked: false,
+        revokedAt: NOW,
+        lookup: k.lookup,
+      });
       const again = await mints.revokeWriting('user_id', o.userId, k.id, at(HOUR), write);
       expect(again).toMatchObject({ alreadyRevoked: true, revokedAt: NOW });
       const audits = await seed.auditEvents(o.orgId);
-      expect(audits.map((a) => [a.action, a.target_id, Object.keys(a.details)])).toEqual([['api_key.revoked', k.id, ['name']]]);
-      expect(await events(k.id)).toEqual([{ type: 'api_key.revoked', data: expect.objectContaining({ id: k.id, revoked_by: o.userId }) }]);
+      expect(audits.map((a) => [a.action, a.target_id, Object.keys(a.details)])).toEqual([
+        ['api_key.revoked', k.id, ['name']],
+      ]);
+      expect(await events(k.id)).toEqual([
+        { type: 'api_key.revoked', data: expect.objectContaining({ id: k.id, revoked_by: o.userId }) },
+      ]);
     });
 
     it("revokes any key of the admin's org, naming its owner, and no key of another org", async () => {
@@ -203,11 +296,18 @@ describe('the key store', () => {
       const admin = await seed.user();
       await seed.member(o.orgId, admin.id, 'admin');
       const k = await mint(o);
-      const write: RevokeWrite = { audit: { template: template(admin.id, 'api_key.revoked_by_admin'), withOwner: true }, event: null };
+      const write: RevokeWrite = {
+        audit: { template: template(admin.id, 'api_key.revoked_by_admin'), withOwner: true },
+        event: null,
+      };
       expect(await mints.revokeWriting('org_id', await seed.org(), k.id, NOW, write)).toBeNull();
       expect(await mints.revokeWriting('org_id', o.orgId, k.id, NOW, write)).toMatchObject({ alreadyRevoked: false });
       const [event] = await seed.auditEvents(o.orgId);
-      expect(event).toMatchObject({ action: 'api_key.revoked_by_admin', actor_id: admin.id, details: { name: 'k', owner_id: o.userId } });
+      expect(event).toMatchObject({
+        action: 'api_key.revoked_by_admin',
+        actor_id: admin.id,
+        details: { name: 'k', owner_id: o.userId },
+      });
       expect(await events(k.id)).toEqual([]);
     });
 
@@ -224,9 +324,18 @@ describe('the key store', () => {
     it('forgets a rotated-out secret when the key is revoked', async () => {
       const o = await owner();
       const k = await mint(o);
-      await keys.rotateOwned(o.userId, k.id, { lookup: generateApiKey().lookup, last4: 'zzzz', keyHash: randomBytes(32) }, NOW, at(HOUR));
+      await keys.rotateOwned(
+        o.userId,
+        k.id,
+        { lookup: generateApiKey().lookup, last4: 'zzzz', keyHash: randomBytes(32) },
+        NOW,
+        at(HOUR),
+      );
       await keys.revoke('id', k.id, k.id, NOW);
-      const { rows } = await db.pool.query(`SELECT previous_lookup, previous_key_hash, previous_expires_at FROM api_keys WHERE id = $1`, [k.id]);
+      const { rows } = await db.pool.query(
+        `SELECT previous_lookup, previous_key_hash, previous_expires_at FROM api_keys WHERE id = $1`,
+        [k.id],
+      );
       expect(rows[0]).toEqual({ previous_lookup: null, previous_key_hash: null, previous_expires_at: null });
     });
   });
@@ -246,9 +355,14 @@ describe('the key store', () => {
       const lookups = [old.lookup, current.lookup];
       const during = await keys.findByLookups(lookups, at(HOUR - 1));
       expect(during.map((r) => [r.id, r.lookup, r.keyHash]).sort()).toEqual(
-        [[id, current.lookup, current.keyHash], [id, old.lookup, old.keyHash]].sort(),
+        [
+          [id, current.lookup, current.keyHash],
+          [id, old.lookup, old.keyHash],
+        ].sort(),
       );
-      expect(await keys.findByLookups(lookups, at(HOUR))).toEqual([{ id, orgId: expect.any(String), lookup: current.lookup, keyHash: current.keyHash }]);
+      expect(await keys.findByLookups(lookups, at(HOUR))).toEqual([
+        { id, orgId: expect.any(String), lookup: current.lookup, keyHash: current.keyHash },
+      ]);
     });
 
     it('reads a key for verification with its owner, org and meters; a previous secret only during its grace', async () => {
@@ -257,8 +371,17 @@ describe('the key store', () => {
       clock.set(at(HOUR - 1));
       const [row] = await verification.findForVerification([old.lookup], true, '2031-06-01');
       expect(row).toMatchObject({
-        id, lookup: current.lookup, previousLookup: old.lookup, previousKeyHash: old.keyHash, previousExpiresAt: at(HOUR),
-        userId: o.userId, orgId: o.orgId, email: o.email, role: 'owner', plan: 'free', memberCount: 1,
+        id,
+        lookup: current.lookup,
+        previousLookup: old.lookup,
+        previousKeyHash: old.keyHash,
+        previousExpiresAt: at(HOUR),
+        userId: o.userId,
+        orgId: o.orgId,
+        email: o.email,
+        role: 'owner',
+        plan: 'free',
+        memberCount: 1,
         usage: { asks: 7, retrieves: 0, imports: 0, captures: 0 },
       });
       const [keysOnly] = await verification.findForVerification([current.lookup], false, '2031-06-01');
@@ -274,19 +397,38 @@ describe('the key store', () => {
     it('clears the previous secrets whose grace has ended, and only those', async () => {
       const lapsed = await rotatedKey();
       const later = await rotatedKey();
-      await keys.rotateOwned(later.o.userId, later.id, { lookup: generateApiKey().lookup, last4: 'llll', keyHash: randomBytes(32) }, NOW, at(3 * HOUR));
+      await keys.rotateOwned(
+        later.o.userId,
+        later.id,
+        { lookup: generateApiKey().lookup, last4: 'llll', keyHash: randomBytes(32) },
+        NOW,
+        at(3 * HOUR),
+      );
       const previous = async (id: string) =>
-        (await db.pool.query(`SELECT previous_lookup, previous_key_hash, previous_expires_at FROM api_keys WHERE id = $1`, [id])).rows[0];
+        (
+          await db.pool.query(
+            `SELECT previous_lookup, previous_key_hash, previous_expires_at FROM api_keys WHERE id = $1`,
+            [id],
+          )
+        ).rows[0];
 
       expect(await keys.clearLapsedPreviousSecrets(at(HOUR))).toBeGreaterThanOrEqual(1);
-      expect(await previous(lapsed.id)).toEqual({ previous_lookup: null, previous_key_hash: null, previous_expires_at: null });
-      expect(await previous(later.id)).toMatchObject({ previous_lookup: later.current.lookup, previous_expires_at: at(3 * HOUR) });
+      expect(await previous(lapsed.id)).toEqual({
+        previous_lookup: null,
+        previous_key_hash: null,
+        previous_expires_at: null,
+      });
+      expect(await previous(later.id)).toMatchObject({
+        previous_lookup: later.current.lookup,
+        previous_expires_at: at(3 * HOUR),
+      });
       expect(await keys.clearLapsedPreviousSecrets(at(HOUR))).toBe(0);
     });
 
     it('writes last_used_at behind, at most once a minute per key', async () => {
       const k = await mint(await owner());
-      const lastUsed = async () => (await db.pool.query(`SELECT last_used_at FROM api_keys WHERE id = $1`, [k.id])).rows[0].last_used_at;
+      const lastUsed = async () =>
+        (await db.pool.query(`SELECT last_used_at FROM api_keys WHERE id = $1`, [k.id])).rows[0].last_used_at;
       await verification.touchLastUsed([k.id], [NOW]);
       expect(await lastUsed()).toEqual(NOW);
       await verification.touchLastUsed([k.id], [at(59_000)]);

@@ -51,7 +51,13 @@ describe('API key verification on PostgreSQL', () => {
     tokens.forEach((token, i) => {
       const want = expected.get(token);
       if (!want) expect(results[i], `answer ${i}`).toBeNull();
-      else expect(results[i], `answer ${i}`).toMatchObject({ kind: 'api_key', keyId: want.id, userId: want.userId, scopes: want.scopes });
+      else
+        expect(results[i], `answer ${i}`).toMatchObject({
+          kind: 'api_key',
+          keyId: want.id,
+          userId: want.userId,
+          scopes: want.scopes,
+        });
     });
     expect(statement).toHaveBeenCalledTimes(1);
     expect(statement.mock.calls[0][0]).toHaveLength(expected.size);

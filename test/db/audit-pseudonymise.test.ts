@@ -13,44 +13,81 @@ describe('audit_pseudonymise under the service role', () => {
   const w = serviceRoleWorld('pseud');
 
   /** An event appended by the w.service itself. */
-  async function event(fields: { actor?: string | null; target?: string; details?: object; action?: string }): Promise<string> {
+  async function event(fields: {
+    actor?: string | null;
+    target?: string;
+    details?: object;
+    action?: string;
+  }): Promise<string> {
     const { rows } = await w.service.query<{ id: string }>(
       `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, credential_type, target_type, target_id, client_address, details)
        VALUES (now(), $1, $2, $3, $4, 'session', 'user', $5, '203.0.113.9', $6) RETURNING id`,
-      [w.orgId, fields.action ?? 'member.added', fields.actor ? 'user' : 'operator', fields.actor ?? null, fields.target ?? randomUUID(), JSON.stringify(fields.details ?? {})],
+      [
+        w.orgId,
+        fields.action ?? 'member.added',
+        fields.actor ? 'user' : 'operator',
+        fields.actor ?? null,
+        fields.target ?? randomUUID(),
+        JSON.stringify(fields.details ?? {}),
+      ],
     );
     return rows[0].id;
   }
   const row = async (id: string) => (await w.db.pool.query(`SELECT * FROM audit_events WHERE id = $1`, [id])).rows[0];
   const pseudonymise = async (subject: string, pseudonym: string, email: string) =>
-    (await w.service.query<{ n: number }>(`SELECT audit_pseudonymise($1, $2, $3) AS n`, [subject, pseudonym, email])).rows[0].n;
+    (await w.service.query<{ n: number }>(`SELECT audit_pseudonymise($1, $2, $3) AS n`, [subject, pseudonym, email]))
+      .rows[0].n;
 
   it("rewrites the subject's id as actor, as target and inside details, and their e-mail in any case, in those rows only", async () => {
     const [subject, pseudonym, other] = [randomUUID(), randomUUID(), randomUUID()];
     const email = 'Ada.Lovelace+x@Example.com';
     const asActor = await event({ actor: subject, details: { name: 'mine' } });
     const asTarget = await event({ actor: other, target: subject, details: { role: 'member' } });
-    const inDetails = await event({ actor: other, details: { owner_id: subject, note: `ask ${email.toUpperCase()} or "ada.lovelace+x@example.com"` } });
-    const unrelated = await event({ actor: other, details: { note: 'adaXlovelace+x@example.com', email: 'someone@example.com' } });
+    const inDetails = await event({
+      actor: other,
+      details: { owner_id: subject, note: `ask ${email.toUpperCase()} or "ada.lovelace+x@example.com"` },
+    });
+    const unrelated = await event({
+      actor: other,
+      details: { note: 'adaXlovelace+x@example.com', email: 'someone@example.com' },
+    });
     const before = await row(unrelated);
 
     expect(await pseudonymise(subject, pseudonym, email)).toBe(3);
-    expect(await row(asActor)).toMatchObject({ actor_id: pseudonym, actor_type: 'user', credential_type: 'session', client_address: '203.0.113.9', details: { name: 'mine' } });
+    expect(await row(asActor)).toMatchObject({
+      actor_id: pseudonym,
+      actor_type: 'user',
+      credential_type: 'session',
+      client_address: '203.0.113.9',
+      details: { name: 'mine' },
+    });
     expect(await row(asTarget)).toMatchObject({ actor_id: other, target_id: pseudonym, details: { role: 'member' } });
-    expect(await row(inDetails)).toMatchObject({ actor_id: other, details: { owner_id: pseudonym, note: 'ask [erased] or "[erased]"' } });
+    expect(await row(inDetails)).toMatchObject({
+      actor_id: other,
+      details: { owner_id: pseudonym, note: 'ask [erased] or "[erased]"' },
+    });
     // A look-alike address (the dot is not a wildcard) and other people's rows are untouched.
     expect(await row(unrelated)).toEqual(before);
     // Idempotent: nothing left to rewrite.
     expect(await pseudonymise(subject, pseudonym, email)).toBe(0);
-    const { rows } = await w.db.pool.query(`SELECT count(*)::int AS n FROM audit_events WHERE actor_id = $1 OR target_id = $1 OR details::text ILIKE '%ada.lovelace%'`, [subject]);
+    const { rows } = await w.db.pool.query(
+      `SELECT count(*)::int AS n FROM audit_events WHERE actor_id = $1 OR target_id = $1 OR details::text ILIKE '%ada.lovelace%'`,
+      [subject],
+    );
     expect(rows[0].n).toBe(0);
   });
 
   it('refuses a missing argument or a pseudonym equal to the subject', async () => {
     const subject = randomUUID();
-    await expect(w.service.query(`SELECT audit_pseudonymise($1, $1, 'a@b.c')`, [subject])).rejects.toThrow(/must be given/);
-    await expect(w.service.query(`SELECT audit_pseudonymise($1, NULL, 'a@b.c')`, [subject])).rejects.toThrow(/must be given/);
-    await expect(w.service.query(`SELECT audit_pseudonymise($1, $2, NULL)`, [subject, randomUUID()])).rejects.toThrow(/must be given/);
+    await expect(w.service.query(`SELECT audit_pseudonymise($1, $1, 'a@b.c')`, [subject])).rejects.toThrow(
+      /must be given/,
+    );
+    await expect(w.service.query(`SELECT audit_pseudonymise($1, NULL, 'a@b.c')`, [subject])).rejects.toThrow(
+      /must be given/,
+    );
+    await expect(w.service.query(`SELECT audit_pseudonymise($1, $2, NULL)`, [subject, randomUUID()])).rejects.toThrow(
+      /must be given/,
+    );
   });
 
   it('leaves the w.service role no other UPDATE: not directly, not with the mark set, not by replacing the function', async () => {
@@ -80,10 +117,14 @@ describe('audit_pseudonymise under the service role', () => {
     const id = await event({ actor: subject });
     await w.db.pool.query(`GRANT UPDATE ON audit_events TO ${w.role}`);
     try {
-      await expect(w.service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
+      await expect(w.service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(
+        APPEND_ONLY,
+      );
       const pseudonym = randomUUID();
       await expect(
-        w.service.query(`SELECT set_config('kui.audit_pseudonymise', '${subject}:${pseudonym}', false); UPDATE audit_events SET actor_id = '${pseudonym}' WHERE id = '${id}'`),
+        w.service.query(
+          `SELECT set_config('kui.audit_pseudonymise', '${subject}:${pseudonym}', false); UPDATE audit_events SET actor_id = '${pseudonym}' WHERE id = '${id}'`,
+        ),
       ).rejects.toThrow(APPEND_ONLY);
     } finally {
       await w.db.pool.query(`REVOKE UPDATE ON audit_events FROM ${w.role}`);
@@ -95,13 +136,23 @@ describe('audit_pseudonymise under the service role', () => {
     const subject = randomUUID();
     const pseudonym = randomUUID();
     const id = await event({ actor: subject });
-    await expect(w.db.pool.query(`UPDATE audit_events SET actor_id = $2 WHERE id = $1`, [id, pseudonym])).rejects.toThrow(APPEND_ONLY);
+    await expect(
+      w.db.pool.query(`UPDATE audit_events SET actor_id = $2 WHERE id = $1`, [id, pseudonym]),
+    ).rejects.toThrow(APPEND_ONLY);
     const client = await w.db.pool.connect();
     try {
-      for (const change of [`action = 'api_key.revoked'`, `actor_id = gen_random_uuid()`, `created_at = now() - interval '1 year'`, `client_address = NULL`, `org_id = gen_random_uuid()`]) {
+      for (const change of [
+        `action = 'api_key.revoked'`,
+        `actor_id = gen_random_uuid()`,
+        `created_at = now() - interval '1 year'`,
+        `client_address = NULL`,
+        `org_id = gen_random_uuid()`,
+      ]) {
         await client.query('BEGIN');
         await client.query(`SELECT set_config('kui.audit_pseudonymise', $1, true)`, [`${subject}:${pseudonym}`]);
-        await expect(client.query(`UPDATE audit_events SET ${change} WHERE id = $1`, [id]), change).rejects.toThrow(APPEND_ONLY);
+        await expect(client.query(`UPDATE audit_events SET ${change} WHERE id = $1`, [id]), change).rejects.toThrow(
+          APPEND_ONLY,
+        );
         await client.query('ROLLBACK');
       }
     } finally {

@@ -22,7 +22,9 @@ describe('the audit log under the service role', () => {
     return rows[0].id;
   }
   const left = async (ids: string[]) =>
-    (await w.db.pool.query<{ id: string }>(`SELECT id FROM audit_events WHERE id = ANY($1::uuid[])`, [ids])).rows.map((r) => r.id).sort();
+    (await w.db.pool.query<{ id: string }>(`SELECT id FROM audit_events WHERE id = ANY($1::uuid[])`, [ids])).rows
+      .map((r) => r.id)
+      .sort();
 
   beforeEach(async () => {
     // Each case starts from no events older than a day (the w.owner's own retention through the function).
@@ -69,10 +71,21 @@ describe('the audit log under the service role', () => {
   });
 
   it('prunes through audit_prune only events older than both the cutoff and 30 days, in bounded batches', async () => {
-    const [recent, month, old1, old2, ancient] = [await event(29), await event(31), await event(200), await event(201), await event(500)];
+    const [recent, month, old1, old2, ancient] = [
+      await event(29),
+      await event(31),
+      await event(200),
+      await event(201),
+      await event(500),
+    ];
     const all = [recent, month, old1, old2, ancient];
     const prune = async (cutoffDaysAgo: number, batch: number) =>
-      (await w.service.query<{ n: number }>(`SELECT audit_prune($1, $2) AS n`, [new Date(Date.now() - cutoffDaysAgo * DAY), batch])).rows[0].n;
+      (
+        await w.service.query<{ n: number }>(`SELECT audit_prune($1, $2) AS n`, [
+          new Date(Date.now() - cutoffDaysAgo * DAY),
+          batch,
+        ])
+      ).rows[0].n;
     expect(await prune(300, 100)).toBe(1);
     expect(await left(all)).toEqual([recent, month, old1, old2].sort());
     expect(await prune(100, 1)).toBe(1); // one bounded batch, oldest first
@@ -88,8 +101,14 @@ describe('the audit log under the service role', () => {
     await w.db.pool.query(`GRANT UPDATE, DELETE, TRUNCATE ON audit_events TO ${w.role}`);
     try {
       await expect(w.service.query(`DELETE FROM audit_events WHERE id = $1`, [old])).rejects.toThrow(APPEND_ONLY);
-      await expect(w.service.query(`SELECT set_config('audit.retention', 'on', false); DELETE FROM audit_events WHERE id = '${recent}'`)).rejects.toThrow(APPEND_ONLY);
-      await expect(w.service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [old])).rejects.toThrow(APPEND_ONLY);
+      await expect(
+        w.service.query(
+          `SELECT set_config('audit.retention', 'on', false); DELETE FROM audit_events WHERE id = '${recent}'`,
+        ),
+      ).rejects.toThrow(APPEND_ONLY);
+      await expect(w.service.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [old])).rejects.toThrow(
+        APPEND_ONLY,
+      );
       await expect(w.service.query(`TRUNCATE audit_events`)).rejects.toThrow(APPEND_ONLY);
     } finally {
       await w.db.pool.query(`REVOKE UPDATE, DELETE, TRUNCATE ON audit_events FROM ${w.role}`);
@@ -100,7 +119,9 @@ describe('the audit log under the service role', () => {
   it('refuses the w.owner too a direct DELETE of an event younger than 30 days, an UPDATE and a TRUNCATE', async () => {
     const id = await event(10);
     await expect(w.db.pool.query(`DELETE FROM audit_events WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
-    await expect(w.db.pool.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
+    await expect(w.db.pool.query(`UPDATE audit_events SET details = '{}' WHERE id = $1`, [id])).rejects.toThrow(
+      APPEND_ONLY,
+    );
     await expect(w.db.pool.query(`TRUNCATE audit_events`)).rejects.toThrow(APPEND_ONLY);
     expect(await left([id])).toEqual([id]);
   });

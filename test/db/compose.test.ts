@@ -24,18 +24,24 @@ interface Service {
   restart?: string;
 }
 
-const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+};
 const { postgres, migrate, api, lb } = compose.services;
 
 /** Compose's variable interpolation: ${VAR}, ${VAR:-default}, ${VAR:?error}, $$. */
 function interpolate(value: string, env: Record<string, string>): string {
-  return value.replace(/\$\$|\$\{(\w+)(?:(:?[-?])([^}]*))?\}/g, (match, name: string | undefined, op: string | undefined, arg: string) => {
-    if (match === '$$') return '$';
-    const set = env[name!];
-    if (op === ':?' && !set) throw new Error(`${name}: ${arg}`);
-    if (op === ':-' && !set) return arg;
-    return set ?? '';
-  });
+  return value.replace(
+    /\$\$|\$\{(\w+)(?:(:?[-?])([^}]*))?\}/g,
+    (match, name: string | undefined, op: string | undefined, arg: string) => {
+      if (match === '$$') return '$';
+      const set = env[name!];
+      if (op === ':?' && !set) throw new Error(`${name}: ${arg}`);
+      if (op === ':-' && !set) return arg;
+      return set ?? '';
+    },
+  );
 }
 
 const interpolated = (service: Service, env: Record<string, string>) =>
@@ -133,7 +139,10 @@ describe('Dockerfile', () => {
   });
 
   it('starts the service with the same V8 heap settings as npm start', () => {
-    const pkg = JSON.parse(read('package.json')) as { config: { serviceNodeFlags: string }; scripts: { start: string } };
+    const pkg = JSON.parse(read('package.json')) as {
+      config: { serviceNodeFlags: string };
+      scripts: { start: string };
+    };
     const cmd = /^CMD (\[.*\])$/m.exec(runtime)![1];
     const argv = JSON.parse(cmd) as string[];
     expect(argv).toEqual(['node', ...pkg.config.serviceNodeFlags.split(' '), 'dist/main.js']);
@@ -164,7 +173,9 @@ describe('Dockerfile', () => {
   });
 
   it('keeps local build output, dependencies and data out of the build context', () => {
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
     for (const entry of ['node_modules', 'dist', '.data', '.git']) expect(ignored).toContain(entry);
   });
 });

@@ -53,8 +53,18 @@ describe('DirectoryAdminRepository on real PostgreSQL', () => {
     const org = (await repo.createOrg('Members', 'free'))!;
     const user = (await repo.createUser(`m-${randomUUID()}@example.com`, null))!;
     expect(await repo.isMember(org.id, user.id)).toBeNull();
-    expect(await repo.upsertMember(org.id, user.id, 'viewer')).toEqual({ org_id: org.id, user_id: user.id, role: 'viewer', previous_role: null });
-    expect(await repo.upsertMember(org.id, user.id, 'admin')).toEqual({ org_id: org.id, user_id: user.id, role: 'admin', previous_role: 'viewer' });
+    expect(await repo.upsertMember(org.id, user.id, 'viewer')).toEqual({
+      org_id: org.id,
+      user_id: user.id,
+      role: 'viewer',
+      previous_role: null,
+    });
+    expect(await repo.upsertMember(org.id, user.id, 'admin')).toEqual({
+      org_id: org.id,
+      user_id: user.id,
+      role: 'admin',
+      previous_role: 'viewer',
+    });
     expect(await repo.isMember(org.id, user.id)).toEqual({ org_id: org.id, user_id: user.id, role: 'admin' });
     expect(await repo.removeMember(org.id, user.id)).toEqual({ org_id: org.id, user_id: user.id, role: 'admin' });
     expect(await repo.removeMember(org.id, user.id)).toBeNull();

@@ -45,7 +45,9 @@ describe('the key limit store', () => {
   it('never leases credits below zero, whichever instance asks, and refills at a new period', async () => {
     const k = await key();
     await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 100 WHERE id = $1`, [k.id]);
-    const grants = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store : other).leaseCredits(k.id, 3, null, 10_000)));
+    const grants = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? store : other).leaseCredits(k.id, 3, null, 10_000)),
+    );
     const total = grants.reduce((n, g) => n + g!.granted, 0);
     expect(total).toBeLessThanOrEqual(100);
     expect(total).toBeGreaterThanOrEqual(98);
@@ -53,7 +55,10 @@ describe('the key limit store', () => {
     expect(rows[0].left).toBe(100 - total);
 
     const refill = { amount: 7, interval: 'daily' };
-    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 0, credits_refill = $2, credits_period = $3 WHERE id = $1`, [k.id, JSON.stringify(refill), at(-86_400_000)]);
+    await r.db.pool.query(
+      `UPDATE api_keys SET credits_remaining = 0, credits_refill = $2, credits_period = $3 WHERE id = $1`,
+      [k.id, JSON.stringify(refill), at(-86_400_000)],
+    );
     const refilled = await store.leaseCredits(k.id, 1, T0, 10_000);
     expect(refilled).toMatchObject({ granted: 1, left: 6 });
     expect(refilled!.period!.toISOString()).toBe(T0.toISOString());
@@ -61,27 +66,46 @@ describe('the key limit store', () => {
     await store.returnCredits(k.id, 1, refilled!.epoch, at(-1));
     await store.returnCredits(k.id, 1, refilled!.epoch + 1, T0);
     await store.returnCredits(k.id, 1, refilled!.epoch, T0);
-    expect((await r.db.pool.query(`SELECT credits_remaining::int AS left FROM api_keys WHERE id = $1`, [k.id])).rows[0].left).toBe(7);
+    expect(
+      (await r.db.pool.query(`SELECT credits_remaining::int AS left FROM api_keys WHERE id = $1`, [k.id])).rows[0].left,
+    ).toBe(7);
   });
 
   it('leases for many keys asked in one turn in one statement each kind, each key as if alone', async () => {
     const keys = await Promise.all(Array.from({ length: 12 }, () => key()));
-    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 80 WHERE id = ANY($1::uuid[])`, [keys.map((k) => k.id)]);
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 80 WHERE id = ANY($1::uuid[])`, [
+      keys.map((k) => k.id),
+    ]);
     const bare = await key();
     const sent = vi.spyOn(pgPool(r.sources[0]!), 'query');
     // Every key's window twice in the turn (a second round), and its credits once; one key without credits.
     const [windows, credits] = await Promise.all([
-      Promise.all(keys.flatMap((k) => [store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1), store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)])),
-      Promise.all([...keys.map((k) => store.leaseCredits(k.id, 1, null, 10_000)), store.leaseCredits(bare.id, 1, null, 10_000)]),
+      Promise.all(
+        keys.flatMap((k) => [
+          store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1),
+          store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1),
+        ]),
+      ),
+      Promise.all([
+        ...keys.map((k) => store.leaseCredits(k.id, 1, null, 10_000)),
+        store.leaseCredits(bare.id, 1, null, 10_000),
+      ]),
     ]);
     expect(windows.map((w) => w.granted)).toEqual(keys.flatMap(() => [2, 2]));
     expect(windows.map((w) => w.left)).toEqual(keys.flatMap(() => [6, 4]));
     expect(credits.slice(0, -1).map((c) => c?.granted)).toEqual(keys.map(() => 10));
     expect(credits.at(-1)).toBeNull();
-    const { rows } = await r.db.pool.query(`SELECT count(*)::int AS n FROM api_keys WHERE id = ANY($1::uuid[]) AND credits_remaining = 70`, [keys.map((k) => k.id)]);
+    const { rows } = await r.db.pool.query(
+      `SELECT count(*)::int AS n FROM api_keys WHERE id = ANY($1::uuid[]) AND credits_remaining = 70`,
+      [keys.map((k) => k.id)],
+    );
     expect(rows[0].n).toBe(12);
     // Windows: two rounds (each key twice); credits: one (the setting-up and checking queries go through r.db.pool).
-    expect(sent.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual(['kui_lease_windows', 'kui_lease_credits', 'kui_lease_windows']);
+    expect(sent.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual([
+      'kui_lease_windows',
+      'kui_lease_credits',
+      'kui_lease_windows',
+    ]);
     sent.mockRestore();
   });
 
@@ -101,7 +125,10 @@ describe('the key limit store', () => {
         ...ids.map((id) => other.leaseCredits(id, 1, null, 10)),
       ]);
     }
-    const { rows } = await r.db.pool.query(`SELECT sum(1000000 - credits_remaining)::int AS leased, count(last_used_at)::int AS used FROM api_keys WHERE id = ANY($1::uuid[])`, [ids]);
+    const { rows } = await r.db.pool.query(
+      `SELECT sum(1000000 - credits_remaining)::int AS leased, count(last_used_at)::int AS used FROM api_keys WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
     expect(rows[0]).toEqual({ leased: 40 * 2 * 10 * 10, used: 40 });
   });
 
@@ -112,7 +139,8 @@ describe('the key limit store', () => {
     const credits = { refill: null, epoch: 0 };
     expect(await leases.take(k.id, credits, 1, T0)).toBe(0);
     expect(leases.take(k.id, credits, 1, T0)).toBe(0);
-    const balance = async () => (await r.db.pool.query(`SELECT credits_remaining::int AS n FROM api_keys WHERE id = $1`, [k.id])).rows[0].n;
+    const balance = async () =>
+      (await r.db.pool.query(`SELECT credits_remaining::int AS n FROM api_keys WHERE id = $1`, [k.id])).rows[0].n;
     expect(await balance()).toBe(87);
     expect(await leases.returnIdle(Date.now() - 60_000)).toBe(0);
     await leases.onApplicationShutdown();

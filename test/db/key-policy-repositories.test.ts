@@ -31,22 +31,38 @@ describe('the key policy statements', () => {
     await r.seed.member(orgId, user.id, 'member');
     return { orgId, userId: user.id };
   }
-  const row = async (id: string) => (await r.db.pool.query(`SELECT expires_at, revoked_at, approval FROM api_keys WHERE id = $1`, [id])).rows[0];
-  const inTransaction = <T>(i: number, work: (m: import('typeorm').EntityManager) => Promise<T>) => r.sources[i].transaction(work);
+  const row = async (id: string) =>
+    (await r.db.pool.query(`SELECT expires_at, revoked_at, approval FROM api_keys WHERE id = $1`, [id])).rows[0];
+  const inTransaction = <T>(i: number, work: (m: import('typeorm').EntityManager) => Promise<T>) =>
+    r.sources[i].transaction(work);
 
   it('saves a policy whole, reads it back, and lists the orgs with a stale threshold', async () => {
     const o = await org();
     expect(await policies.find(o.orgId)).toBeNull();
     const policy = {
-      orgId: o.orgId, maxLifetimeDays: 30, requireExpiry: true, staleAfterDays: 90, allowedScopesByRole: { viewer: ['decisions:read' as const] },
-      approvalRequiredFor: ['decisions:write' as const], updatedAt: NOW, updatedBy: o.userId,
+      orgId: o.orgId,
+      maxLifetimeDays: 30,
+      requireExpiry: true,
+      staleAfterDays: 90,
+      allowedScopesByRole: { viewer: ['decisions:read' as const] },
+      approvalRequiredFor: ['decisions:write' as const],
+      updatedAt: NOW,
+      updatedBy: o.userId,
     };
     await inTransaction(0, (m) => policies.save(policy, m));
     expect(await policies.find(o.orgId)).toEqual(policy);
-    await inTransaction(0, (m) => policies.save({ ...policy, staleAfterDays: null, allowedScopesByRole: null, approvalRequiredFor: null }, m));
-    expect(await policies.find(o.orgId)).toMatchObject({ staleAfterDays: null, allowedScopesByRole: null, approvalRequiredFor: null });
+    await inTransaction(0, (m) =>
+      policies.save({ ...policy, staleAfterDays: null, allowedScopesByRole: null, approvalRequiredFor: null }, m),
+    );
+    expect(await policies.find(o.orgId)).toMatchObject({
+      staleAfterDays: null,
+      allowedScopesByRole: null,
+      approvalRequiredFor: null,
+    });
     expect((await policies.withStaleThreshold()).map((p) => p.orgId)).not.toContain(o.orgId);
-    await expect(r.db.pool.query(`UPDATE org_key_policies SET max_lifetime_days = 367 WHERE org_id = $1`, [o.orgId])).rejects.toThrow(/check/);
+    await expect(
+      r.db.pool.query(`UPDATE org_key_policies SET max_lifetime_days = 367 WHERE org_id = $1`, [o.orgId]),
+    ).rejects.toThrow(/check/);
   });
 
   it('cuts the org’s unrevoked keys that outlive the limit to creation + limit, and no others', async () => {
@@ -75,11 +91,16 @@ describe('the key policy statements', () => {
     expect(await inTransaction(0, (m) => keys[0].decide(stranger.orgId, a.id, 'approve', NOW, m))).toBeNull();
     expect(await keys[0].approvalOf(stranger.orgId, a.id)).toBeNull();
 
-    const [first, second] = await Promise.all([0, 1].map((i) => inTransaction(i, (m) => keys[i].decide(o.orgId, a.id, 'approve', NOW, m))));
+    const [first, second] = await Promise.all(
+      [0, 1].map((i) => inTransaction(i, (m) => keys[i].decide(o.orgId, a.id, 'approve', NOW, m))),
+    );
     expect([first, second].filter(Boolean)).toHaveLength(1);
     expect(await row(a.id)).toEqual({ expires_at: null, revoked_at: null, approval: null });
 
-    expect(await inTransaction(0, (m) => keys[0].decide(o.orgId, d.id, 'deny', NOW, m))).toMatchObject({ id: d.id, revokedAt: NOW });
+    expect(await inTransaction(0, (m) => keys[0].decide(o.orgId, d.id, 'deny', NOW, m))).toMatchObject({
+      id: d.id,
+      revokedAt: NOW,
+    });
     expect(await row(d.id)).toEqual({ expires_at: null, revoked_at: NOW, approval: 'denied' });
     expect(await inTransaction(0, (m) => keys[0].decide(o.orgId, d.id, 'approve', NOW, m))).toBeNull();
     expect(await keys[0].approvalOf(o.orgId, d.id)).toEqual({ approval: 'denied', revokedAt: NOW });
@@ -102,7 +123,12 @@ describe('the key policy statements', () => {
     const later = ago(-25);
     // (By then `fresh`, never used, is as idle: it is warned for the first time.)
     const warnLater = (i: number) => inTransaction(i, (m) => keys[i].warnStale(o.orgId, ago(-2), later, 10, m));
-    expect((await Promise.all([warnLater(0), warnLater(1)])).flat().map((k) => k.id).sort()).toEqual([idle.id, fresh.id].sort());
+    expect(
+      (await Promise.all([warnLater(0), warnLater(1)]))
+        .flat()
+        .map((k) => k.id)
+        .sort(),
+    ).toEqual([idle.id, fresh.id].sort());
 
     expect((await keys[0].staleKeyIds(o.orgId, ago(-2), later, 10)).sort()).toEqual([idle.id, fresh.id].sort());
     const revoke = (i: number) => inTransaction(i, (m) => keys[i].revokeStale(o.orgId, idle.id, ago(-2), later, m));

@@ -30,11 +30,36 @@ describe('key settings in the key store', () => {
 
   function newKey(o: { userId: string; orgId: string }): NewApiKey {
     const g = generateApiKey();
-    return { id: randomUUID(), userId: o.userId, orgId: o.orgId, name: 'k', lookup: g.lookup, last4: g.last4, keyHash: randomBytes(32), scopes: ['decisions:read'], createdAt: NOW, expiresAt: null, settings: SETTINGS };
+    return {
+      id: randomUUID(),
+      userId: o.userId,
+      orgId: o.orgId,
+      name: 'k',
+      lookup: g.lookup,
+      last4: g.last4,
+      keyHash: randomBytes(32),
+      scopes: ['decisions:read'],
+      createdAt: NOW,
+      expiresAt: null,
+      settings: SETTINGS,
+    };
   }
   const stored = async (id: string) =>
-    (await r.db.pool.query(`SELECT enabled, rate_limits, credits_remaining::int AS credits, credits_refill, credits_period, allowed_cidrs, metadata FROM api_keys WHERE id = $1`, [id])).rows[0];
-  const expected = { enabled: false, rate_limits: SETTINGS.rate_limits, credits: 5, credits_refill: SETTINGS.credits_refill, credits_period: new Date(SETTINGS.credits_period), allowed_cidrs: SETTINGS.allowed_cidrs, metadata: SETTINGS.metadata };
+    (
+      await r.db.pool.query(
+        `SELECT enabled, rate_limits, credits_remaining::int AS credits, credits_refill, credits_period, allowed_cidrs, metadata FROM api_keys WHERE id = $1`,
+        [id],
+      )
+    ).rows[0];
+  const expected = {
+    enabled: false,
+    rate_limits: SETTINGS.rate_limits,
+    credits: 5,
+    credits_refill: SETTINGS.credits_refill,
+    credits_period: new Date(SETTINGS.credits_period),
+    allowed_cidrs: SETTINGS.allowed_cidrs,
+    metadata: SETTINGS.metadata,
+  };
 
   it('writes them with the key on the one-statement path', async () => {
     const w = await r.seed.world('owner');
@@ -45,7 +70,10 @@ describe('key settings in the key store', () => {
 
   it('writes them with the key on the exact path (a count that is wrong)', async () => {
     const w = await r.seed.world('owner');
-    await r.db.pool.query(`INSERT INTO api_key_counts (user_id, org_id, unrevoked) VALUES ($1, $2, 10)`, [w.userId, w.orgId]);
+    await r.db.pool.query(`INSERT INTO api_key_counts (user_id, org_id, unrevoked) VALUES ($1, $2, 10)`, [
+      w.userId,
+      w.orgId,
+    ]);
     const key = newKey(w);
     expect(await writes.mintWithinCap({ key, audit: null, event: null }, 10)).not.toBeNull();
     expect(await stored(key.id)).toEqual(expected);
@@ -56,7 +84,18 @@ describe('key settings in the key store', () => {
     const key = newKey(w);
     await writes.mintWithinCap({ key, audit: null, event: null }, 10);
     expect(await keys.updateSettings('user_id', randomUUID(), key.id, { enabled: true })).toBeNull();
-    const updated = await keys.updateSettings('org_id', w.orgId, key.id, { enabled: true, credits: { remaining: 9, period: null }, metadata: null });
-    expect(updated).toMatchObject({ enabled: true, creditsRemaining: '9', creditsRefill: null, creditsEpoch: 1, metadata: null, allowedCidrs: SETTINGS.allowed_cidrs });
+    const updated = await keys.updateSettings('org_id', w.orgId, key.id, {
+      enabled: true,
+      credits: { remaining: 9, period: null },
+      metadata: null,
+    });
+    expect(updated).toMatchObject({
+      enabled: true,
+      creditsRemaining: '9',
+      creditsRefill: null,
+      creditsEpoch: 1,
+      metadata: null,
+      allowedCidrs: SETTINGS.allowed_cidrs,
+    });
   });
 });

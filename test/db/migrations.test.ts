@@ -9,8 +9,14 @@ describe('migrations on an empty PostgreSQL database', () => {
   const { name } = useEmptyDatabase('empty');
   const admin = () => new pg.Client({ connectionString: inject('dbAdminUrl') });
   const source = () =>
-    new DataSource({ type: 'postgres', url: databaseUrl(name), entities: ENTITIES, migrations: MIGRATIONS, installExtensions: false, poolSize: 2 });
-
+    new DataSource({
+      type: 'postgres',
+      url: databaseUrl(name),
+      entities: ENTITIES,
+      migrations: MIGRATIONS,
+      installExtensions: false,
+      poolSize: 2,
+    });
 
   it('apply once when several instances start together, the others waiting on the advisory lock', async () => {
     const instances = [source(), source(), source()];
@@ -22,9 +28,28 @@ describe('migrations on an empty PostgreSQL database', () => {
     const tables: Array<{ tablename: string }> = await ds.query(
       `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
     );
-    expect(tables.map((t) => t.tablename)).toEqual(
-      ['api_key_counts', 'api_key_stale_warnings', 'api_keys', 'audit_events', 'auth_failure_counts', 'cache_leases', 'event_marks', 'event_outbox', 'key_rate_windows', 'memberships', 'migrations', 'org_key_policies', 'orgs', 'usage_attribution', 'usage_counters', 'users', 'verification_invalidations', 'webhook_deliveries', 'webhook_endpoints', 'workspaces'],
-    );
+    expect(tables.map((t) => t.tablename)).toEqual([
+      'api_key_counts',
+      'api_key_stale_warnings',
+      'api_keys',
+      'audit_events',
+      'auth_failure_counts',
+      'cache_leases',
+      'event_marks',
+      'event_outbox',
+      'key_rate_windows',
+      'memberships',
+      'migrations',
+      'org_key_policies',
+      'orgs',
+      'usage_attribution',
+      'usage_counters',
+      'users',
+      'verification_invalidations',
+      'webhook_deliveries',
+      'webhook_endpoints',
+      'workspaces',
+    ]);
     // The entity metadata matches the schema the migrations built: nothing left to synchronise.
     const pending = await ds.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((q) => q.query)).toEqual([]);
@@ -33,10 +58,14 @@ describe('migrations on an empty PostgreSQL database', () => {
 
   it('index every hot lookup', async () => {
     const ds = await source().initialize();
-    const rows: Array<{ indexdef: string }> = await ds.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'`);
+    const rows: Array<{ indexdef: string }> = await ds.query(
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'`,
+    );
     const defs = rows.map((r) => r.indexdef).join('\n');
     expect(defs).toMatch(/UNIQUE INDEX api_keys_lookup_key ON public\.api_keys USING btree \(lookup\)/);
-    expect(defs).toMatch(/api_keys_user_created_idx ON public\.api_keys USING btree \(user_id, created_at DESC, id DESC\)/);
+    expect(defs).toMatch(
+      /api_keys_user_created_idx ON public\.api_keys USING btree \(user_id, created_at DESC, id DESC\)/,
+    );
     expect(defs).toMatch(/memberships_user_id_idx ON public\.memberships USING btree \(user_id\)/);
     expect(defs).toMatch(/memberships_pkey ON public\.memberships USING btree \(org_id, user_id\)/);
     expect(defs).toMatch(/usage_counters_pkey ON public\.usage_counters USING btree \(org_id, day\)/);
@@ -52,7 +81,12 @@ describe('migrations on an empty PostgreSQL database', () => {
     await c.end();
     const migratedDs = await source().initialize();
     const syncedDs = await new DataSource({
-      type: 'postgres', url: databaseUrl(synced), entities: ENTITIES, uuidExtension: 'pgcrypto', poolSize: 2, synchronize: true,
+      type: 'postgres',
+      url: databaseUrl(synced),
+      entities: ENTITIES,
+      uuidExtension: 'pgcrypto',
+      poolSize: 2,
+      synchronize: true,
     }).initialize();
     try {
       const [fromMigrations, fromSynchronize] = await Promise.all([schemaShape(migratedDs), schemaShape(syncedDs)]);
@@ -70,7 +104,9 @@ describe('migrations on an empty PostgreSQL database', () => {
   it('can all be reverted', async () => {
     const ds = await source().initialize();
     for (let i = 0; i < MIGRATIONS.length; i++) await ds.undoLastMigration();
-    const tables: Array<{ tablename: string }> = await ds.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`);
+    const tables: Array<{ tablename: string }> = await ds.query(
+      `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`,
+    );
     expect(tables.map((t) => t.tablename)).toEqual(['migrations']);
     await ds.destroy();
   });
@@ -87,12 +123,16 @@ describe('migrations on an empty PostgreSQL database', () => {
  */
 async function schemaShape(ds: DataSource): Promise<{ columns: string[]; indexes: string[] }> {
   const tables = ENTITIES.map((e) => ds.getMetadata(e).tableName);
-  const columns: Array<{ c: string }> = await ds.query(`
+  const columns: Array<{ c: string }> = await ds.query(
+    `
     SELECT table_name || '.' || column_name || ' ' || udt_name || CASE WHEN is_nullable = 'YES' THEN ' null' ELSE '' END AS c
       FROM information_schema.columns
      WHERE table_schema = 'public' AND table_name = ANY($1)
-     ORDER BY 1`, [tables]);
-  const indexes: Array<{ i: string }> = await ds.query(`
+     ORDER BY 1`,
+    [tables],
+  );
+  const indexes: Array<{ i: string }> = await ds.query(
+    `
     SELECT t.relname || CASE WHEN i.indisunique THEN ' unique (' ELSE ' index (' END ||
            coalesce(pg_get_expr(i.indexprs, i.indrelid),
                     (SELECT string_agg(a.attname, ', ' ORDER BY k.n)
@@ -102,6 +142,8 @@ async function schemaShape(ds: DataSource): Promise<{ columns: string[]; indexes
       JOIN pg_class t ON t.oid = i.indrelid
       JOIN pg_namespace s ON s.oid = t.relnamespace
      WHERE s.nspname = 'public' AND t.relname = ANY($1)
-     ORDER BY 1`, [tables]);
+     ORDER BY 1`,
+    [tables],
+  );
   return { columns: columns.map((r) => r.c), indexes: indexes.map((r) => r.i) };
 }

@@ -88,8 +88,22 @@ describe.each(worlds)('%s', (_, make) => {
       { userId: ada.id, orgId: globex },
     ]);
     expect([...contexts.keys()].sort()).toEqual([memberKey(ada.id, acme), memberKey(ada.id, globex)].sort());
-    expect(contexts.get(memberKey(ada.id, acme))).toEqual({ userId: ada.id, orgId: acme, email: ada.email, role: 'owner', plan: 'pro', memberCount: 3 });
-    expect(contexts.get(memberKey(ada.id, globex))).toEqual({ userId: ada.id, orgId: globex, email: ada.email, role: 'viewer', plan: 'free', memberCount: 1 });
+    expect(contexts.get(memberKey(ada.id, acme))).toEqual({
+      userId: ada.id,
+      orgId: acme,
+      email: ada.email,
+      role: 'owner',
+      plan: 'pro',
+      memberCount: 3,
+    });
+    expect(contexts.get(memberKey(ada.id, globex))).toEqual({
+      userId: ada.id,
+      orgId: globex,
+      email: ada.email,
+      role: 'viewer',
+      plan: 'free',
+      memberCount: 1,
+    });
     expect((await w.directory.memberContexts([])).size).toBe(0);
   });
 
@@ -116,8 +130,12 @@ describe.each(worlds)('%s', (_, make) => {
       { id: acme, name: 'Acme', plan: 'pro', role: 'owner', createdAt: at(1) },
     ]);
     expect(await w.directory.listUserOrgs(ada.id, { after: null, limit: 0 })).toEqual([all[0]]);
-    expect(await w.directory.listUserOrgs(ada.id, { after: { createdAt: all[0].createdAt, id: all[0].id }, limit: 5 })).toEqual([all[1]]);
-    expect(await w.directory.listUserOrgs(ada.id, { after: { createdAt: all[1].createdAt, id: all[1].id }, limit: 5 })).toEqual([]);
+    expect(
+      await w.directory.listUserOrgs(ada.id, { after: { createdAt: all[0].createdAt, id: all[0].id }, limit: 5 }),
+    ).toEqual([all[1]]);
+    expect(
+      await w.directory.listUserOrgs(ada.id, { after: { createdAt: all[1].createdAt, id: all[1].id }, limit: 5 }),
+    ).toEqual([]);
   });
 
   it('listMembers: newest first, ties by user id descending, paged by (joined, id) without skipping or repeating', async () => {

@@ -21,7 +21,13 @@ describe('OrgVersionRepository on real PostgreSQL', () => {
 
   it('setPin: pins the org and returns the previous pin; null for an unknown org', async () => {
     const org = await r.seed.org('pro', 'Acme');
-    expect(await repo.setPin(org, '2026-11-26')).toEqual({ id: org, name: 'Acme', plan: 'pro', api_version: '2026-11-26', previous_version: '2026-11-01' });
+    expect(await repo.setPin(org, '2026-11-26')).toEqual({
+      id: org,
+      name: 'Acme',
+      plan: 'pro',
+      api_version: '2026-11-26',
+      previous_version: '2026-11-01',
+    });
     expect(await repo.pinOf(org)).toBe('2026-11-26');
     expect(await repo.setPin(NOWHERE, '2026-11-26')).toBeNull();
   });

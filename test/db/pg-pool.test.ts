@@ -16,7 +16,8 @@ describe('discardUnsafeReleases: a client released mid-transaction or mid-statem
   });
   afterAll(async () => db?.drop());
 
-  const visible = async () => (await db.pool.query<{ n: number }>('SELECT n FROM hygiene ORDER BY n')).rows.map((r) => r.n);
+  const visible = async () =>
+    (await db.pool.query<{ n: number }>('SELECT n FROM hygiene ORDER BY n')).rows.map((r) => r.n);
 
   async function releasedInTransaction(pool: pg.Pool, n: number): Promise<void> {
     const client = await pool.connect();

@@ -14,14 +14,21 @@ describe('ServiceAccountRepository on real PostgreSQL', () => {
   afterAll(async () => r?.close());
 
   const accounts = async (orgId: string) =>
-    (await r.db.pool.query(`SELECT u.id, u.email, u.kind, m.role FROM users u LEFT JOIN memberships m ON m.user_id = u.id AND m.org_id = $1 WHERE u.email = $2`, [orgId, serviceAccountEmail(orgId)])).rows;
+    (
+      await r.db.pool.query(
+        `SELECT u.id, u.email, u.kind, m.role FROM users u LEFT JOIN memberships m ON m.user_id = u.id AND m.org_id = $1 WHERE u.email = $2`,
+        [orgId, serviceAccountEmail(orgId)],
+      )
+    ).rows;
 
   it('ensure: one account per org, with an owner membership, even when instances create it at once; find reads it', async () => {
     const orgId = await r.seed.org();
     expect(await repos[0].find(orgId)).toBeNull();
     const ids = await Promise.all([...repos, ...repos].map((repo) => repo.ensure(orgId)));
     expect(new Set(ids).size).toBe(1);
-    expect(await accounts(orgId)).toEqual([{ id: ids[0], email: `svc-${orgId}@service-accounts.invalid`, kind: 'service', role: 'owner' }]);
+    expect(await accounts(orgId)).toEqual([
+      { id: ids[0], email: `svc-${orgId}@service-accounts.invalid`, kind: 'service', role: 'owner' },
+    ]);
     expect(await repos[1].find(orgId)).toBe(ids[0]);
   });
 

@@ -20,10 +20,29 @@ const NOW = '2031-03-14T12:00:00.000Z';
 const NIL = '00000000-0000-0000-0000-000000000000';
 
 function keyPrincipal(orgId: string, plan: 'free' | 'pro' = 'free'): Principal {
-  return { kind: 'api_key', keyId: randomUUID(), userId: randomUUID(), email: 'k@example.com', orgId, orgRole: 'member', orgMemberCount: 1, plan, scopes: [] };
+  return {
+    kind: 'api_key',
+    keyId: randomUUID(),
+    userId: randomUUID(),
+    email: 'k@example.com',
+    orgId,
+    orgRole: 'member',
+    orgMemberCount: 1,
+    plan,
+    scopes: [],
+  };
 }
 function sessionPrincipal(orgId: string, plan: 'free' | 'pro' = 'free'): Principal {
-  return { kind: 'session', userId: randomUUID(), email: 's@example.com', orgId, orgRole: 'member', orgMemberCount: 1, plan, scopes: [] };
+  return {
+    kind: 'session',
+    userId: randomUUID(),
+    email: 's@example.com',
+    orgId,
+    orgRole: 'member',
+    orgMemberCount: 1,
+    plan,
+    scopes: [],
+  };
 }
 
 describe('usage attribution and history on real PostgreSQL', () => {
@@ -61,16 +80,37 @@ describe('usage attribution and history on real PostgreSQL', () => {
          FROM usage_attribution WHERE org_id = $1 ORDER BY day, credential_kind, credential_id`,
       [orgId],
     );
-    return rows as Array<{ day: string; kind: string; id: string; user_id: string | null; asks: number; retrieves: number; imports: number; captures: number }>;
+    return rows as Array<{
+      day: string;
+      kind: string;
+      id: string;
+      user_id: string | null;
+      asks: number;
+      retrieves: number;
+      imports: number;
+      captures: number;
+    }>;
   }
   async function counters(orgId: string) {
-    const { rows } = await db.pool.query(`SELECT day::text, asks, retrieves, imports, captures FROM usage_counters WHERE org_id = $1 ORDER BY day`, [orgId]);
+    const { rows } = await db.pool.query(
+      `SELECT day::text, asks, retrieves, imports, captures FROM usage_counters WHERE org_id = $1 ORDER BY day`,
+      [orgId],
+    );
     return rows as Array<{ day: string; asks: number; retrieves: number; imports: number; captures: number }>;
   }
 
   it('under 400 concurrent charges by 8 credentials over two instances, lets exactly the limit through and attributes every successful unit once', async () => {
     const orgId = await seed.org('free');
-    const credentials = [keyPrincipal(orgId), keyPrincipal(orgId), keyPrincipal(orgId), sessionPrincipal(orgId), sessionPrincipal(orgId), keyPrincipal(orgId), sessionPrincipal(orgId), undefined];
+    const credentials = [
+      keyPrincipal(orgId),
+      keyPrincipal(orgId),
+      keyPrincipal(orgId),
+      sessionPrincipal(orgId),
+      sessionPrincipal(orgId),
+      keyPrincipal(orgId),
+      sessionPrincipal(orgId),
+      undefined,
+    ];
     const outcomes = await Promise.all(
       Array.from({ length: 400 }, (_, i) => {
         const by = credentials[i % credentials.length];
@@ -95,7 +135,9 @@ describe('usage attribution and history on real PostgreSQL', () => {
     expect(split.reduce((s, r) => s + r.retrieves, 0)).toBe(row.retrieves);
     // ...and each credential's row holds exactly its successful charges.
     for (const r of split) expect(r.asks + r.retrieves).toBe(passed.filter((o) => o.by === r.id).length);
-    expect(new Set(split.map((r) => r.kind))).toEqual(new Set(['api_key', 'session', 'system'].filter((k) => split.some((r) => r.kind === k))));
+    expect(new Set(split.map((r) => r.kind))).toEqual(
+      new Set(['api_key', 'session', 'system'].filter((k) => split.some((r) => r.kind === k))),
+    );
   });
 
   it('never deadlocks when batches of both instances charge several orgs in different orders', async () => {
@@ -155,8 +197,26 @@ describe('usage attribution and history on real PostgreSQL', () => {
     await usageA.charge(orgId, 'imports', 1);
 
     expect(await attribution(orgId)).toEqual([
-      { day: '2031-03-14', kind: 'api_key', id: key.keyId, user_id: key.userId, asks: 2, retrieves: 0, imports: 0, captures: 0 },
-      { day: '2031-03-14', kind: 'session', id: session.userId, user_id: session.userId, asks: 0, retrieves: 0, imports: 0, captures: 3 },
+      {
+        day: '2031-03-14',
+        kind: 'api_key',
+        id: key.keyId,
+        user_id: key.userId,
+        asks: 2,
+        retrieves: 0,
+        imports: 0,
+        captures: 0,
+      },
+      {
+        day: '2031-03-14',
+        kind: 'session',
+        id: session.userId,
+        user_id: session.userId,
+        asks: 0,
+        retrieves: 0,
+        imports: 0,
+        captures: 3,
+      },
       { day: '2031-03-14', kind: 'system', id: NIL, user_id: null, asks: 0, retrieves: 0, imports: 1, captures: 0 },
     ]);
   });
@@ -196,11 +256,23 @@ describe('usage attribution and history on real PostgreSQL', () => {
 
     expect(rows).toEqual([
       { day: '2031-03-11', counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 }, plan: null, limits: null },
-      { day: '2031-03-12', counters: { asks: 4, retrieves: 0, imports: 0, captures: 0 }, plan: 'free', limits: { wallet: 100, imports: 10, captures: 100 } },
+      {
+        day: '2031-03-12',
+        counters: { asks: 4, retrieves: 0, imports: 0, captures: 0 },
+        plan: 'free',
+        limits: { wallet: 100, imports: 10, captures: 100 },
+      },
       { day: '2031-03-13', counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 }, plan: null, limits: null },
-      { day: '2031-03-14', counters: { asks: 0, retrieves: 0, imports: 2, captures: 0 }, plan: 'pro', limits: { wallet: null, imports: 1000, captures: 10000 } },
+      {
+        day: '2031-03-14',
+        counters: { asks: 0, retrieves: 0, imports: 2, captures: 0 },
+        plan: 'pro',
+        limits: { wallet: null, imports: 1000, captures: 10000 },
+      },
     ]);
-    expect((await repo.orgDaily(orgId, '2031-03-11', '2031-03-14', '2031-03-12', 1)).map((r) => r.day)).toEqual(['2031-03-13']);
+    expect((await repo.orgDaily(orgId, '2031-03-11', '2031-03-14', '2031-03-12', 1)).map((r) => r.day)).toEqual([
+      '2031-03-13',
+    ]);
   });
 
   it('reads one credential’s days, with its org’s limits', async () => {
@@ -214,7 +286,12 @@ describe('usage attribution and history on real PostgreSQL', () => {
 
     expect(rows).toEqual([
       { day: '2031-03-13', counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 }, plan: null, limits: null },
-      { day: '2031-03-14', counters: { asks: 0, retrieves: 3, imports: 0, captures: 0 }, plan: 'free', limits: { wallet: 100, imports: 10, captures: 100 } },
+      {
+        day: '2031-03-14',
+        counters: { asks: 0, retrieves: 3, imports: 0, captures: 0 },
+        plan: 'free',
+        limits: { wallet: 100, imports: 10, captures: 100 },
+      },
     ]);
   });
 
@@ -266,10 +343,19 @@ describe('usage attribution and history on real PostgreSQL', () => {
 
   it('runs usage and audit retention and the lapsed-secret sweep from the one scheduler of the app, and a run of usage-retention prunes', async () => {
     const orgId = await seed.org('free');
-    await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks) VALUES ($1, '2031-01-01', 1), ($1, '2031-03-14', 1)`, [orgId]);
+    await db.pool.query(
+      `INSERT INTO usage_counters (org_id, day, asks) VALUES ($1, '2031-01-01', 1), ($1, '2031-03-14', 1)`,
+      [orgId],
+    );
     const jobs = a.app.get(PeriodicJobs);
 
-    expect(jobs.names.sort()).toEqual(['audit-retention', 'credit-leases-return', 'lapsed-previous-secrets', 'stale-keys', 'usage-retention']);
+    expect(jobs.names.sort()).toEqual([
+      'audit-retention',
+      'credit-leases-return',
+      'lapsed-previous-secrets',
+      'stale-keys',
+      'usage-retention',
+    ]);
     await jobs.runNow('usage-retention');
 
     expect((await counters(orgId)).map((r) => r.day)).toEqual(['2031-03-14']);
@@ -306,12 +392,19 @@ describe('usage attribution and history on real PostgreSQL', () => {
   it('backfills what was charged before attribution existed as the system’s', async () => {
     // The migration's backfill, replayed on rows written without attribution.
     const orgId = await seed.org('free');
-    await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks, captures) VALUES ($1, '2031-01-01', 5, 2)`, [orgId]);
-    await db.pool.query(`
+    await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks, captures) VALUES ($1, '2031-01-01', 5, 2)`, [
+      orgId,
+    ]);
+    await db.pool.query(
+      `
       INSERT INTO usage_attribution (org_id, day, credential_kind, credential_id, user_id, asks, retrieves, imports, captures)
-      SELECT org_id, day, 'system', '${NIL}', NULL, asks, retrieves, imports, captures FROM usage_counters WHERE org_id = $1`, [orgId]);
+      SELECT org_id, day, 'system', '${NIL}', NULL, asks, retrieves, imports, captures FROM usage_counters WHERE org_id = $1`,
+      [orgId],
+    );
 
-    expect(await attribution(orgId)).toEqual([{ day: '2031-01-01', kind: 'system', id: NIL, user_id: null, asks: 5, retrieves: 0, imports: 0, captures: 2 }]);
+    expect(await attribution(orgId)).toEqual([
+      { day: '2031-01-01', kind: 'system', id: NIL, user_id: null, asks: 5, retrieves: 0, imports: 0, captures: 2 },
+    ]);
   });
 });
 
@@ -328,7 +421,13 @@ describe('npm run admin -- usage export', () => {
   function admin(...args: string[]) {
     return run(process.execPath, [join(ROOT, 'scripts', 'run-built.mjs'), 'cli/admin.js', ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: db.url, DB_MIGRATE: 'false', SESSION_JWT_SECRET: TEST_SESSION_SECRET },
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'test',
+        DATABASE_URL: db.url,
+        DB_MIGRATE: 'false',
+        SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+      },
       maxBuffer: 64 * 1024 * 1024,
     }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
@@ -365,11 +464,23 @@ describe('npm run admin -- usage export', () => {
       `${today},free,0,0,0,0,100,10,100`,
     ]);
     expect(jsonl.code, jsonl.stderr).toBe(0);
-    const rows = jsonl.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const rows = jsonl.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(1501);
     expect(new Set(rows.map((r) => r.credential_id)).size).toBe(1501);
     expect(rows.reduce((s, r) => s + r.asks, 0)).toBe(1500);
-    expect(rows.at(-1)).toEqual({ day: daysAgo(2), credential_kind: 'system', credential_id: NIL, user_id: null, asks: 0, retrieves: 0, imports: 0, captures: 7 });
+    expect(rows.at(-1)).toEqual({
+      day: daysAgo(2),
+      credential_kind: 'system',
+      credential_id: NIL,
+      user_id: null,
+      asks: 0,
+      retrieves: 0,
+      imports: 0,
+      captures: 7,
+    });
   }, 120_000);
 
   it('refuses bad flags naming them, and an unknown org, with a non-zero exit and nothing on stdout', async () => {

@@ -56,16 +56,33 @@ describe('UsageRepository on real PostgreSQL', () => {
     it('returns the counters after the charge and records the plan and limits that applied with the day', async () => {
       const orgId = randomUUID();
       await usage.charge(charge(orgId, 'captures', 2));
-      expect(await usage.charge(charge(orgId, 'retrieves', 3))).toEqual({ asks: 0, retrieves: 3, imports: 0, captures: 2 });
+      expect(await usage.charge(charge(orgId, 'retrieves', 3))).toEqual({
+        asks: 0,
+        retrieves: 3,
+        imports: 0,
+        captures: 2,
+      });
       expect(await counters(orgId)).toEqual([
-        { day: DAY, asks: 0, retrieves: 3, imports: 0, captures: 2, plan: 'free', wallet_limit: 100, imports_limit: 10, captures_limit: 100 },
+        {
+          day: DAY,
+          asks: 0,
+          retrieves: 3,
+          imports: 0,
+          captures: 2,
+          plan: 'free',
+          wallet_limit: 100,
+          imports_limit: 10,
+          captures_limit: 100,
+        },
       ]);
     });
 
     it('lets exactly 100 of 200 simultaneous wallet charges through two data sources with separate pools', async () => {
       const orgId = randomUUID();
       const outcomes = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => (i % 2 ? other : usage).charge(charge(orgId, i % 4 < 2 ? 'asks' : 'retrieves', 1))),
+        Array.from({ length: 200 }, (_, i) =>
+          (i % 2 ? other : usage).charge(charge(orgId, i % 4 < 2 ? 'asks' : 'retrieves', 1)),
+        ),
       );
       expect(outcomes.filter((o) => o !== null)).toHaveLength(100);
       const [row] = await counters(orgId);
@@ -109,7 +126,8 @@ describe('UsageRepository on real PostgreSQL', () => {
       const [a, b] = [keyOf(), keyOf()];
       await usage.charge(charge(orgId, 'imports', 1)); // a first statement on this pool, so the batch below is alone
       // Every statement on this data source's pool, whichever way it is sent (its own client class).
-      const client: { prototype: { query: (...args: unknown[]) => unknown } } = (r.source.driver as PostgresDriver).master.Client;
+      const client: { prototype: { query: (...args: unknown[]) => unknown } } = (r.source.driver as PostgresDriver)
+        .master.Client;
       const query = vi.spyOn(client.prototype, 'query');
       let outcomes: Array<Counters | null>;
       let statements: string[];
@@ -124,9 +142,18 @@ describe('UsageRepository on real PostgreSQL', () => {
       } finally {
         query.mockRestore();
       }
-      expect(statements.filter((s) => /usage_|kui_charge/.test(s))).toEqual([expect.stringMatching(/kui_charge_batch/)]);
-      expect(outcomes).toEqual([{ ...ZERO, imports: 6 }, null, { ...ZERO, imports: 9 }, { ...ZERO, imports: 9, captures: 2 }]);
-      expect((await attribution(orgId)).map((x) => [x.credential_kind, x.credential_id, x.user_id, x.imports, x.captures])).toEqual(
+      expect(statements.filter((s) => /usage_|kui_charge/.test(s))).toEqual([
+        expect.stringMatching(/kui_charge_batch/),
+      ]);
+      expect(outcomes).toEqual([
+        { ...ZERO, imports: 6 },
+        null,
+        { ...ZERO, imports: 9 },
+        { ...ZERO, imports: 9, captures: 2 },
+      ]);
+      expect(
+        (await attribution(orgId)).map((x) => [x.credential_kind, x.credential_id, x.user_id, x.imports, x.captures]),
+      ).toEqual(
         [
           ['api_key', a.credentialId, a.userId, 8, 0],
           ['api_key', b.credentialId, b.userId, 0, 2],
@@ -144,8 +171,14 @@ describe('UsageRepository on real PostgreSQL', () => {
       await usage.charge(charge(orgId, 'imports', 1, { by, day: '2031-03-15' }));
 
       await other.refund(orgId, DAY, 'imports', 3, by);
-      expect((await counters(orgId)).map((c) => [c.day, c.imports])).toEqual([[DAY, 1], ['2031-03-15', 1]]);
-      expect((await attribution(orgId)).map((a) => [a.day, a.imports])).toEqual([[DAY, 1], ['2031-03-15', 1]]);
+      expect((await counters(orgId)).map((c) => [c.day, c.imports])).toEqual([
+        [DAY, 1],
+        ['2031-03-15', 1],
+      ]);
+      expect((await attribution(orgId)).map((a) => [a.day, a.imports])).toEqual([
+        [DAY, 1],
+        ['2031-03-15', 1],
+      ]);
 
       await other.refund(orgId, DAY, 'imports', 5, by);
       expect((await counters(orgId))[0].imports).toBe(0);
@@ -185,7 +218,9 @@ describe('UsageRepository on real PostgreSQL', () => {
     it('lists every day of the range with zeros for days without charges, and the plan recorded with charged days', async () => {
       const orgId = randomUUID();
       await usage.charge(charge(orgId, 'asks', 2, { day: '2031-03-12' }));
-      await usage.charge(charge(orgId, 'imports', 1, { day: '2031-03-14', plan: 'pro', limits: PRO, limit: PRO.imports }));
+      await usage.charge(
+        charge(orgId, 'imports', 1, { day: '2031-03-14', plan: 'pro', limits: PRO, limit: PRO.imports }),
+      );
       expect(await usage.orgDaily(orgId, '2031-03-11', '2031-03-14')).toEqual([
         { day: '2031-03-11', counters: ZERO, plan: null, limits: null },
         { day: '2031-03-12', counters: { ...ZERO, asks: 2 }, plan: 'free', limits: FREE },
@@ -197,7 +232,11 @@ describe('UsageRepository on real PostgreSQL', () => {
     it('pages by day: only days after afterDay, at most limit of them', async () => {
       const orgId = randomUUID();
       const days = (rows: Array<{ day: string }>) => rows.map((d) => d.day);
-      expect(days(await usage.orgDaily(orgId, '2031-03-01', '2031-03-31', '2031-03-10', 3))).toEqual(['2031-03-11', '2031-03-12', '2031-03-13']);
+      expect(days(await usage.orgDaily(orgId, '2031-03-01', '2031-03-31', '2031-03-10', 3))).toEqual([
+        '2031-03-11',
+        '2031-03-12',
+        '2031-03-13',
+      ]);
       expect(days(await usage.orgDaily(orgId, '2031-03-01', '2031-03-31', '2031-03-30', 3))).toEqual(['2031-03-31']);
       expect(await usage.orgDaily(orgId, '2031-03-01', '2031-03-31', '2031-03-31', 3)).toEqual([]);
     });
@@ -216,7 +255,10 @@ describe('UsageRepository on real PostgreSQL', () => {
         { day: '2031-03-15', counters: ZERO, plan: null, limits: null },
       ]);
       // Another org's rows for the same credential id are not this org's.
-      expect((await usage.credentialDaily(randomUUID(), 'api_key', mine.credentialId, '2031-03-13', '2031-03-13'))[0].counters).toEqual(ZERO);
+      expect(
+        (await usage.credentialDaily(randomUUID(), 'api_key', mine.credentialId, '2031-03-13', '2031-03-13'))[0]
+          .counters,
+      ).toEqual(ZERO);
     });
   });
 
@@ -247,16 +289,27 @@ describe('UsageRepository on real PostgreSQL', () => {
       expect(walk).toEqual(expected);
 
       const [first] = await usage.attributionPage(orgId, '2031-03-10', '2031-03-10', null, 1);
-      expect(first).toEqual({ day: '2031-03-10', kind: 'api_key', credentialId: keys[0].credentialId, userId: keys[0].userId, counters: { ...ZERO, captures: 1 } });
+      expect(first).toEqual({
+        day: '2031-03-10',
+        kind: 'api_key',
+        credentialId: keys[0].credentialId,
+        userId: keys[0].userId,
+        counters: { ...ZERO, captures: 1 },
+      });
     });
   });
 
   describe('pruneBatch', () => {
     it('deletes at most a batch of rows older than the day from one table, and reports how many', async () => {
       const orgId = randomUUID();
-      for (const day of ['2031-01-01', '2031-01-02', '2031-01-03', '2031-01-04']) await usage.charge(charge(orgId, 'asks', 1, { day, by: keyOf() }));
+      for (const day of ['2031-01-01', '2031-01-02', '2031-01-03', '2031-01-04'])
+        await usage.charge(charge(orgId, 'asks', 1, { day, by: keyOf() }));
       const days = async (table: string) =>
-        (await r.db.pool.query(`SELECT to_char(day, 'YYYY-MM-DD') AS d FROM ${table} WHERE org_id = $1 ORDER BY day`, [orgId])).rows.map((x) => x.d);
+        (
+          await r.db.pool.query(`SELECT to_char(day, 'YYYY-MM-DD') AS d FROM ${table} WHERE org_id = $1 ORDER BY day`, [
+            orgId,
+          ])
+        ).rows.map((x) => x.d);
 
       // Other tests' rows are all in March, so only this org's January rows can go.
       expect(await usage.pruneBatch('usage_counters', '2031-01-04', 2)).toBe(2);

@@ -35,13 +35,21 @@ describe('verification change notifications', () => {
     const w = await seed.world('owner');
     const otherOrg = await seed.org();
     const otherUser = await seed.user();
-    expect(await notified(() => db.pool.query(`UPDATE memberships SET org_id = $1 WHERE user_id = $2`, [otherOrg, w.userId]))).toEqual(
+    expect(
+      await notified(() =>
+        db.pool.query(`UPDATE memberships SET org_id = $1 WHERE user_id = $2`, [otherOrg, w.userId]),
+      ),
+    ).toEqual(
       expect.arrayContaining([
         { k: null, u: w.userId, o: otherOrg },
         { k: null, u: w.userId, o: w.orgId },
       ]),
     );
-    expect(await notified(() => db.pool.query(`UPDATE memberships SET user_id = $1 WHERE user_id = $2`, [otherUser.id, w.userId]))).toEqual(
+    expect(
+      await notified(() =>
+        db.pool.query(`UPDATE memberships SET user_id = $1 WHERE user_id = $2`, [otherUser.id, w.userId]),
+      ),
+    ).toEqual(
       expect.arrayContaining([
         { k: null, u: otherUser.id, o: otherOrg },
         { k: null, u: w.userId, o: otherOrg },
@@ -51,9 +59,9 @@ describe('verification change notifications', () => {
 
   it('name a pair once, under one sequence number, when an UPDATE leaves it where it was', async () => {
     const w = await seed.world('owner');
-    expect(await notified(() => db.pool.query(`UPDATE memberships SET role = 'viewer' WHERE user_id = $1`, [w.userId]))).toEqual([
-      { k: null, u: w.userId, o: w.orgId },
-    ]);
+    expect(
+      await notified(() => db.pool.query(`UPDATE memberships SET role = 'viewer' WHERE user_id = $1`, [w.userId])),
+    ).toEqual([{ k: null, u: w.userId, o: w.orgId }]);
   });
 
   it('tell every instance to drop everything on a TRUNCATE of any table a cached answer is built from', async () => {

@@ -57,12 +57,19 @@ describe.skipIf(!tier.run)('key controls on the account page', () => {
     const details = page.locator(`#details-${minted.body.id}`);
     await details.getByLabel('Credits (JSON)').fill('{"remaining": 5, "refill": {"amount": 5, "interval": "daily"}}');
     await details.getByRole('button', { name: 'Save controls' }).click();
-    await poll(() => page.locator(`#details-${minted.body.id} [data-credits]`).textContent()).toMatch(/^5 left, refill to 5 /);
+    await poll(() => page.locator(`#details-${minted.body.id} [data-credits]`).textContent()).toMatch(
+      /^5 left, refill to 5 /,
+    );
 
     // A refusal shows the server's message beside the form.
-    await page.locator(`#details-${minted.body.id}`).getByLabel('Allowed networks (one CIDR a line)').fill('10.0.0.1/8');
+    await page
+      .locator(`#details-${minted.body.id}`)
+      .getByLabel('Allowed networks (one CIDR a line)')
+      .fill('10.0.0.1/8');
     await page.locator(`#details-${minted.body.id}`).getByRole('button', { name: 'Save controls' }).click();
-    await poll(() => page.locator(`#details-${minted.body.id} .alert`).textContent()).toContain('allowed_cidrs[0] has host bits set');
+    await poll(() => page.locator(`#details-${minted.body.id} .alert`).textContent()).toContain(
+      'allowed_cidrs[0] has host bits set',
+    );
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -20,7 +20,13 @@ declare global {
   interface Window {
     // The same declaration as account-page.test.ts (declarations merge across the project).
     axe?: {
-      run: (context: Document, options: object) => Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[]; passes: unknown[] }>;
+      run: (
+        context: Document,
+        options: object,
+      ) => Promise<{
+        violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[];
+        passes: unknown[];
+      }>;
     };
   }
 }
@@ -33,7 +39,9 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
   async function expectAccessible(page: Page): Promise<void> {
     if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE_SOURCE);
     const violations = await page.evaluate(async () =>
-      (await window.axe!.run(document, { resultTypes: ['violations'] })).violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`),
+      (await window.axe!.run(document, { resultTypes: ['violations'] })).violations.map(
+        (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`,
+      ),
     );
     expect(violations).toEqual([]);
   }
@@ -42,10 +50,17 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
     const owner = await b.t.seed.world('owner');
     const admin = await b.t.seed.colleague(owner.orgId, 'admin');
     const member = await b.t.seed.colleague(owner.orgId, 'member');
-    const put = await b.t.api.request('PUT', `/orgs/${owner.orgId}/key-policy`, { token: owner.session, body: { approval_required_for: ['decisions:write'] } });
+    const put = await b.t.api.request('PUT', `/orgs/${owner.orgId}/key-policy`, {
+      token: owner.session,
+      body: { approval_required_for: ['decisions:write'] },
+    });
     expect(put.status).toBe(200);
     const mint = async (name: string) => {
-      const res = await b.t.api.post('/api-keys', member.session, { org_id: owner.orgId, name, scopes: ['decisions:write'] });
+      const res = await b.t.api.post('/api-keys', member.session, {
+        org_id: owner.orgId,
+        name,
+        scopes: ['decisions:write'],
+      });
       expect(res.body.status).toBe('pending');
       return res.body;
     };
@@ -79,7 +94,11 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
     await ownerPage.locator('#policy-save').click();
     await poll(() => ownerPage.locator('#policy-status').textContent()).toBe('Policy saved.');
     const saved = await b.t.api.get(`/orgs/${owner.orgId}/key-policy`, owner.session);
-    expect(saved.body).toMatchObject({ max_lifetime_days: 90, require_expiry: true, approval_required_for: ['decisions:write'] });
+    expect(saved.body).toMatchObject({
+      max_lifetime_days: 90,
+      require_expiry: true,
+      approval_required_for: ['decisions:write'],
+    });
 
     // A value the service refuses is shown, not saved.
     await ownerPage.locator('#policy-lifetime').fill('400');

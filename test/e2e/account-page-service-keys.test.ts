@@ -27,7 +27,11 @@ describe.skipIf(!tier.run)('the account page: service keys for owners and admins
     await poll(() => page.locator('#reveal-dialog').evaluate((d: HTMLDialogElement) => d.open)).toBe(true);
     const key = await page.locator('#reveal-key').inputValue();
     expect(key).toMatch(/^svc_live_/);
-    expect((await b.t.api.get('/me', key)).body).toMatchObject({ org_id: w.orgId, org_role: 'owner', scopes: ['decisions:read', 'decisions:write'] });
+    expect((await b.t.api.get('/me', key)).body).toMatchObject({
+      org_id: w.orgId,
+      org_role: 'owner',
+      scopes: ['decisions:read', 'decisions:write'],
+    });
     await page.locator('#reveal-copy').click();
     await page.locator('#reveal-close').click();
     await poll(() => page.locator('#reveal-dialog').evaluate((d: HTMLDialogElement) => d.open)).toBe(false);

@@ -58,7 +58,13 @@ declare global {
     __cspViolations?: string[];
     __requests?: string[];
     axe?: {
-      run: (context: Document, options: object) => Promise<{ violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[]; passes: unknown[] }>;
+      run: (
+        context: Document,
+        options: object,
+      ) => Promise<{
+        violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[];
+        passes: unknown[];
+      }>;
     };
   }
 }
@@ -124,7 +130,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await t?.close();
   });
 
-  async function openPage(options: { viewport?: { width: number; height: number }; theme?: 'light' | 'dark'; in?: BrowserContext } = {}): Promise<Page> {
+  async function openPage(
+    options: { viewport?: { width: number; height: number }; theme?: 'light' | 'dark'; in?: BrowserContext } = {},
+  ): Promise<Page> {
     const page = await (options.in ?? context).newPage();
     const errors: string[] = [];
     consoleErrors.set(page, errors);
@@ -133,7 +141,11 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     page.on('console', (msg) => {
       // API refusals (4xx) are logged by the browser as failed loads; those are expected here.
       const text = msg.text();
-      if (/Content Security Policy|Trusted Type/i.test(text) || (msg.type() === 'error' && !text.startsWith('Failed to load resource'))) errors.push(text);
+      if (
+        /Content Security Policy|Trusted Type/i.test(text) ||
+        (msg.type() === 'error' && !text.startsWith('Failed to load resource'))
+      )
+        errors.push(text);
     });
     page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
     return page;
@@ -151,7 +163,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     const { violations, passed } = await page.evaluate(async () => {
       const result = await window.axe!.run(document, { resultTypes: ['violations'] });
       return {
-        violations: result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary ?? ''})`).join('; ')}`),
+        violations: result.violations.map(
+          (v) => `${v.id}: ${v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary ?? ''})`).join('; ')}`,
+        ),
         passed: result.passes.length,
       };
     });
@@ -162,7 +176,11 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
 
   const isOpen = (page: Page, id: string) => page.locator(`#${id}`).evaluate((d: HTMLDialogElement) => d.open);
   const focusedId = (page: Page) => page.evaluate(() => document.activeElement?.id ?? '');
-  const announced = (page: Page) => page.evaluate(() => `${document.getElementById('announcer')!.textContent}|${document.getElementById('announcer-alert')!.textContent}`);
+  const announced = (page: Page) =>
+    page.evaluate(
+      () =>
+        `${document.getElementById('announcer')!.textContent}|${document.getElementById('announcer-alert')!.textContent}`,
+    );
 
   async function signIn(page: Page, token: string, query = ''): Promise<void> {
     await page.goto(`${t.url}/account${query}`);
@@ -189,7 +207,11 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     const dialog = page.locator('dialog[open]');
     if (typeof docs === 'string') await page.locator(docs).screenshot({ path });
     else if ((await dialog.count()) > 0) await dialog.screenshot({ path });
-    else await page.screenshot({ path, clip: { x: 0, y: 0, width: page.viewportSize()!.width, height: Math.min(720, page.viewportSize()!.height) } });
+    else
+      await page.screenshot({
+        path,
+        clip: { x: 0, y: 0, width: page.viewportSize()!.width, height: Math.min(720, page.viewportSize()!.height) },
+      });
   };
 
   /** Keys in every state, straight into the table: active, expiring in 3 days, expired, revoked, and a long name. */
@@ -204,7 +226,15 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     ];
     await insertKeyRows(
       t.db.pool,
-      rows.map(([name, createdAt, expiresAt, revokedAt]) => ({ userId, orgId, name, last4: 'Zz9Q', createdAt, expiresAt, revokedAt })),
+      rows.map(([name, createdAt, expiresAt, revokedAt]) => ({
+        userId,
+        orgId,
+        name,
+        last4: 'Zz9Q',
+        createdAt,
+        expiresAt,
+        revokedAt,
+      })),
     );
   }
 
@@ -213,7 +243,14 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const csp = page.headers.get('content-security-policy') ?? '';
-    for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "object-src 'none'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+      "object-src 'none'",
+    ]) {
       expect(csp).toContain(directive);
     }
     expect(csp).not.toContain('unsafe-inline');
@@ -260,7 +297,13 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(await page.locator('#identity-org-name').textContent()).toBe('Org');
     expect(await page.locator('#org-switcher').isVisible()).toBe(false);
     // The keys come before usage in the document: they are the page's first content.
-    expect(await page.evaluate(() => document.getElementById('keys')!.compareDocumentPosition(document.getElementById('usage')!) & Node.DOCUMENT_POSITION_FOLLOWING)).toBeTruthy();
+    expect(
+      await page.evaluate(
+        () =>
+          document.getElementById('keys')!.compareDocumentPosition(document.getElementById('usage')!) &
+          Node.DOCUMENT_POSITION_FOLLOWING,
+      ),
+    ).toBeTruthy();
     await expectAccessible(page, 'empty');
     await shot(page, '02-empty');
 
@@ -300,7 +343,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(key).toMatch(/^svc_live_[0-9A-Za-z]{12}_[0-9A-Za-z]+$/);
     expect(await focusedId(page)).toBe('reveal-copy');
     expect(await page.locator('#reveal-dialog').textContent()).toContain('only time the key is shown');
-    expect(await page.locator('#reveal-summary').textContent()).toBe('CI pipeline · decisions:read, decisions:write · expires in 30 days');
+    expect(await page.locator('#reveal-summary').textContent()).toBe(
+      'CI pipeline · decisions:read, decisions:write · expires in 30 days',
+    );
     await poll(() => announced(page)).toMatch(/^Key CI pipeline created\. Copy it now/);
     await expectAccessible(page, 'reveal');
     await shot(page, '03-reveal', true);
@@ -314,11 +359,23 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await page.keyboard.press('Enter');
     expect(await isOpen(page, 'reveal-dialog')).toBe(false);
     expect(await page.evaluate((k) => document.documentElement.outerHTML.includes(k), key)).toBe(false);
-    expect(await page.evaluate((k) => [...document.querySelectorAll('input, textarea')].some((i) => (i as HTMLInputElement).value.includes(k)), key)).toBe(false);
+    expect(
+      await page.evaluate(
+        (k) => [...document.querySelectorAll('input, textarea')].some((i) => (i as HTMLInputElement).value.includes(k)),
+        key,
+      ),
+    ).toBe(false);
     expect(page.url()).not.toContain(key.slice(9, 21));
-    expect(await page.evaluate((k) => JSON.stringify({ ...sessionStorage }).includes(k) || JSON.stringify({ ...localStorage }).includes(k), key)).toBe(false);
+    expect(
+      await page.evaluate(
+        (k) => JSON.stringify({ ...sessionStorage }).includes(k) || JSON.stringify({ ...localStorage }).includes(k),
+        key,
+      ),
+    ).toBe(false);
     const row = page.locator('#keys-body tr.key-row').first();
-    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.getAttribute('data-status'))).toBe('active');
+    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.getAttribute('data-status'))).toBe(
+      'active',
+    );
 
     const lookup = key.slice('svc_live_'.length, 'svc_live_'.length + 12);
     expect(await row.locator('.masked-key').textContent()).toBe(`svc_live_${lookup}…${key.slice(-4)}`);
@@ -326,7 +383,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(await row.locator('.badge.scope').allTextContents()).toEqual(['decisions:read', 'decisions:write']);
     expect(await row.locator('.badge.status').textContent()).toBe('Expires in 30 days');
     expect(await row.locator('.badge.status').getAttribute('class')).toContain('active');
-    expect(await row.locator('.cell-created time').getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    expect(await row.locator('.cell-created time').getAttribute('title')).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+    );
     expect(await row.locator('.cell-last-used').textContent()).toBe('Never');
 
     // The key works, and after a reload its last use shows (the session survives the reload).
@@ -338,14 +397,25 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
 
     // Details: the key's facts and its usage of the last 30 days, charted with a table for screen readers.
     const keyId = (await row.getAttribute('data-key-id'))!;
-    await t.app.get(UsageService).charge(w.orgId, 'asks', 5, testPrincipal({ userId: w.userId, email: w.email, orgId: w.orgId, orgRole: 'owner', keyId }));
+    await t.app
+      .get(UsageService)
+      .charge(
+        w.orgId,
+        'asks',
+        5,
+        testPrincipal({ userId: w.userId, email: w.email, orgId: w.orgId, orgRole: 'owner', keyId }),
+      );
     await row.getByRole('button', { name: 'Details of CI pipeline' }).focus();
     await page.keyboard.press('Enter');
     const details = page.locator('tr.details-row').first();
     await poll(() => details.isVisible()).toBe(true);
-    expect(await row.getByRole('button', { name: 'Details of CI pipeline' }).getAttribute('aria-expanded')).toBe('true');
+    expect(await row.getByRole('button', { name: 'Details of CI pipeline' }).getAttribute('aria-expanded')).toBe(
+      'true',
+    );
     await poll(() => details.locator('.key-usage figcaption').textContent()).toBe('Last 30 days: 5 in total');
-    expect(await details.locator('.key-usage table caption').textContent()).toMatch(/^Units charged with CI pipeline per day/);
+    expect(await details.locator('.key-usage table caption').textContent()).toMatch(
+      /^Units charged with CI pipeline per day/,
+    );
     expect(await details.locator('.key-usage table tbody tr').count()).toBe(30);
     expect(await details.locator('.key-usage table tbody tr').last().locator('td').textContent()).toBe('5');
     expect(await details.locator('.key-usage svg rect').count()).toBe(30);
@@ -380,7 +450,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     const revoked = page.locator(`#keys-inactive tr[data-status="revoked"]`);
     await poll(() => revoked.count()).toBe(1);
     await poll(() => announced(page)).toMatch(/^Key CI pipeline revoked/);
-    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.getAttribute('data-status'))).toBe('revoked');
+    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.getAttribute('data-status'))).toBe(
+      'revoked',
+    );
     expect(await revoked.locator('.badge.status').textContent()).toBe('Revoked');
     expect(await revoked.getByRole('button', { name: /Revoke/ }).count()).toBe(0);
     expect(await page.locator('#inactive-toggle').textContent()).toBe('Hide 1 inactive key');
@@ -398,13 +470,15 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
 
   it('follows next_cursor with "Load more" when the list is paginated', async () => {
     const w = await t.seed.world('owner');
-    for (const name of ['first', 'second', 'third']) expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId, name })).status).toBe(201);
+    for (const name of ['first', 'second', 'third'])
+      expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId, name })).status).toBe(201);
     const page = await openPage({ viewport: { width: 768, height: 900 } });
     // The page asks for 50 keys a page; the real server's keyset pagination (issue 14) is made to
     // answer 2 a page by rewriting `limit` on the way out, so the page follows the server's own
     // opaque next_cursor, not one made up here.
     // Recorded here and asserted below: an expect() thrown inside a route handler is an unhandled rejection.
-    const sent: { limit: string | null; org: string | null; cursor: string | null; answered: string | undefined }[] = [];
+    const sent: { limit: string | null; org: string | null; cursor: string | null; answered: string | undefined }[] =
+      [];
     await page.route(
       (url) => url.pathname === '/api-keys',
       async (route) => {
@@ -413,7 +487,12 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
         url.searchParams.set('limit', '2');
         const real = await route.fetch({ url: url.toString() });
         const body = (await real.json()) as { next_cursor?: string };
-        sent.push({ limit, org: url.searchParams.get('org_id'), cursor: url.searchParams.get('cursor'), answered: body.next_cursor });
+        sent.push({
+          limit,
+          org: url.searchParams.get('org_id'),
+          cursor: url.searchParams.get('cursor'),
+          answered: body.next_cursor,
+        });
         await route.fulfill({ response: real });
       },
     );
@@ -444,15 +523,20 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await page.route(
       (url) => url.pathname === '/api-keys',
       async (route) => {
-        if (failures-- > 0) return route.fulfill({ status: 503, json: { statusCode: 503, message: 'Service temporarily unavailable' } });
+        if (failures-- > 0)
+          return route.fulfill({ status: 503, json: { statusCode: 503, message: 'Service temporarily unavailable' } });
         return route.continue();
       },
     );
     await signIn(page, w.session);
     const error = page.locator('#keys-error');
     await poll(() => error.isVisible()).toBe(true);
-    expect(await error.textContent()).toBe('Something went wrong on the server. Service temporarily unavailable Try again');
-    await poll(() => announced(page)).toMatch(/\|Something went wrong on the server\. Service temporarily unavailable$/);
+    expect(await error.textContent()).toBe(
+      'Something went wrong on the server. Service temporarily unavailable Try again',
+    );
+    await poll(() => announced(page)).toMatch(
+      /\|Something went wrong on the server\. Service temporarily unavailable$/,
+    );
     expect(await page.locator('#keys-empty').isVisible()).toBe(false);
     await expectAccessible(page, 'error banner');
     await error.getByRole('button', { name: 'Try again' }).focus();
@@ -499,7 +583,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await poll(() => isOpen(page, 'reveal-dialog')).toBe(false);
     expect(await page.evaluate((k) => document.documentElement.outerHTML.includes(k), key)).toBe(false);
     expect(await page.locator('#reveal-key').count()).toBe(0);
-    await poll(() => page.evaluate(() => document.activeElement?.closest('tr')?.querySelector('th')?.textContent)).toBe('staging');
+    await poll(() => page.evaluate(() => document.activeElement?.closest('tr')?.querySelector('th')?.textContent)).toBe(
+      'staging',
+    );
     await expectClean(page);
     await page.close();
   });
@@ -519,7 +605,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
         await poll(() => page.locator('#keys-body tr.key-row').count()).toBe(3);
         await poll(() => page.locator('#usage-plan').isVisible()).toBe(true);
 
-        const badges = await page.locator('#keys-body .badge.status').evaluateAll((els) => els.map((e) => `${e.textContent}:${e.classList[2]}`));
+        const badges = await page
+          .locator('#keys-body .badge.status')
+          .evaluateAll((els) => els.map((e) => `${e.textContent}:${e.classList[2]}`));
         expect(badges.sort()).toEqual(['Active:active', 'Expires in 3 days:expiring', 'Expires in 90 days:active']);
         const toggle = page.locator('#inactive-toggle');
         expect(await toggle.textContent()).toBe('Show 2 inactive keys');
@@ -530,7 +618,12 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
           const main = document.querySelector('main')!;
           const edge = main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight);
           const outside = [...main.querySelectorAll('*')]
-            .filter((el) => el.getClientRects().length > 0 && !el.closest('.visually-hidden') && el.getBoundingClientRect().right > edge + 0.5)
+            .filter(
+              (el) =>
+                el.getClientRects().length > 0 &&
+                !el.closest('.visually-hidden') &&
+                el.getBoundingClientRect().right > edge + 0.5,
+            )
             .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className}`);
           // A word cut in two shows as a line box narrower than the word: measure each word's line count.
           const split = [...document.querySelectorAll('#keys-body .name-text')].filter((el) => {
@@ -548,9 +641,21 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
           });
           const width = document.documentElement.clientWidth;
           const sideways = [...document.body.querySelectorAll('*')]
-            .filter((el) => el.getClientRects().length > 0 && !el.closest('dialog:not([open])') && el.getBoundingClientRect().right > width + 0.5)
-            .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className} ${Math.round(el.getBoundingClientRect().right)}`);
-          return { sideways: document.documentElement.scrollWidth > width ? sideways : [], outside, split: split.length };
+            .filter(
+              (el) =>
+                el.getClientRects().length > 0 &&
+                !el.closest('dialog:not([open])') &&
+                el.getBoundingClientRect().right > width + 0.5,
+            )
+            .map(
+              (el) =>
+                `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className} ${Math.round(el.getBoundingClientRect().right)}`,
+            );
+          return {
+            sideways: document.documentElement.scrollWidth > width ? sideways : [],
+            outside,
+            split: split.length,
+          };
         });
         expect(layout, label).toEqual({ sideways: [], outside: [], split: 0 });
         // No layout shift worth the name while it loaded (skeletons hold the space): CLS under 0.1, "good".
@@ -575,7 +680,10 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
         );
         expect(shift.total, `${label}: ${shift.moved.join(', ')}`).toBeLessThan(0.1);
         // Rows become cards on narrow screens: the header row is out of sight.
-        expect(await page.locator('#keys-table thead').evaluate((el) => el.getBoundingClientRect().height > 1), label).toBe(viewport.width > 880);
+        expect(
+          await page.locator('#keys-table thead').evaluate((el) => el.getBoundingClientRect().height > 1),
+          label,
+        ).toBe(viewport.width > 880);
         await expectAccessible(page, `keys ${label}`);
         if (viewport.width !== 768) await shot(page, `08-keys-${label}`, theme === 'light' || viewport.width === 1440);
 
@@ -650,7 +758,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
       box.checked = true;
     });
     await page.locator('#key-name').press('Enter');
-    await poll(() => page.locator('#create-error').textContent()).toMatch(/^Not allowed\. Your role "viewer" in this organisation cannot grant decisions:write/);
+    await poll(() => page.locator('#create-error').textContent()).toMatch(
+      /^Not allowed\. Your role "viewer" in this organisation cannot grant decisions:write/,
+    );
     expect(await page.locator('#create-error').getAttribute('data-status')).toBe('403');
     expect(await focusedId(page)).toBe('create-error');
     await poll(() => announced(page)).toMatch(/\|Not allowed\./);
@@ -734,7 +844,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     // Several orgs and none in the session: the picker comes first, by name, with roles.
     await poll(() => page.locator('#org-list').isVisible()).toBe(true);
     expect(await page.locator('#org-form').isVisible()).toBe(false);
-    expect(await page.locator('.org-choice .org-name').allTextContents()).toEqual(expect.arrayContaining(['Acme Corp', 'Beta Labs', 'Gamma Research']));
+    expect(await page.locator('.org-choice .org-name').allTextContents()).toEqual(
+      expect.arrayContaining(['Acme Corp', 'Beta Labs', 'Gamma Research']),
+    );
     expect(await page.locator(`.org-choice[data-org-id="${beta}"]`).textContent()).toContain('viewer');
     expect(await page.locator('#identity-email').textContent()).toBe(user.email);
     expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
@@ -747,7 +859,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(new URL(page.url()).searchParams.get('org')).toBe(acme);
     await poll(() => page.locator('#usage-plan').textContent()).toBe('Pro plan');
     // The switcher names every org with its role.
-    expect(await page.locator('#org-switch option').allTextContents()).toEqual(expect.arrayContaining(['Acme Corp (admin)', 'Beta Labs (viewer)', 'Gamma Research (member)']));
+    expect(await page.locator('#org-switch option').allTextContents()).toEqual(
+      expect.arrayContaining(['Acme Corp (admin)', 'Beta Labs (viewer)', 'Gamma Research (member)']),
+    );
     expect(await page.locator('#org-switch').inputValue()).toBe(acme);
     await expectAccessible(page, 'org switcher');
 
@@ -814,7 +928,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(await isOpen(page, 'reveal-dialog')).toBe(false);
     expect(await page.evaluate((k) => document.documentElement.outerHTML.includes(k), fresh)).toBe(false);
     expect(await row.locator('.badge.status').textContent()).toBe('In grace');
-    expect(await row.locator('.badge.status').getAttribute('title')).toMatch(/^Rotated: the previous secret works until \d{4}-/);
+    expect(await row.locator('.badge.status').getAttribute('title')).toMatch(
+      /^Rotated: the previous secret works until \d{4}-/,
+    );
     expect((await t.api.get('/me', fresh)).status).toBe(200);
     expect((await t.api.get('/me', minted.body.key)).status).toBe(200);
     await page.reload();
@@ -848,7 +964,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     // reloaded; the row's new status shows with the first of the three.
     await poll(() => focusedId(page)).toBe('org-keys-title');
     expect((await t.api.get('/me', theirs.body.key)).status).toBe(401);
-    await poll(() => page.locator('#audit-list tbody tr').first().locator('th').textContent()).toBe('api_key.revoked_by_admin');
+    await poll(() => page.locator('#audit-list tbody tr').first().locator('th').textContent()).toBe(
+      'api_key.revoked_by_admin',
+    );
     await expectClean(page);
     await page.close();
   });
@@ -883,7 +1001,9 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await page.locator('#audit-action').selectOption('member.removed');
     await page.locator('#audit-filters button[type="submit"]').focus();
     await page.keyboard.press('Enter');
-    await poll(() => page.locator('#audit-list').textContent()).toBe('No events match this filter. Clear it to see every event.');
+    await poll(() => page.locator('#audit-list').textContent()).toBe(
+      'No events match this filter. Clear it to see every event.',
+    );
     await expectClean(page);
     await page.close();
 
@@ -897,7 +1017,7 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await other.close();
   });
 
-  it('lists the webhook endpoints of the org with their state, and opens each one\'s delivery log', async () => {
+  it("lists the webhook endpoints of the org with their state, and opens each one's delivery log", async () => {
     const w = await t.seed.world('owner', 'pro');
     const created = await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, {
       url: 'https://hooks.example.com/keys',
@@ -940,9 +1060,13 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     });
     await page.clock.install();
     await signIn(page, w.session);
-    await poll(() => page.locator('[data-meter="imports"] .meter-warning').textContent()).toBe("80 % of today's limit used.");
+    await poll(() => page.locator('[data-meter="imports"] .meter-warning').textContent()).toBe(
+      "80 % of today's limit used.",
+    );
     expect(await page.locator('[data-meter="imports"]').getAttribute('class')).toContain('high');
-    expect(await page.locator('[data-meter="queries"] .meter-warning').textContent()).toBe('Daily limit reached: more queries are refused until the reset.');
+    expect(await page.locator('[data-meter="queries"] .meter-warning').textContent()).toBe(
+      'Daily limit reached: more queries are refused until the reset.',
+    );
     expect(await page.locator('[data-meter="queries"]').getAttribute('class')).toContain('full');
     expect(await page.locator('[data-meter="captures"] .meter-warning').isVisible()).toBe(false);
     await expectAccessible(page, 'usage warnings');

@@ -29,7 +29,12 @@ describe('GET /api-keys and DELETE /api-keys/{keyID}', () => {
 
     it('shows each key as minted, without the key itself', async () => {
       const w = await t.seed.world('owner');
-      const { key, ...record } = await mintOk(t, w.session, { org_id: w.orgId, name: 'ci', scopes: [READ, WRITE], expires_in_days: 7 });
+      const { key, ...record } = await mintOk(t, w.session, {
+        org_id: w.orgId,
+        name: 'ci',
+        scopes: [READ, WRITE],
+        expires_in_days: 7,
+      });
       const res = await t.api.get('/api-keys', w.session);
       expect(res.status).toBe(200);
       expect(Object.keys(res.body)).toEqual(['keys']);
@@ -158,10 +163,13 @@ describe('GET /api-keys and DELETE /api-keys/{keyID}', () => {
       expect(second.revoked_at).toBe(first.revoked_at);
     });
 
-    it.each([['not-a-uuid'], ['12345'], [`${NOWHERE}0`], ['0b9e4a7e3c554c1e9d9a5b8f1e2d7c61']])('refuses keyID %s, which is not a UUID (400)', async (bad) => {
-      const w = await t.seed.world('owner');
-      expect400(await t.api.delete(`/api-keys/${bad}`, w.session), /keyID/, /UUID/);
-    });
+    it.each([['not-a-uuid'], ['12345'], [`${NOWHERE}0`], ['0b9e4a7e3c554c1e9d9a5b8f1e2d7c61']])(
+      'refuses keyID %s, which is not a UUID (400)',
+      async (bad) => {
+        const w = await t.seed.world('owner');
+        expect400(await t.api.delete(`/api-keys/${bad}`, w.session), /keyID/, /UUID/);
+      },
+    );
 
     it("answers a missing key and someone else's key alike (404, same body) and leaves the other key working", async () => {
       const w = await t.seed.world('owner');

@@ -33,7 +33,16 @@ describe('POST /api-keys: mint', () => {
       const w = await t.seed.world('owner');
       const res = await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'ci deploy' });
       expect(res.status).toBe(201);
-      expect(Object.keys(res.body).sort()).toEqual(['created_at', 'id', 'key', 'last4', 'lookup', 'name', 'org_id', 'scopes']);
+      expect(Object.keys(res.body).sort()).toEqual([
+        'created_at',
+        'id',
+        'key',
+        'last4',
+        'lookup',
+        'name',
+        'org_id',
+        'scopes',
+      ]);
       expect(res.body).toMatchObject({ org_id: w.orgId, name: 'ci deploy', scopes: [READ] });
       expect(res.body.id).toMatch(UUID_SHAPE);
       expect(res.body.created_at).toMatch(RFC3339);
@@ -189,12 +198,19 @@ describe('POST /api-keys: mint', () => {
       expect400(await t.api.post('/api-keys', w.session, { name: 'x' }), /org_id/, /required/);
     });
 
-    it.each([['not-a-uuid'], [''], [42], ['0b9e4a7e-3c55-4c1e-9d9a-5b8f1e2d7c6']])('refuses org_id %j, which is not a UUID', async (orgId) => {
-      expect400(await t.api.post('/api-keys', w.session, { org_id: orgId }), /org_id/, /UUID/);
-    });
+    it.each([['not-a-uuid'], [''], [42], ['0b9e4a7e-3c55-4c1e-9d9a-5b8f1e2d7c6']])(
+      'refuses org_id %j, which is not a UUID',
+      async (orgId) => {
+        expect400(await t.api.post('/api-keys', w.session, { org_id: orgId }), /org_id/, /UUID/);
+      },
+    );
 
     it('refuses a name of 101 characters', async () => {
-      expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'n'.repeat(101) }), /name/, /at most 100 characters/);
+      expect400(
+        await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'n'.repeat(101) }),
+        /name/,
+        /at most 100 characters/,
+      );
     });
 
     it('refuses a 100-character-looking name whose emoji makes it 101 JavaScript characters', async () => {
@@ -203,33 +219,51 @@ describe('POST /api-keys: mint', () => {
       expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, name }), /name/, /at most 100 characters/);
     });
 
-    it.each([['a\u0000b'], ['\ud800x'], ['x\udfff']])('refuses name %j, which PostgreSQL could not store as given, instead of failing with a 500', async (name) => {
-      expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, name }), /name/, /NUL|surrogate/);
-    });
+    it.each([['a\u0000b'], ['\ud800x'], ['x\udfff']])(
+      'refuses name %j, which PostgreSQL could not store as given, instead of failing with a 500',
+      async (name) => {
+        expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, name }), /name/, /NUL|surrogate/);
+      },
+    );
 
     it.each([[null], [7], [['a']]])('refuses name %j, which is not a string', async (name) => {
       expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, name }), /name/, /string/);
     });
 
-    it.each([[['decisions:admin']], [[READ, 'decisions:delete']], [[7]], [[null]]])('refuses scopes %j: an unknown scope', async (scopes) => {
-      expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes }), /scopes/, /decisions:read/, /decisions:write/);
-    });
+    it.each([[['decisions:admin']], [[READ, 'decisions:delete']], [[7]], [[null]]])(
+      'refuses scopes %j: an unknown scope',
+      async (scopes) => {
+        expect400(
+          await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes }),
+          /scopes/,
+          /decisions:read/,
+          /decisions:write/,
+        );
+      },
+    );
 
     it.each([[READ], [null], [{ 0: READ }]])('refuses scopes %j, which is not an array', async (scopes) => {
       expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes }), /scopes/, /array/);
     });
 
-    it.each([['5'], [1.5], [null], [-1], [367], [true], [1e21]])('refuses expires_in_days %j: it must be an integer from 0 to 366', async (days) => {
-      expect400(
-        await t.api.post('/api-keys', w.session, { org_id: w.orgId, expires_in_days: days }),
-        /expires_in_days/,
-        /integer/,
-        /0 to 366/,
-      );
-    });
+    it.each([['5'], [1.5], [null], [-1], [367], [true], [1e21]])(
+      'refuses expires_in_days %j: it must be an integer from 0 to 366',
+      async (days) => {
+        expect400(
+          await t.api.post('/api-keys', w.session, { org_id: w.orgId, expires_in_days: days }),
+          /expires_in_days/,
+          /integer/,
+          /0 to 366/,
+        );
+      },
+    );
 
     it('refuses an unknown field, naming it', async () => {
-      expect400(await t.api.post('/api-keys', w.session, { org_id: w.orgId, expiresInDays: 5 }), /expiresInDays/, /not an accepted field/);
+      expect400(
+        await t.api.post('/api-keys', w.session, { org_id: w.orgId, expiresInDays: 5 }),
+        /expiresInDays/,
+        /not an accepted field/,
+      );
     });
 
     it('reads a request with no body at all as an empty object: org_id is required', async () => {
@@ -241,17 +275,22 @@ describe('POST /api-keys: mint', () => {
       expect400(res, /JSON/);
     });
 
-    it.each([['[]'], ['["org_id"]'], ['"text"'], ['42'], ['null']])('refuses the JSON body %s, which is not an object', async (raw) => {
-      const res = await t.api.request('POST', '/api-keys', { token: w.session, rawBody: raw });
-      expect400(res, /body/, /JSON object/);
-    });
+    it.each([['[]'], ['["org_id"]'], ['"text"'], ['42'], ['null']])(
+      'refuses the JSON body %s, which is not an object',
+      async (raw) => {
+        const res = await t.api.request('POST', '/api-keys', { token: w.session, rawBody: raw });
+        expect400(res, /body/, /JSON object/);
+      },
+    );
 
     it('stores nothing when it refuses a request', async () => {
       const fresh = await t.seed.world('owner');
       await t.api.post('/api-keys', fresh.session, { org_id: fresh.orgId, expires_in_days: 367 });
       await t.api.post('/api-keys', fresh.session, { org_id: fresh.orgId, scopes: ['decisions:admin'] });
       expect(await listKeys(t, fresh.session)).toEqual([]);
-      const { rows } = await t.db.pool.query(`SELECT count(*)::int AS n FROM api_keys WHERE user_id = $1`, [fresh.userId]);
+      const { rows } = await t.db.pool.query(`SELECT count(*)::int AS n FROM api_keys WHERE user_id = $1`, [
+        fresh.userId,
+      ]);
       expect(rows[0].n).toBe(0);
     });
   });

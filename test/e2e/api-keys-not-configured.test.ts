@@ -25,7 +25,11 @@ describe('a deployment without API_KEY_SECRET', () => {
     const w = await bare.seed.world('owner');
     const res = await call(bare.api, w.session, w.orgId);
     expect(res.status).toBe(501);
-    expect(res.body).toEqual({ statusCode: 501, error: 'Not Implemented', message: expect.stringMatching(/not configured/) });
+    expect(res.body).toEqual({
+      statusCode: 501,
+      error: 'Not Implemented',
+      message: expect.stringMatching(/not configured/),
+    });
   });
 
   it.each(ENDPOINTS)('authenticates %s first: no credential or a bad session is 401, not 501', async (_, call) => {

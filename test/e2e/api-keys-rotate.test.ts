@@ -15,7 +15,9 @@ describe('POST /api-keys/{keyID}/rotate: rotation with a grace period', () => {
   afterAll(async () => t?.close());
 
   const rotate = (session: string, keyId: string, body?: unknown) =>
-    body === undefined ? t.api.request('POST', `/api-keys/${keyId}/rotate`, { token: session }) : t.api.post(`/api-keys/${keyId}/rotate`, session, body);
+    body === undefined
+      ? t.api.request('POST', `/api-keys/${keyId}/rotate`, { token: session })
+      : t.api.post(`/api-keys/${keyId}/rotate`, session, body);
   const me = async (key: string) => (await t.api.get('/me', key)).status;
 
   it('answers 201 with the same key (id, name, org, scopes, expiry) under a new secret shown once', async () => {

@@ -45,12 +45,19 @@ describe('keys under load and at rest', () => {
 
   it('keeps neither a key nor its secret part anywhere in the database, in any column of any table', async () => {
     const w = await t.seed.world('owner');
-    const kept = await mintOk(t, w.session, { org_id: w.orgId, name: 'kept', scopes: [READ, WRITE], expires_in_days: 30 });
+    const kept = await mintOk(t, w.session, {
+      org_id: w.orgId,
+      name: 'kept',
+      scopes: [READ, WRITE],
+      expires_in_days: 30,
+    });
     const revoked = await mintOk(t, w.session, { org_id: w.orgId, name: 'revoked' });
     expect((await t.api.get('/me', kept.key)).status).toBe(200);
     expect((await t.api.get('/usage', kept.key)).status).toBe(200);
     expect((await t.api.get('/me', revoked.key)).status).toBe(200);
-    await expect.poll(async () => (await listKeys(t, w.session)).every((k) => k.last_used_at), BEHIND_THE_RESPONSE).toBe(true);
+    await expect
+      .poll(async () => (await listKeys(t, w.session)).every((k) => k.last_used_at), BEHIND_THE_RESPONSE)
+      .toBe(true);
     expect((await t.api.delete(`/api-keys/${revoked.id}`, w.session)).status).toBe(204);
     await t.app.get(LastUsedWriter).flush();
 
@@ -118,14 +125,28 @@ async function dumpEveryTable(t: TestApp): Promise<string> {
 class CapturingLogger implements LoggerService {
   readonly lines: string[] = [];
   private keep(level: string, message: unknown, params: unknown[]) {
-    this.lines.push(`${level} ${[message, ...params].map((p) => (p instanceof Error ? `${p.message}\n${p.stack}` : typeof p === 'string' ? p : JSON.stringify(p))).join(' ')}`);
+    this.lines.push(
+      `${level} ${[message, ...params].map((p) => (p instanceof Error ? `${p.message}\n${p.stack}` : typeof p === 'string' ? p : JSON.stringify(p))).join(' ')}`,
+    );
   }
-  log(message: unknown, ...params: unknown[]) { this.keep('log', message, params); }
-  error(message: unknown, ...params: unknown[]) { this.keep('error', message, params); }
-  warn(message: unknown, ...params: unknown[]) { this.keep('warn', message, params); }
-  debug(message: unknown, ...params: unknown[]) { this.keep('debug', message, params); }
-  verbose(message: unknown, ...params: unknown[]) { this.keep('verbose', message, params); }
-  fatal(message: unknown, ...params: unknown[]) { this.keep('fatal', message, params); }
+  log(message: unknown, ...params: unknown[]) {
+    this.keep('log', message, params);
+  }
+  error(message: unknown, ...params: unknown[]) {
+    this.keep('error', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]) {
+    this.keep('warn', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]) {
+    this.keep('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]) {
+    this.keep('verbose', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]) {
+    this.keep('fatal', message, params);
+  }
 }
 
 /**

@@ -15,7 +15,8 @@ describe('what a minted key is worth over its life', () => {
   });
   afterAll(async () => t?.close());
 
-  const lastUsedOf = async (session: string, id: string) => (await listKeys(t, session)).find((k) => k.id === id)?.last_used_at as string | undefined;
+  const lastUsedOf = async (session: string, id: string) =>
+    (await listKeys(t, session)).find((k) => k.id === id)?.last_used_at as string | undefined;
 
   describe('expiry', () => {
     it('verifies until just before expires_at and refuses the key (401) from expires_at on, while it stays listed', async () => {

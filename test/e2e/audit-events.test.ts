@@ -17,7 +17,8 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
   });
   afterAll(async () => t?.close());
 
-  const events = (session: string, orgId: string, query = '') => t.api.get(`/orgs/${orgId}/audit-events${query}`, session);
+  const events = (session: string, orgId: string, query = '') =>
+    t.api.get(`/orgs/${orgId}/audit-events${query}`, session);
 
   describe('recording', () => {
     it("records a mint with actor, credential, target, client address, user agent and the service's request id (the caller's beside it), and no secret", async () => {
@@ -44,7 +45,13 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
           client_address: '127.0.0.1',
           user_agent: 'audit-test/1.0',
           request_id: ours,
-          details: { name: 'ci', lookup: res.body.lookup, scopes: ['decisions:read'], expires_at: null, client_request_id: 'req-audit-mint-1' },
+          details: {
+            name: 'ci',
+            lookup: res.body.lookup,
+            scopes: ['decisions:read'],
+            expires_at: null,
+            client_request_id: 'req-audit-mint-1',
+          },
         },
       ]);
       expect(page.text).not.toContain(res.body.key);
@@ -61,7 +68,13 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
       expect((await t.api.delete(`/api-keys/${key.id}`, w.session)).status).toBe(204);
       const rows = await t.seed.auditEvents(w.orgId);
       expect(rows.map((r) => r.action)).toEqual(['api_key.minted', 'api_key.revoked']);
-      expect(rows[1]).toMatchObject({ actor_type: 'user', actor_id: w.userId, target_type: 'api_key', target_id: key.id, details: { name: 'laptop' } });
+      expect(rows[1]).toMatchObject({
+        actor_type: 'user',
+        actor_id: w.userId,
+        target_type: 'api_key',
+        target_id: key.id,
+        details: { name: 'laptop' },
+      });
     });
 
     it('records a revoke (one statement) with the origin, and the name scrubbed as the mint scrubbed it; an admin revoke adds owner_id', async () => {
@@ -72,31 +85,49 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
       const other = await mintOk(t, w.session, { org_id: w.orgId, name: 'by admin' });
       const headers = { 'user-agent': 'audit-test/2.0', 'x-request-id': 'req-audit-revoke-1' };
       const ownRevoke = await t.api.request('DELETE', `/api-keys/${own.id}`, { token: w.session, headers });
-      const adminRevoke = await t.api.request('DELETE', `/orgs/${w.orgId}/api-keys/${other.id}`, { token: w.session, headers });
+      const adminRevoke = await t.api.request('DELETE', `/orgs/${w.orgId}/api-keys/${other.id}`, {
+        token: w.session,
+        headers,
+      });
       expect([ownRevoke.status, adminRevoke.status]).toEqual([204, 204]);
       const page = await events(w.session, w.orgId, '?limit=10');
-      const minted = page.body.events.find((e: { action: string; target: { id: string } }) => e.action === 'api_key.minted' && e.target.id === own.id);
+      const minted = page.body.events.find(
+        (e: { action: string; target: { id: string } }) => e.action === 'api_key.minted' && e.target.id === own.id,
+      );
       expect(minted.details.name).toBe('pasted [REDACTED] and [REDACTED] here');
       const common = {
-        id: expect.stringMatching(UUID_SHAPE), created_at: minted.created_at, org_id: w.orgId, actor: { type: 'user', id: w.userId },
-        credential: { type: 'session' }, client_address: '127.0.0.1', user_agent: 'audit-test/2.0',
+        id: expect.stringMatching(UUID_SHAPE),
+        created_at: minted.created_at,
+        org_id: w.orgId,
+        actor: { type: 'user', id: w.userId },
+        credential: { type: 'session' },
+        client_address: '127.0.0.1',
+        user_agent: 'audit-test/2.0',
       };
       const client_request_id = 'req-audit-revoke-1';
       const revokes = page.body.events.filter((e: { action: string }) => e.action !== 'api_key.minted');
       expect(revokes).toHaveLength(2);
       expect(revokes).toContainEqual({
-        ...common, request_id: ownRevoke.headers.get('x-request-id'), action: 'api_key.revoked', target: { type: 'api_key', id: own.id },
+        ...common,
+        request_id: ownRevoke.headers.get('x-request-id'),
+        action: 'api_key.revoked',
+        target: { type: 'api_key', id: own.id },
         details: { name: minted.details.name, client_request_id },
       });
       expect(revokes).toContainEqual({
-        ...common, request_id: adminRevoke.headers.get('x-request-id'), action: 'api_key.revoked_by_admin', target: { type: 'api_key', id: other.id },
+        ...common,
+        request_id: adminRevoke.headers.get('x-request-id'),
+        action: 'api_key.revoked_by_admin',
+        target: { type: 'api_key', id: other.id },
         details: { name: 'by admin', owner_id: w.userId, client_request_id },
       });
     });
 
     it('records nothing for a refused change', async () => {
       const w = await t.seed.world('viewer');
-      expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'] })).status).toBe(403);
+      expect((await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'] })).status).toBe(
+        403,
+      );
       expect((await t.api.delete(`/api-keys/${NOWHERE}`, w.session)).status).toBe(404);
       expect(await t.seed.auditEvents(w.orgId)).toEqual([]);
     });
@@ -105,7 +136,9 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
       const w = await t.seed.world('owner');
       const key = await mintOk(t, w.session, { org_id: w.orgId });
       // A constraint that refuses this org's revoke events stands in for the database failing the write.
-      await t.db.pool.query(`ALTER TABLE audit_events ADD CONSTRAINT test_refuse CHECK (NOT (org_id = '${w.orgId}' AND action = 'api_key.revoked')) NOT VALID`);
+      await t.db.pool.query(
+        `ALTER TABLE audit_events ADD CONSTRAINT test_refuse CHECK (NOT (org_id = '${w.orgId}' AND action = 'api_key.revoked')) NOT VALID`,
+      );
       try {
         // An unexpected database failure is the one answer the document does not list: no validation here.
         const unchecked = new ApiClient(t.url, { validate: false });
@@ -152,13 +185,19 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
       clock.advance(1000);
       const end = clock.now().toISOString();
 
-      const actions = async (query: string) => (await events(w.session, w.orgId, query)).body.events.map((e: any) => `${e.action}:${e.target.id}`);
+      const actions = async (query: string) =>
+        (await events(w.session, w.orgId, query)).body.events.map((e: any) => `${e.action}:${e.target.id}`);
       expect(await actions('?action=api_key.revoked')).toEqual([`api_key.revoked:${a.id}`]);
       expect(await actions(`?actor_id=${member.userId}`)).toEqual([`api_key.minted:${b.id}`]);
-      expect(await actions(`?target_id=${a.id.toUpperCase()}`)).toEqual([`api_key.revoked:${a.id}`, `api_key.minted:${a.id}`]);
+      expect(await actions(`?target_id=${a.id.toUpperCase()}`)).toEqual([
+        `api_key.revoked:${a.id}`,
+        `api_key.minted:${a.id}`,
+      ]);
       expect(await actions(`?since=${middle}`)).toEqual([`api_key.revoked:${a.id}`, `api_key.minted:${b.id}`]);
       expect(await actions(`?until=${middle}`)).toEqual([`api_key.minted:${a.id}`]);
-      expect(await actions(`?since=${start}&until=${end}&action=api_key.minted&actor_id=${w.userId}`)).toEqual([`api_key.minted:${a.id}`]);
+      expect(await actions(`?since=${start}&until=${end}&action=api_key.minted&actor_id=${w.userId}`)).toEqual([
+        `api_key.minted:${a.id}`,
+      ]);
     });
 
     it.each([
@@ -221,7 +260,9 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
       const w = await t.seed.world('owner');
       await mintOk(t, w.session, { org_id: w.orgId });
       const [row] = await t.seed.auditEvents(w.orgId);
-      await expect(t.db.pool.query(`UPDATE audit_events SET action = 'api_key.revoked' WHERE id = $1`, [row.id])).rejects.toThrow(/append-only/);
+      await expect(
+        t.db.pool.query(`UPDATE audit_events SET action = 'api_key.revoked' WHERE id = $1`, [row.id]),
+      ).rejects.toThrow(/append-only/);
       await expect(t.db.pool.query(`DELETE FROM audit_events WHERE id = $1`, [row.id])).rejects.toThrow(/append-only/);
       await expect(t.db.pool.query(`TRUNCATE audit_events`)).rejects.toThrow(/append-only/);
       expect((await t.seed.auditEvents(w.orgId)).map((r) => r.id)).toEqual([row.id]);
@@ -249,7 +290,9 @@ describe('audit log: recording, GET /orgs/{org_id}/audit-events, append-only, re
         expect(rows.map((r) => r.target_id)).toEqual([older.id, recent.id]);
         // No setting opens the table to a plain DELETE (the 10-day-old event refuses it).
         await expect(
-          t.db.pool.query(`SELECT set_config('audit.retention', 'on', false); DELETE FROM audit_events WHERE org_id = '${w.orgId}'`),
+          t.db.pool.query(
+            `SELECT set_config('audit.retention', 'on', false); DELETE FROM audit_events WHERE org_id = '${w.orgId}'`,
+          ),
         ).rejects.toThrow(/append-only/);
         expect(await t.seed.auditEvents(w.orgId)).toHaveLength(2);
       } finally {

@@ -40,7 +40,11 @@ describe('the order of checks on POST /api-keys', () => {
     const w = await t.seed.world('owner');
     const res = await post(t, w.session, '{bad');
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request', message: expect.stringMatching(/not valid JSON/) });
+    expect(res.body).toMatchObject({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: expect.stringMatching(/not valid JSON/),
+    });
     const poisoned = await post(t, w.session, `{"org_id":"${w.orgId}","__proto__":{"x":1}}`);
     expect(poisoned.status).toBe(400);
   });

@@ -22,8 +22,13 @@ describe('the operator CLI: org set-version', () => {
     const moved = await cli('org', 'set-version', '--org', org.id, '--version', '2026-11-26');
     expect(moved.code, moved.stderr).toBe(0);
     expect(moved.json()).toEqual({ id: org.id, name: 'Acme', plan: 'free', api_version: '2026-11-26' });
-    const audit = await db.pool.query(`SELECT action, details FROM audit_events WHERE org_id = $1 AND action = 'org.api_version_changed'`, [org.id]);
-    expect(audit.rows).toEqual([{ action: 'org.api_version_changed', details: { from: '2026-11-01', to: '2026-11-26' } }]);
+    const audit = await db.pool.query(
+      `SELECT action, details FROM audit_events WHERE org_id = $1 AND action = 'org.api_version_changed'`,
+      [org.id],
+    );
+    expect(audit.rows).toEqual([
+      { action: 'org.api_version_changed', details: { from: '2026-11-01', to: '2026-11-26' } },
+    ]);
   });
 
   it.each([
@@ -39,7 +44,14 @@ describe('the operator CLI: org set-version', () => {
   });
 
   it('says so when the org does not exist', async () => {
-    const res = await cli('org', 'set-version', '--org', '0b9e4a7e-3c55-4c1e-9d9a-5b8f1e2d7c61', '--version', '2026-11-26');
+    const res = await cli(
+      'org',
+      'set-version',
+      '--org',
+      '0b9e4a7e-3c55-4c1e-9d9a-5b8f1e2d7c61',
+      '--version',
+      '2026-11-26',
+    );
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(/no org with id/);
   });

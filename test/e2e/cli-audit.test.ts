@@ -44,7 +44,13 @@ describe('the operator CLI and the audit log', () => {
       ['member.removed', 'user', user.id, { role: 'admin' }],
     ]);
     for (const r of rows) {
-      expect(r).toMatchObject({ actor_type: 'operator', actor_id: null, actor_source: 'cli', credential_type: null, client_address: null });
+      expect(r).toMatchObject({
+        actor_type: 'operator',
+        actor_id: null,
+        actor_source: 'cli',
+        credential_type: null,
+        client_address: null,
+      });
     }
     expect(JSON.stringify(rows)).not.toMatch(/eyJ/); // the issued token is not in the log
   }, 60_000);
@@ -72,7 +78,10 @@ describe('the operator CLI and the audit log', () => {
     );
     const all = await cli('audit', 'export', '--org', orgId);
     expect(all.code, all.stderr).toBe(0);
-    const lines = all.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = all.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1203);
     expect(lines.map((e) => e.details.i)).toEqual([...Array(1203).keys()]);
     expect(lines[0]).toEqual({
@@ -85,8 +94,22 @@ describe('the operator CLI and the audit log', () => {
       details: { i: 0 },
     });
 
-    const window = await cli('audit', 'export', '--org', orgId, '--since', '2031-01-01T00:10:00Z', '--until', '2031-01-01T00:20:00+00:00');
-    expect(window.stdout.trim().split('\n').map((l) => JSON.parse(l).details.i)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    const window = await cli(
+      'audit',
+      'export',
+      '--org',
+      orgId,
+      '--since',
+      '2031-01-01T00:10:00Z',
+      '--until',
+      '2031-01-01T00:20:00+00:00',
+    );
+    expect(
+      window.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).details.i),
+    ).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
     const byDate = await cli('audit', 'export', '--org', orgId, '--until', '2031-01-01');
     expect(byDate.code, byDate.stderr).toBe(0);
     expect(byDate.stdout).toBe('');
@@ -107,6 +130,8 @@ describe('the operator CLI and the audit log', () => {
   it('names audit export in its help', async () => {
     const help = await cli('--help');
     expect(help.stdout).toMatch(/audit export\s+Stream an org's audit events/);
-    expect((await cli('audit', 'export', '--help')).stdout).toMatch(/audit export --org <org-id> \[--since <time>\] \[--until <time>\]/);
+    expect((await cli('audit', 'export', '--help')).stdout).toMatch(
+      /audit export --org <org-id> \[--since <time>\] \[--until <time>\]/,
+    );
   });
 });

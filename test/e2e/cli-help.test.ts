@@ -13,7 +13,8 @@ describe('the operator CLI helps', () => {
   let env: Record<string, string>;
   const cli = (...args: string[]) => runCli(args, env);
   // Nothing here needs a database until the last test: help and usage errors never open one.
-  const offline = (...args: string[]) => runCli(args, { NODE_ENV: 'test', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+  const offline = (...args: string[]) =>
+    runCli(args, { NODE_ENV: 'test', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -34,7 +35,8 @@ describe('the operator CLI helps', () => {
       const res = await offline(...name.split(' '), '--help');
       expect(res.code, name).toBe(0);
       expect(res.stdout, name).toMatch(new RegExp(`^Usage: npm run --silent admin -- ${name} `));
-      for (const flag of Object.keys(spec.flags)) expect(res.stdout, `${name} --${flag}`).toMatch(new RegExp(`--${flag} .*(required|optional)`));
+      for (const flag of Object.keys(spec.flags))
+        expect(res.stdout, `${name} --${flag}`).toMatch(new RegExp(`--${flag} .*(required|optional)`));
       expect(res.stdout).toContain(`Prints: ${spec.prints}`);
       const viaHelp = await offline('help', ...name.split(' '));
       expect(viaHelp.stdout).toBe(res.stdout);
@@ -74,7 +76,9 @@ describe('the operator CLI helps', () => {
     const res = await cli('workspace', 'create', '--org', org.id, '--user', user.id);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
-    expect(res.stderr).toMatch(new RegExp(`user ${user.id} is not a member of org ${org.id}: add them first \\(member add`));
+    expect(res.stderr).toMatch(
+      new RegExp(`user ${user.id} is not a member of org ${org.id}: add them first \\(member add`),
+    );
     const { rowCount } = await db.pool.query(`SELECT 1 FROM workspaces WHERE org_id = $1`, [org.id]);
     expect(rowCount).toBe(0);
     await cli('member', 'add', '--org', org.id, '--user', user.id, '--role', 'member');

@@ -13,22 +13,51 @@ describe('the operator CLI: key update', () => {
 
   beforeAll(async () => {
     ({ db, seed } = await createSeededDatabase());
-    env = { DATABASE_URL: db.url, NODE_ENV: 'test', SESSION_JWT_SECRET: TEST_SESSION_SECRET, API_KEY_SECRET: TEST_API_KEY_SECRET, DB_MIGRATE: 'false' };
+    env = {
+      DATABASE_URL: db.url,
+      NODE_ENV: 'test',
+      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+      API_KEY_SECRET: TEST_API_KEY_SECRET,
+      DB_MIGRATE: 'false',
+    };
   });
   afterAll(async () => db?.drop());
 
   it('disables a key and sets its credits, printing the key record, and audits it', async () => {
     const w = await seed.world('owner');
     const key = await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId });
-    const res = await cli('key', 'update', '--key', key.id, '--enabled', 'false', '--credits', '{"remaining":10}', '--metadata', '{"team":"ops"}');
+    const res = await cli(
+      'key',
+      'update',
+      '--key',
+      key.id,
+      '--enabled',
+      'false',
+      '--credits',
+      '{"remaining":10}',
+      '--metadata',
+      '{"team":"ops"}',
+    );
     expect(res.code, res.stderr).toBe(0);
-    expect(res.json()).toMatchObject({ id: key.id, enabled: false, credits: { remaining: 10 }, metadata: { team: 'ops' } });
+    expect(res.json()).toMatchObject({
+      id: key.id,
+      enabled: false,
+      credits: { remaining: 10 },
+      metadata: { team: 'ops' },
+    });
     const { rows } = await db.pool.query(`SELECT actor_type, action FROM audit_events WHERE target_id = $1`, [key.id]);
     expect(rows).toEqual([{ actor_type: 'operator', action: 'api_key.updated' }]);
   });
 
   it('refuses bad settings as a usage error naming the flag, and an unknown key as a failure', async () => {
-    const bad = await cli('key', 'update', '--key', '00000000-0000-4000-8000-000000000000', '--rate-limits', '[{"name":"d","limit":0,"window_seconds":1}]');
+    const bad = await cli(
+      'key',
+      'update',
+      '--key',
+      '00000000-0000-4000-8000-000000000000',
+      '--rate-limits',
+      '[{"name":"d","limit":0,"window_seconds":1}]',
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--rate-limits[0].limit');
     const none = await cli('key', 'update', '--key', '00000000-0000-4000-8000-000000000000', '--enabled', 'true');

@@ -13,7 +13,13 @@ describe('the operator CLI: a person’s data', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
-    env = { DATABASE_URL: db.url, NODE_ENV: 'test', SESSION_JWT_SECRET: TEST_SESSION_SECRET, API_KEY_SECRET: TEST_API_KEY_SECRET, DB_MIGRATE: 'false' };
+    env = {
+      DATABASE_URL: db.url,
+      NODE_ENV: 'test',
+      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+      API_KEY_SECRET: TEST_API_KEY_SECRET,
+      DB_MIGRATE: 'false',
+    };
   });
   afterAll(async () => db?.drop());
 
@@ -22,16 +28,31 @@ describe('the operator CLI: a person’s data', () => {
     const exported = await cli('user', 'export', '--user', w.userId);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout.endsWith('}\n')).toBe(true);
-    expect(exported.json()).toMatchObject({ user: { id: w.userId, email: w.email }, memberships: [{ org_id: w.orgId, role: 'member' }], api_keys: [], audit_events: [] });
+    expect(exported.json()).toMatchObject({
+      user: { id: w.userId, email: w.email },
+      memberships: [{ org_id: w.orgId, role: 'member' }],
+      api_keys: [],
+      audit_events: [],
+    });
 
     const erased = await cli('user', 'erase', '--user', w.userId);
     expect(erased.code, erased.stderr).toBe(0);
-    expect(erased.json()).toEqual({ user_id: w.userId, email: `erased-${w.userId}@erased.invalid`, keys_revoked: 0, orgs_left: [w.orgId], audit_events_pseudonymised: 1 });
+    expect(erased.json()).toEqual({
+      user_id: w.userId,
+      email: `erased-${w.userId}@erased.invalid`,
+      keys_revoked: 0,
+      orgs_left: [w.orgId],
+      audit_events_pseudonymised: 1,
+    });
     const [event] = (await seed.auditEvents(w.orgId)).filter((e) => e.action === 'user.erased');
     expect(event).toMatchObject({ actor_type: 'operator', actor_source: 'cli', details: { role: 'member' } });
     expect(event.target_id).not.toBe(w.userId);
 
-    expect((await cli('user', 'erase', '--user', w.userId)).json()).toMatchObject({ keys_revoked: 0, orgs_left: [], audit_events_pseudonymised: 0 });
+    expect((await cli('user', 'erase', '--user', w.userId)).json()).toMatchObject({
+      keys_revoked: 0,
+      orgs_left: [],
+      audit_events_pseudonymised: 0,
+    });
   }, 60_000);
 
   it('exits 1 naming an unknown user, and 2 for a malformed id, changing nothing', async () => {
@@ -48,11 +69,21 @@ describe('the operator CLI: a person’s data', () => {
 
   it('refuses to erase without API_KEY_SECRET (exit 1), before changing anything', async () => {
     const w = await seed.world('owner');
-    const result = await runCli(['user', 'erase', '--user', w.userId], { ...env, API_KEY_SECRET: undefined, NODE_ENV: 'production', SESSION_JWT_ISSUER: 'https://id.example', SESSION_JWT_AUDIENCE: 'kui' });
+    const result = await runCli(['user', 'erase', '--user', w.userId], {
+      ...env,
+      API_KEY_SECRET: undefined,
+      NODE_ENV: 'production',
+      SESSION_JWT_ISSUER: 'https://id.example',
+      SESSION_JWT_AUDIENCE: 'kui',
+    });
     expect(result.code, result.stdout).toBe(1);
     expect(result.stderr).toMatch(/needs API_KEY_SECRET/);
-    expect((await db.pool.query(`SELECT count(*)::int AS n FROM memberships WHERE user_id = $1`, [w.userId])).rows[0].n).toBe(1);
-    expect((await db.pool.query(`SELECT email::text FROM users WHERE id = $1`, [w.userId])).rows[0].email).toBe(w.email);
+    expect(
+      (await db.pool.query(`SELECT count(*)::int AS n FROM memberships WHERE user_id = $1`, [w.userId])).rows[0].n,
+    ).toBe(1);
+    expect((await db.pool.query(`SELECT email::text FROM users WHERE id = $1`, [w.userId])).rows[0].email).toBe(
+      w.email,
+    );
   }, 60_000);
 
   it('lists both commands in the help', async () => {

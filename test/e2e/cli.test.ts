@@ -98,13 +98,17 @@ describe('the operator CLI', () => {
     [['session', '--user', randomUUID(), '--ttl', 'soon'], /--ttl must be an integer/],
     [['usage', 'record', '--org', randomUUID(), '--meter', 'cookies'], /--meter must be one of/],
     [['usage', 'record', '--org', randomUUID(), '--meter', 'asks'], /no org/],
-  ])('fails cleanly on %j: non-zero exit, nothing on stdout, a clear message on stderr', async (args, message) => {
-    const res = await cli(...(args as string[]));
-    expect(res.code).not.toBe(0);
-    expect(res.stdout).toBe('');
-    expect(res.stderr).toMatch(message);
-    expect(res.stderr).not.toMatch(/\n\s+at /); // no stack trace
-  }, 30_000);
+  ])(
+    'fails cleanly on %j: non-zero exit, nothing on stdout, a clear message on stderr',
+    async (args, message) => {
+      const res = await cli(...(args as string[]));
+      expect(res.code).not.toBe(0);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(message);
+      expect(res.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    },
+    30_000,
+  );
 
   it('refuses a duplicate e-mail', async () => {
     const email = `dup-${randomUUID()}@example.com`;

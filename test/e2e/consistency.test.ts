@@ -51,7 +51,10 @@ describe('two instances on one database', () => {
   it('shrinks a key’s scopes on instance B at once when its owner’s role is lowered', async () => {
     const w = await mintThroughA(['decisions:read', 'decisions:write']);
     await provenOnB(w.key);
-    expect((await b.api.get('/me', w.key)).body).toMatchObject({ org_role: 'owner', scopes: ['decisions:read', 'decisions:write'] });
+    expect((await b.api.get('/me', w.key)).body).toMatchObject({
+      org_role: 'owner',
+      scopes: ['decisions:read', 'decisions:write'],
+    });
 
     await a.seed.member(w.orgId, w.userId, 'viewer');
 

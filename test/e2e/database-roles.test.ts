@@ -40,7 +40,10 @@ describe('the service on PostgreSQL with an owner role and a service role', () =
   it('migrates as the owner and serves as the service role: keys, their audit trail and retention all work', async () => {
     const { rows: tables } = await owner.query(`SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'`);
     expect(tables).toEqual([{ tableowner: new URL(ownerUrl).username || 'postgres' }]);
-    const { rows: sessions } = await owner.query(`SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = $1 AND application_name = 'keys-usage-identity'`, [name]);
+    const { rows: sessions } = await owner.query(
+      `SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = $1 AND application_name = 'keys-usage-identity'`,
+      [name],
+    );
     expect(sessions).toEqual([{ usename: login.role }]);
 
     const seed = new Seeder(owner);
@@ -57,7 +60,14 @@ describe('the service on PostgreSQL with an owner role and a service role', () =
 
   it('warns in production when DATABASE_URL itself has the owner’s rights, and not when the roles are apart', async () => {
     const production = (env: Record<string, string>) =>
-      buildAppConfig(loadEnvironment({ NODE_ENV: 'production', SESSION_JWT_SECRET: TEST_SESSION_SECRET, API_KEY_SECRET: TEST_API_KEY_SECRET, ...env }));
+      buildAppConfig(
+        loadEnvironment({
+          NODE_ENV: 'production',
+          SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+          API_KEY_SECRET: TEST_API_KEY_SECRET,
+          ...env,
+        }),
+      );
     for (const [env, warned] of [
       [{ DATABASE_URL: ownerUrl }, true],
       [{ DATABASE_URL: login.urlFor(ownerUrl), DATABASE_MIGRATION_URL: ownerUrl }, false],

@@ -53,7 +53,11 @@ describe('a fresh clone with no environment, on the embedded database', () => {
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ user_id: userId, org_id: orgId, email: 'ada@example.com', org_role: 'owner' });
 
-    const minted = await api.post('/api-keys', token, { org_id: orgId, name: 'laptop', scopes: ['decisions:read', 'decisions:write'] });
+    const minted = await api.post('/api-keys', token, {
+      org_id: orgId,
+      name: 'laptop',
+      scopes: ['decisions:read', 'decisions:write'],
+    });
     expect(minted.status).toBe(201);
     expect((await api.get('/me', minted.body.key)).status).toBe(200);
     expect((await api.get('/api-keys', minted.body.key)).status).toBe(403);
@@ -87,11 +91,13 @@ describe('a fresh clone with no environment, on the embedded database', () => {
         await expect(client.query(sql), sql).rejects.toThrow(/permission denied|must be owner/);
         await client.query('ROLLBACK').catch(() => undefined);
       }
-      expect((await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_events`)).rows[0].n).toBe(rows[0].n);
+      expect((await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_events`)).rows[0].n).toBe(
+        rows[0].n,
+      );
       // The job queue's schema was created by, and belongs to, the service role.
-      expect((await client.query(`SELECT nspowner::regrole::text AS owner FROM pg_namespace WHERE nspname = 'pgboss'`)).rows).toEqual([
-        { owner: 'kui_service' },
-      ]);
+      expect(
+        (await client.query(`SELECT nspowner::regrole::text AS owner FROM pg_namespace WHERE nspname = 'pgboss'`)).rows,
+      ).toEqual([{ owner: 'kui_service' }]);
     } finally {
       await client.end();
     }
@@ -128,7 +134,9 @@ describe('the verification cache on the embedded database', () => {
   const lookups = async (cache: 'key' | 'session', result: 'hit' | 'miss') => {
     const res = await api.get('/metrics');
     expect(res.status).toBe(200);
-    const line = res.text.split('\n').find((l) => l.startsWith(`verification_cache_lookups_total{cache="${cache}",result="${result}"}`));
+    const line = res.text
+      .split('\n')
+      .find((l) => l.startsWith(`verification_cache_lookups_total{cache="${cache}",result="${result}"}`));
     return Number(line?.split(' ').pop() ?? 0);
   };
   const leaseValid = async () => /^verification_cache_lease_valid 1$/m.test((await api.get('/metrics')).text);
@@ -152,7 +160,8 @@ describe('the verification cache on the embedded database', () => {
     // Warm: the first verification reads the database, the following ones are cache hits.
     for (const k of [owner.key, dev.key]) expect((await api.get('/me', k)).status).toBe(200);
     const keyHits = await lookups('key', 'hit');
-    for (let i = 0; i < 5; i++) for (const k of [owner.key, dev.key]) expect((await api.get('/me', k)).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      for (const k of [owner.key, dev.key]) expect((await api.get('/me', k)).status).toBe(200);
     expect(await lookups('key', 'hit')).toBeGreaterThanOrEqual(keyHits + 10);
     expect((await api.get('/me', dev.session)).body.org_id).toBe(org.id);
     const sessionHits = await lookups('session', 'hit');

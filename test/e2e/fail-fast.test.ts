@@ -49,11 +49,25 @@ function withDatabase(name: string, user?: { name: string; password: string }): 
 
 const PASSWORD = 'never-shown-7f3a9c';
 
-const base = { NODE_ENV: 'production', SESSION_JWT_SECRET: TEST_SESSION_SECRET, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1' };
+const base = {
+  NODE_ENV: 'production',
+  SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+  LOG_LEVEL: 'info',
+  PORT: '0',
+  HOST: '127.0.0.1',
+};
 
 const PERMANENT: [string, () => string, RegExp][] = [
-  ['a database that does not exist (3D000)', () => withDatabase('kui_no_such_database'), /the database does not exist.*\[3D000\]/],
-  ['a user the server refuses (28P01 / 28000)', () => withDatabase('postgres', { name: 'kui_no_such_role', password: PASSWORD }), /(authentication failed|refused this user).*\[28(P01|000)\]/],
+  [
+    'a database that does not exist (3D000)',
+    () => withDatabase('kui_no_such_database'),
+    /the database does not exist.*\[3D000\]/,
+  ],
+  [
+    'a user the server refuses (28P01 / 28000)',
+    () => withDatabase('postgres', { name: 'kui_no_such_role', password: PASSWORD }),
+    /(authentication failed|refused this user).*\[28(P01|000)\]/,
+  ],
   ['a malformed URL', () => 'postgres://postgres@127.0.0.1:99999/x', /DATABASE_URL.*not a valid URL/],
 ];
 
@@ -84,10 +98,15 @@ describe('failing fast on a database that cannot work', () => {
 
   it('retries a refused connection (it can heal), saying how long it waits, and then gives up', async () => {
     const closed = await freePort();
-    const res = await run('dist/cli/admin.js', ['org', 'create', '--name', 'x'], { ...base, DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/x` });
+    const res = await run('dist/cli/admin.js', ['org', 'create', '--name', 'x'], {
+      ...base,
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/x`,
+    });
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/ECONNREFUSED.*retrying in \d+ ms \(attempt 2 of \d+\)/);
-    expect(res.stderr.trim().split('\n').at(-1)).toMatch(/^error: Cannot connect to the database .*\(gave up after \d+ attempts\)$/);
+    expect(res.stderr.trim().split('\n').at(-1)).toMatch(
+      /^error: Cannot connect to the database .*\(gave up after \d+ attempts\)$/,
+    );
   });
 
   it('the server logs each retry of a refused connection with its delay', async () => {
@@ -104,14 +123,23 @@ describe('failing fast on a database that cannot work', () => {
     child.kill('SIGTERM');
     await exited;
     const line = JSON.parse(out.split('\n').find((l) => l.includes('retrying'))!);
-    expect(line).toMatchObject({ level: 'warn', msg: expect.stringMatching(/not reachable: connect ECONNREFUSED.*\[ECONNREFUSED\]; retrying in 500 ms \(attempt 2 of \d+\)/) });
+    expect(line).toMatchObject({
+      level: 'warn',
+      msg: expect.stringMatching(
+        /not reachable: connect ECONNREFUSED.*\[ECONNREFUSED\]; retrying in 500 ms \(attempt 2 of \d+\)/,
+      ),
+    });
   });
 });
 
-describe('failing fast on session settings that would accept another application\'s tokens', () => {
+describe("failing fast on session settings that would accept another application's tokens", () => {
   it('the server, in production with a JWKS URL but no audience or issuer, or over http, exits 1 naming each variable', async () => {
     const res = await run('dist/main.js', [], {
-      NODE_ENV: 'production', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: withDatabase('kui_never_reached'),
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: withDatabase('kui_never_reached'),
       SESSION_JWT_JWKS_URI: 'http://127.0.0.1:9/jwks.json',
     });
     expect(res.killed, 'still running').toBe(false);

@@ -78,7 +78,9 @@ describe('a database outage', () => {
    */
   async function leaseLapsed(): Promise<void> {
     const lease = t.app.get(VerificationLease, { strict: false });
-    await expect.poll(() => lease.usable(), { timeout: 15_000, interval: 20, message: 'the verification lease lapsed' }).toBe(false);
+    await expect
+      .poll(() => lease.usable(), { timeout: 15_000, interval: 20, message: 'the verification lease lapsed' })
+      .toBe(false);
   }
 
   async function expectRecovered(): Promise<void> {

@@ -124,7 +124,9 @@ describe('graceful shutdown of the built server on SIGTERM', () => {
       expect(results.map((r) => (r.body as { user_id: string }).user_id)).toEqual([w.userId, w.userId]);
 
       const exit = await server.exited;
-      expect(exit.code === 0 || exit.signal === 'SIGTERM', `exit ${JSON.stringify(exit)}\n${server.output()}`).toBe(true);
+      expect(exit.code === 0 || exit.signal === 'SIGTERM', `exit ${JSON.stringify(exit)}\n${server.output()}`).toBe(
+        true,
+      );
       expect(exit.at - signalledAt, 'exited within 10 s of SIGTERM').toBeLessThan(10_000);
 
       proxy.latencyMs = 0;
@@ -132,11 +134,16 @@ describe('graceful shutdown of the built server on SIGTERM', () => {
         'SELECT name, last_used_at FROM api_keys WHERE id = ANY($1) ORDER BY name',
         [[first.body.id, second.body.id]],
       );
-      expect(rows.map((r) => [r.name, r.last_used_at instanceof Date])).toEqual([['first', true], ['second', true]]);
+      expect(rows.map((r) => [r.name, r.last_used_at instanceof Date])).toEqual([
+        ['first', true],
+        ['second', true],
+      ]);
 
       await new Promise((r) => setTimeout(r, 100));
       expect(proxy.connections, 'no database connection left open').toBe(0);
-      expect(proxy.closed.terminated, 'every pool connection was ended with a Terminate message').toBe(proxy.closed.total);
+      expect(proxy.closed.terminated, 'every pool connection was ended with a Terminate message').toBe(
+        proxy.closed.total,
+      );
       expect(server.output()).not.toMatch(/error/i);
     } finally {
       proxy.latencyMs = 0;
@@ -156,7 +163,9 @@ describe('graceful shutdown of the built server on SIGTERM', () => {
       socket.on('error', () => undefined);
       server.proc.kill('SIGTERM');
       const exit = await server.exited;
-      expect(exit.code === 0 || exit.signal === 'SIGTERM', `exit ${JSON.stringify(exit)}\n${server.output()}`).toBe(true);
+      expect(exit.code === 0 || exit.signal === 'SIGTERM', `exit ${JSON.stringify(exit)}\n${server.output()}`).toBe(
+        true,
+      );
       expect(server.output()).not.toContain('Shutdown took longer');
       await closedByServer;
     } finally {

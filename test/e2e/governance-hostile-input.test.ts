@@ -23,19 +23,33 @@ describe('hostile input on rotation, org-admin and audit routes', () => {
 
   it('answers any rotate body with 201 or a 400, and changes the key only on 201', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.jsonValue(), fc.record({ grace_period_seconds: fc.jsonValue() }, { requiredKeys: [] })), async (body) => {
-        const res = await t.api.post(`/api-keys/${keyId}/rotate`, owner.session, body);
-        expect([201, 400], res.text).toContain(res.status);
-        const [listed] = await listKeys(t, owner.session);
-        if (res.status === 201) lookup = res.body.lookup;
-        expect(listed.lookup).toBe(lookup);
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.jsonValue(), fc.record({ grace_period_seconds: fc.jsonValue() }, { requiredKeys: [] })),
+        async (body) => {
+          const res = await t.api.post(`/api-keys/${keyId}/rotate`, owner.session, body);
+          expect([201, 400], res.text).toContain(res.status);
+          const [listed] = await listKeys(t, owner.session);
+          if (res.status === 201) lookup = res.body.lookup;
+          expect(listed.lookup).toBe(lookup);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('answers any query on the org lists with 200 or a 400 naming a parameter', async () => {
-    const param = fc.constantFrom('action', 'actor_id', 'target_id', 'since', 'until', 'limit', 'cursor', 'state', 'user_id', '__proto__');
+    const param = fc.constantFrom(
+      'action',
+      'actor_id',
+      'target_id',
+      'since',
+      'until',
+      'limit',
+      'cursor',
+      'state',
+      'user_id',
+      '__proto__',
+    );
     const query = fc.array(fc.tuple(param, fc.string({ maxLength: 40 })), { maxLength: 4 });
     const path = fc.constantFrom('/audit-events', '/api-keys', '/members');
     await fc.assert(
@@ -43,7 +57,8 @@ describe('hostile input on rotation, org-admin and audit routes', () => {
         const qs = new URLSearchParams(pairs).toString();
         const res = await t.api.get(`/orgs/${owner.orgId}${p}?${qs}`, owner.session);
         expect([200, 400], res.text).toContain(res.status);
-        if (res.status === 400) expect(res.body.message).toMatch(/action|actor_id|target_id|since|until|limit|cursor|state|user_id/);
+        if (res.status === 400)
+          expect(res.body.message).toMatch(/action|actor_id|target_id|since|until|limit|cursor|state|user_id/);
       }),
       { numRuns: RUNS * 2 },
     );

@@ -9,7 +9,10 @@ async function setReachable(name: string, reachable: boolean): Promise<void> {
   try {
     await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS ${reachable}`);
     if (!reachable) {
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [name],
+      );
     }
   } finally {
     await admin.end();
@@ -41,7 +44,12 @@ describe('health probes', () => {
     try {
       const ready = await t.api.get('/health/ready');
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: 'error', info: {}, error: { database: { status: 'down' } }, details: { database: { status: 'down' } } });
+      expect(ready.body).toEqual({
+        status: 'error',
+        info: {},
+        error: { database: { status: 'down' } },
+        details: { database: { status: 'down' } },
+      });
       // The driver's message (hosts, ports, database names) stays in the logs, not in an unauthenticated body.
       expect(ready.text).not.toContain(t.db.name);
       const live = await t.api.get('/health/live');

@@ -35,6 +35,9 @@ describe('two apps in one process', () => {
     const minted = await a.api.post('/api-keys', w.session, { org_id: w.orgId });
     expect(minted.status).toBe(201);
     expect((await a.api.get('/me', minted.body.key)).status).toBe(200);
-    expect((await b.api.post('/api-keys', (await new Seeder(b.db.pool, otherSecret).world()).session, { org_id: w.orgId })).status).toBe(501);
+    expect(
+      (await b.api.post('/api-keys', (await new Seeder(b.db.pool, otherSecret).world()).session, { org_id: w.orgId }))
+        .status,
+    ).toBe(501);
   });
 });

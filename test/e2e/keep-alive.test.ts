@@ -19,7 +19,9 @@ function keepAliveClient(url: string) {
     async get(path: string): Promise<string> {
       received = '';
       socket.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`);
-      await expect.poll(() => received.includes('\r\n\r\n') && /content-length: (\d+)/i.test(received) && received.endsWith('}')).toBe(true);
+      await expect
+        .poll(() => received.includes('\r\n\r\n') && /content-length: (\d+)/i.test(received) && received.endsWith('}'))
+        .toBe(true);
       return received.split('\r\n')[0];
     },
     destroy: () => socket.destroy(),

@@ -27,13 +27,17 @@ describe('key controls across three instances', () => {
     expect(minted.status).toBe(201);
     return { ...w, key: minted.body.key as string, keyId: minted.body.id as string };
   }
-  const patch = (session: string, keyId: string, body: unknown) => a.api.request('PATCH', `/api-keys/${keyId}`, { token: session, body });
+  const patch = (session: string, keyId: string, body: unknown) =>
+    a.api.request('PATCH', `/api-keys/${keyId}`, { token: session, body });
 
   it('refuses bad settings with a 400 naming the field, and another user’s key with a 404', async () => {
     const w = await mint();
     const cases: Array<[unknown, string]> = [
       [{ rate_limits: [{ name: 'd', limit: 5, window_seconds: 86_401 }] }, 'rate_limits[0].window_seconds'],
-      [{ rate_limits: Array.from({ length: 6 }, (_, i) => ({ name: `w${i}`, limit: 1, window_seconds: 1 })) }, 'rate_limits'],
+      [
+        { rate_limits: Array.from({ length: 6 }, (_, i) => ({ name: `w${i}`, limit: 1, window_seconds: 1 })) },
+        'rate_limits',
+      ],
       [{ rate_limits: [{ name: 'd', limit: 0, window_seconds: 1 }] }, 'rate_limits[0].limit'],
       [{ allowed_cidrs: ['10.0.0.0/33'] }, 'allowed_cidrs[0]'],
       [{ allowed_cidrs: ['nonsense'] }, 'allowed_cidrs[0]'],
@@ -70,13 +74,18 @@ describe('key controls across three instances', () => {
     const on = await patch(w.session, w.keyId, { enabled: true });
     expect(on.body.enabled).toBeUndefined();
     for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).status).toBe(200);
-    const audit = await a.db.pool.query(`SELECT count(*)::int AS n FROM audit_events WHERE action = 'api_key.updated' AND target_id = $1`, [w.keyId]);
+    const audit = await a.db.pool.query(
+      `SELECT count(*)::int AS n FROM audit_events WHERE action = 'api_key.updated' AND target_id = $1`,
+      [w.keyId],
+    );
     expect(audit.rows[0].n).toBe(2);
   });
 
   it('refuses a request from outside allowed_cidrs with 403 and spends nothing', async () => {
     const w = await mint();
-    expect((await patch(w.session, w.keyId, { allowed_cidrs: ['203.0.113.0/24'], credits: { remaining: 3 } })).status).toBe(200);
+    expect(
+      (await patch(w.session, w.keyId, { allowed_cidrs: ['203.0.113.0/24'], credits: { remaining: 3 } })).status,
+    ).toBe(200);
     const refused = await b.api.get('/me', w.key);
     expect(refused.status).toBe(403);
     expect(refused.body.message).toContain('allowed_cidrs');
@@ -107,7 +116,9 @@ describe('key controls across three instances', () => {
 
   it('holds a key at 50 requests per second to 225..275 successes over 5 s, with RateLimit fields', async () => {
     const w = await mint();
-    expect((await patch(w.session, w.keyId, { rate_limits: [{ name: 'default', limit: 50, window_seconds: 1 }] })).status).toBe(200);
+    expect(
+      (await patch(w.session, w.keyId, { rate_limits: [{ name: 'default', limit: 50, window_seconds: 1 }] })).status,
+    ).toBe(200);
     const first = await b.api.get('/me', w.key);
     expect(first.status).toBe(200);
     expect(first.headers.get('ratelimit-policy')).toBe('"default";q=50;w=1');
@@ -127,8 +138,7 @@ describe('key controls across three instances', () => {
           else if (res.status === 429) {
             limited = res;
             refused++;
-          }
-          else throw new Error(`unexpected ${res.status}`);
+          } else throw new Error(`unexpected ${res.status}`);
         }
       }),
     );
@@ -143,7 +153,10 @@ describe('key controls across three instances', () => {
 
   it('takes the settings at mint, refusing bad ones with a 400 that names the field and writing nothing', async () => {
     const w = await a.seed.world('owner');
-    const bad = await a.api.post('/api-keys', w.session, { org_id: w.orgId, credits: { remaining: 1, refill: { amount: 2 } } });
+    const bad = await a.api.post('/api-keys', w.session, {
+      org_id: w.orgId,
+      credits: { remaining: 1, refill: { amount: 2 } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toContain('credits.refill.interval');
     expect((await a.api.get('/api-keys', w.session)).body.keys).toEqual([]);
@@ -156,7 +169,12 @@ describe('key controls across three instances', () => {
       metadata: { partner: 'acme' },
     });
     expect(minted.status).toBe(201);
-    expect(minted.body).toMatchObject({ enabled: false, credits: { remaining: 2 }, allowed_cidrs: ['127.0.0.0/8', '::1/128'], metadata: { partner: 'acme' } });
+    expect(minted.body).toMatchObject({
+      enabled: false,
+      credits: { remaining: 2 },
+      allowed_cidrs: ['127.0.0.0/8', '::1/128'],
+      metadata: { partner: 'acme' },
+    });
     expect((await b.api.get('/me', minted.body.key)).status).toBe(401);
     expect((await patch(w.session, minted.body.id, { enabled: true })).status).toBe(200);
     expect((await b.api.get('/me', minted.body.key)).status).toBe(200);
@@ -187,9 +205,16 @@ describe('credits refill at the boundary', () => {
   it('refuses a spent key until the daily refill, then serves the refilled amount', async () => {
     const w = await t.seed.world('owner');
     const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
-    const res = await t.api.request('PATCH', `/api-keys/${minted.body.id}`, { token: w.session, body: { credits: { remaining: 2, refill: { amount: 3, interval: 'daily' } } } });
+    const res = await t.api.request('PATCH', `/api-keys/${minted.body.id}`, {
+      token: w.session,
+      body: { credits: { remaining: 2, refill: { amount: 3, interval: 'daily' } } },
+    });
     expect(res.status).toBe(200);
-    expect(res.body.credits).toEqual({ remaining: 2, refill: { amount: 3, interval: 'daily' }, next_refill_at: '2026-04-01T00:00:00.000Z' });
+    expect(res.body.credits).toEqual({
+      remaining: 2,
+      refill: { amount: 3, interval: 'daily' },
+      next_refill_at: '2026-04-01T00:00:00.000Z',
+    });
     const key = minted.body.key as string;
     expect((await t.api.get('/me', key)).status).toBe(200);
     expect((await t.api.get('/me', key)).status).toBe(200);
@@ -205,14 +230,19 @@ describe('credits refill at the boundary', () => {
 describe('plan default windows', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ env: { PLAN_RATE_LIMITS: '{"free":[{"name":"default","limit":20,"window_seconds":3600}]}' } });
+    t = await startTestApp({
+      env: { PLAN_RATE_LIMITS: '{"free":[{"name":"default","limit":20,"window_seconds":3600}]}' },
+    });
   });
   afterAll(async () => t?.close());
 
   it('limit a key of a free org that has no windows of its own, and not one that has', async () => {
     const w = await t.seed.world('owner');
     const plain = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
-    const own = await t.api.post('/api-keys', w.session, { org_id: w.orgId, rate_limits: [{ name: 'default', limit: 1000, window_seconds: 1 }] });
+    const own = await t.api.post('/api-keys', w.session, {
+      org_id: w.orgId,
+      rate_limits: [{ name: 'default', limit: 1000, window_seconds: 1 }],
+    });
     // The bucket holds 8% of 20 at first: one request, then about one every 3 minutes.
     const first = await t.api.get('/me', plain.body.key);
     expect(first.status).toBe(200);

@@ -27,12 +27,19 @@ describe('org key policy', () => {
     await a?.close();
   });
 
-  const put = (t: TestApp, session: string, orgId: string, body: unknown) => t.api.request('PUT', `/orgs/${orgId}/key-policy`, { token: session, body });
+  const put = (t: TestApp, session: string, orgId: string, body: unknown) =>
+    t.api.request('PUT', `/orgs/${orgId}/key-policy`, { token: session, body });
   const getPolicy = (t: TestApp, session: string, orgId: string) => t.api.get(`/orgs/${orgId}/key-policy`, session);
   const me = (t: TestApp, key: string) => t.api.get('/me', key);
   const events = async (orgId: string, type: string) =>
-    (await a.db.pool.query(`SELECT data FROM event_outbox WHERE org_id = $1 AND type = $2 ORDER BY created_at`, [orgId, type])).rows.map((r) => r.data);
-  const audits = async (orgId: string, action: string) => (await a.seed.auditEvents(orgId)).filter((e) => e.action === action);
+    (
+      await a.db.pool.query(`SELECT data FROM event_outbox WHERE org_id = $1 AND type = $2 ORDER BY created_at`, [
+        orgId,
+        type,
+      ])
+    ).rows.map((r) => r.data);
+  const audits = async (orgId: string, action: string) =>
+    (await a.seed.auditEvents(orgId)).filter((e) => e.action === action);
 
   async function team() {
     const owner = await a.seed.world('owner');
@@ -45,7 +52,13 @@ describe('org key policy', () => {
   describe('GET and PUT', () => {
     it('shows owners and admins the policy (no rule while none is set), lets only owners set it, and refuses API keys', async () => {
       const w = await team();
-      const none = { max_lifetime_days: null, require_expiry: false, stale_after_days: null, allowed_scopes_by_role: null, approval_required_for: null };
+      const none = {
+        max_lifetime_days: null,
+        require_expiry: false,
+        stale_after_days: null,
+        allowed_scopes_by_role: null,
+        approval_required_for: null,
+      };
       expect((await getPolicy(a, w.admin.session, w.orgId)).body).toEqual(none);
       expect((await getPolicy(a, w.member.session, w.orgId)).status).toBe(403);
       expect((await put(a, w.admin.session, w.orgId, { require_expiry: true })).status).toBe(403);
@@ -53,12 +66,21 @@ describe('org key policy', () => {
       expect((await getPolicy(a, key.key, w.orgId)).status).toBe(403);
       expect((await getPolicy(a, w.owner.session, NOWHERE)).status).toBe(404);
 
-      const policy = { max_lifetime_days: 90, require_expiry: true, stale_after_days: 365, allowed_scopes_by_role: { viewer: [READ] }, approval_required_for: [WRITE] };
+      const policy = {
+        max_lifetime_days: 90,
+        require_expiry: true,
+        stale_after_days: 365,
+        allowed_scopes_by_role: { viewer: [READ] },
+        approval_required_for: [WRITE],
+      };
       const res = await put(a, w.owner.session, w.orgId, policy);
       expect(res.status, res.text).toBe(200);
       expect(res.body).toMatchObject(policy);
       // Set on one instance, read on the other.
-      expect((await getPolicy(b, w.admin.session, w.orgId)).body).toMatchObject({ ...policy, updated_at: clock.now().toISOString() });
+      expect((await getPolicy(b, w.admin.session, w.orgId)).body).toMatchObject({
+        ...policy,
+        updated_at: clock.now().toISOString(),
+      });
       expect(await audits(w.orgId, 'org.key_policy_updated')).toHaveLength(1);
     });
 
@@ -71,14 +93,20 @@ describe('org key policy', () => {
       [{ require_expiry: 'yes' }, /require_expiry must be a boolean/],
       [{ approval_required_for: ['admin:all'] }, /approval_required_for may only contain/],
       [{ allowed_scopes_by_role: { superuser: [READ] } }, /allowed_scopes_by_role.superuser is not an accepted field/],
-      [{ allowed_scopes_by_role: { viewer: [WRITE] } }, /allowed_scopes_by_role.viewer may not contain decisions:write/],
+      [
+        { allowed_scopes_by_role: { viewer: [WRITE] } },
+        /allowed_scopes_by_role.viewer may not contain decisions:write/,
+      ],
       [{ allowed_scopes_by_role: [] }, /allowed_scopes_by_role/],
       [{ max_days: 30 }, /max_days is not an accepted field/],
     ])('refuses %j with a 400 naming the field, writing nothing', async (body, message) => {
       const w = await team();
       expect((await put(a, w.owner.session, w.orgId, { stale_after_days: 100 })).status).toBe(200);
       expect400(await put(a, w.owner.session, w.orgId, { max_lifetime_days: 30, ...body }), message);
-      expect((await getPolicy(a, w.owner.session, w.orgId)).body).toMatchObject({ stale_after_days: 100, max_lifetime_days: null });
+      expect((await getPolicy(a, w.owner.session, w.orgId)).body).toMatchObject({
+        stale_after_days: 100,
+        max_lifetime_days: null,
+      });
     });
   });
 
@@ -86,8 +114,15 @@ describe('org key policy', () => {
     it('refuses a mint with no expiry or a longer one (400 naming the policy), and allows one within it', async () => {
       const w = await team();
       await put(a, w.owner.session, w.orgId, { max_lifetime_days: 30 });
-      expect400(await a.api.post('/api-keys', w.member.session, { org_id: w.orgId }), /max_lifetime_days/, /at most 30 days/);
-      expect400(await a.api.post('/api-keys', w.member.session, { org_id: w.orgId, expires_in_days: 31 }), /max_lifetime_days/);
+      expect400(
+        await a.api.post('/api-keys', w.member.session, { org_id: w.orgId }),
+        /max_lifetime_days/,
+        /at most 30 days/,
+      );
+      expect400(
+        await a.api.post('/api-keys', w.member.session, { org_id: w.orgId, expires_in_days: 31 }),
+        /max_lifetime_days/,
+      );
       const ok = await mintOk(a, w.member.session, { org_id: w.orgId, expires_in_days: 30 });
       expect(ok).not.toHaveProperty('status');
     });
@@ -118,7 +153,9 @@ describe('org key policy', () => {
       const listed = Object.fromEntries((await listKeys(a, w.member.session)).map((k) => [k.name, k]));
       expect(listed.young.expires_at).toBe(new Date(Date.parse(young.created_at) + 10 * DAY_MS).toISOString());
       expect(listed.short.expires_at).toBe(short.expires_at);
-      expect((await events(w.orgId, 'api_key.expiring')).map((e) => [e.name, e.reason])).toEqual([['young', 'key_policy']]);
+      expect((await events(w.orgId, 'api_key.expiring')).map((e) => [e.name, e.reason])).toEqual([
+        ['young', 'key_policy'],
+      ]);
 
       clock.advance(10 * DAY_MS);
       for (const t of [a, b]) expect((await me(t, young.key)).status).toBe(401);
@@ -145,11 +182,14 @@ describe('org key policy', () => {
       expect(await mintOk(a, w.member.session, { org_id: w.orgId, scopes: [READ] })).not.toHaveProperty('status');
       expect(await mintOk(a, w.owner.session, { org_id: w.orgId, scopes: [WRITE] })).not.toHaveProperty('status');
       for (const t of [a, b]) expect((await me(t, pending.key)).status).toBe(401);
-      expect((await listKeys(a, w.member.session)).find((k) => k.id === pending.id)).toMatchObject({ status: 'pending' });
+      expect((await listKeys(a, w.member.session)).find((k) => k.id === pending.id)).toMatchObject({
+        status: 'pending',
+      });
       const org = await a.api.get(`/orgs/${w.orgId}/api-keys?state=pending`, w.admin.session);
       expect(org.body.keys.map((k: any) => k.name).sort()).toEqual(['p', 'r']);
 
-      const decide = (t: TestApp, session: string, id: string, what: 'approve' | 'deny', orgId = w.orgId) => t.api.post(`/orgs/${orgId}/api-keys/${id}/${what}`, session, undefined);
+      const decide = (t: TestApp, session: string, id: string, what: 'approve' | 'deny', orgId = w.orgId) =>
+        t.api.post(`/orgs/${orgId}/api-keys/${id}/${what}`, session, undefined);
       expect((await decide(a, w.member.session, pending.id, 'approve')).status).toBe(403);
       const stranger = await a.seed.world('owner');
       expect((await decide(a, stranger.session, pending.id, 'approve', stranger.orgId)).status).toBe(404);
@@ -162,10 +202,15 @@ describe('org key policy', () => {
       expect((await decide(b, w.owner.session, refused.id, 'deny')).status).toBe(204);
       expect((await decide(a, w.owner.session, refused.id, 'approve')).status).toBe(409);
       for (const t of [a, b]) expect((await me(t, refused.key)).status).toBe(401);
-      expect((await listKeys(a, w.member.session)).find((k) => k.id === refused.id)).toMatchObject({ status: 'denied', revoked_at: expect.any(String) });
+      expect((await listKeys(a, w.member.session)).find((k) => k.id === refused.id)).toMatchObject({
+        status: 'denied',
+        revoked_at: expect.any(String),
+      });
 
       expect((await events(w.orgId, 'api_key.pending')).map((e) => e.name).sort()).toEqual(['p', 'r']);
-      expect((await events(w.orgId, 'api_key.approved')).map((e) => [e.name, e.decided_by])).toEqual([['p', w.admin.userId]]);
+      expect((await events(w.orgId, 'api_key.approved')).map((e) => [e.name, e.decided_by])).toEqual([
+        ['p', w.admin.userId],
+      ]);
       expect((await events(w.orgId, 'api_key.denied')).map((e) => e.name)).toEqual(['r']);
       expect(await audits(w.orgId, 'api_key.approved')).toHaveLength(1);
       expect(await audits(w.orgId, 'api_key.denied')).toHaveLength(1);
@@ -182,15 +227,22 @@ describe('org key policy', () => {
       clock.advance(20 * DAY_MS);
       const fresh = await mintOk(a, w.member.session, { org_id: w.orgId, name: 'fresh' });
       expect((await me(a, used.key)).status).toBe(200);
-      await expect.poll(async () => (await listKeys(a, w.member.session)).find((k) => k.id === used.id)?.last_used_at).toBeDefined();
+      await expect
+        .poll(async () => (await listKeys(a, w.member.session)).find((k) => k.id === used.id)?.last_used_at)
+        .toBeDefined();
       clock.advance(DAY_MS);
       // Now: `idle` unused for 36 days, `used` used a day ago, `younger` unused for 21 days (warned from 23), `fresh` for 1.
       await put(a, w.owner.session, w.orgId, { stale_after_days: 30 });
-      const sweep = () => Promise.all([a, b].map((t) => t.app.get(PeriodicJobs, { strict: false }).runNow('stale-keys')));
+      const sweep = () =>
+        Promise.all([a, b].map((t) => t.app.get(PeriodicJobs, { strict: false }).runNow('stale-keys')));
       await sweep();
       expect((await me(b, idle.key)).status).toBe(401);
       // Read through the list, not by using them (a use would make them fresh).
-      const revokedNames = async () => (await listKeys(a, w.member.session)).filter((k) => k.revoked_at).map((k) => k.name).sort();
+      const revokedNames = async () =>
+        (await listKeys(a, w.member.session))
+          .filter((k) => k.revoked_at)
+          .map((k) => k.name)
+          .sort();
       expect(await revokedNames()).toEqual(['idle']);
       expect((await events(w.orgId, 'api_key.revoked')).map((e) => [e.name, e.reason])).toEqual([['idle', 'stale']]);
       const revokedAudit = await audits(w.orgId, 'api_key.revoked_as_stale');

@@ -9,7 +9,9 @@ import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.j
 const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const KEY_ID = 'bcb53661c06b4728e59d897fb6165d5c9cda0fd9cdf9d09ead458168deb7518c';
-const PUBLIC_KEYS = JSON.stringify([{ key_identifier: KEY_ID, key: pair.publicKey.export({ type: 'spki', format: 'pem' }), is_current: true }]);
+const PUBLIC_KEYS = JSON.stringify([
+  { key_identifier: KEY_ID, key: pair.publicKey.export({ type: 'spki', format: 'pem' }), is_current: true },
+]);
 
 const githubSign = (body: string, key = pair.privateKey) => sign('sha256', Buffer.from(body), key).toString('base64');
 
@@ -19,7 +21,9 @@ describe('leaked keys: revoked by whoever finds them', () => {
 
   beforeAll(async () => {
     const url = await receiver.start();
-    t = await startTestApp({ env: { ...WEBHOOK_TEST_ENV, GITHUB_SECRET_SCANNING_KEYS: PUBLIC_KEYS, CREDENTIALS_REVOKE_LIMIT: '50' } });
+    t = await startTestApp({
+      env: { ...WEBHOOK_TEST_ENV, GITHUB_SECRET_SCANNING_KEYS: PUBLIC_KEYS, CREDENTIALS_REVOKE_LIMIT: '50' },
+    });
     (t as TestApp & { hookUrl?: string }).hookUrl = url;
   });
   afterAll(async () => {
@@ -34,13 +38,19 @@ describe('leaked keys: revoked by whoever finds them', () => {
   }
 
   function github(body: string, headers: Record<string, string>) {
-    return t.api.request('POST', '/secret-scanning/github', { rawBody: body, headers: { 'content-type': 'application/json', ...headers } });
+    return t.api.request('POST', '/secret-scanning/github', {
+      rawBody: body,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
   }
 
   describe('POST /secret-scanning/github', () => {
     it("revokes every true positive at once and answers each token in GitHub's format", async () => {
       const w = await t.seed.world('owner');
-      const hook = await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url: (t as TestApp & { hookUrl: string }).hookUrl, event_types: ['api_key.leaked'] });
+      const hook = await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, {
+        url: (t as TestApp & { hookUrl: string }).hookUrl,
+        event_types: ['api_key.leaked'],
+      });
       receiver.secret = hook.body.secret;
       const a = await keyOf(w);
       const b = await keyOf(w);
@@ -53,35 +63,61 @@ describe('leaked keys: revoked by whoever finds them', () => {
         { token: b.key, type: 'acme_api_key', url: 'https://gist.github.com/x', source: 'gist' },
       ];
       const body = JSON.stringify(tokens);
-      const res = await github(body, { 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': githubSign(body) });
+      const res = await github(body, {
+        'github-public-key-identifier': KEY_ID,
+        'github-public-key-signature': githubSign(body),
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(tokens.map((tk, i) => ({
-        token_hash: createHash('sha256').update(tk.token).digest('hex'),
-        token_type: 'acme_api_key',
-        label: i === 0 || i === 3 ? 'true_positive' : 'false_positive',
-      })));
+      expect(res.body).toEqual(
+        tokens.map((tk, i) => ({
+          token_hash: createHash('sha256').update(tk.token).digest('hex'),
+          token_type: 'acme_api_key',
+          label: i === 0 || i === 3 ? 'true_positive' : 'false_positive',
+        })),
+      );
       // Immediate: the very next request with either key is refused.
       expect((await t.api.get('/me', a.key)).status).toBe(401);
       expect((await t.api.get('/me', b.key)).status).toBe(401);
       const listed = await t.api.get('/api-keys', w.session);
       expect(listed.body.keys.every((k: { revoked_at?: string }) => k.revoked_at)).toBe(true);
 
-      await receiver.until(() => receiver.ofType('api_key.leaked').filter((r) => [a.id, b.id].includes(r.verified!.data.id)).length === 2);
+      await receiver.until(
+        () => receiver.ofType('api_key.leaked').filter((r) => [a.id, b.id].includes(r.verified!.data.id)).length === 2,
+      );
       const leaked = receiver.ofType('api_key.leaked').find((r) => r.verified!.data.id === a.id)!;
-      expect(leaked.verified!.data).toMatchObject({ id: a.id, lookup: a.lookup, last4: a.last4, source: 'github_secret_scanning' });
+      expect(leaked.verified!.data).toMatchObject({
+        id: a.id,
+        lookup: a.lookup,
+        last4: a.last4,
+        source: 'github_secret_scanning',
+      });
       expect(leaked.body).not.toContain(a.key);
     });
 
     it.each([
-      ['a signature by another key', (body: string) => ({ 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': githubSign(body, other.privateKey) })],
-      ['a signature over another body', () => ({ 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': githubSign('[]') })],
-      ['an unknown key identifier', (body: string) => ({ 'github-public-key-identifier': 'nope', 'github-public-key-signature': githubSign(body) })],
+      [
+        'a signature by another key',
+        (body: string) => ({
+          'github-public-key-identifier': KEY_ID,
+          'github-public-key-signature': githubSign(body, other.privateKey),
+        }),
+      ],
+      [
+        'a signature over another body',
+        () => ({ 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': githubSign('[]') }),
+      ],
+      [
+        'an unknown key identifier',
+        (body: string) => ({ 'github-public-key-identifier': 'nope', 'github-public-key-signature': githubSign(body) }),
+      ],
       ['no signature', () => ({ 'github-public-key-identifier': KEY_ID })],
       ['garbage', () => ({ 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': 'AAAA' })],
     ])('answers 401 to %s and revokes nothing', async (_label, headers) => {
       const w = await t.seed.world('owner');
       const k = await keyOf(w);
-      const body = JSON.stringify([{ token: k.key, type: 'acme_api_key', url: 'https://github.com/x', source: 'content' }]);
+      const body = JSON.stringify([
+        { token: k.key, type: 'acme_api_key', url: 'https://github.com/x', source: 'content' },
+      ]);
       const res = await github(body, headers(body));
       expect(res.status).toBe(401);
       expect((await t.api.get('/me', k.key)).status).toBe(200);
@@ -98,16 +134,23 @@ describe('leaked keys: revoked by whoever finds them', () => {
       }));
       const body = JSON.stringify(tokens);
       expect(Buffer.byteLength(body)).toBeGreaterThan(200 * 1024);
-      const res = await github(body, { 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': githubSign(body) });
+      const res = await github(body, {
+        'github-public-key-identifier': KEY_ID,
+        'github-public-key-signature': githubSign(body),
+      });
       expect(res.status).toBe(200);
       expect(res.body).toHaveLength(1000);
-      expect(res.body.flatMap((r: { label: string }, i: number) => (r.label === 'true_positive' ? [i] : []))).toEqual([17, 998]);
+      expect(res.body.flatMap((r: { label: string }, i: number) => (r.label === 'true_positive' ? [i] : []))).toEqual([
+        17, 998,
+      ]);
       for (const k of genuine) expect((await t.api.get('/me', k.key)).status).toBe(401);
     });
 
     it('refuses a report beyond its own limit unread (413), and every other route keeps the global 16 KB limit', async () => {
       const huge = JSON.stringify([{ token: 'x', type: 'y', url: 'z'.repeat(1024 * 1024), source: 'content' }]);
-      expect((await github(huge, { 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': 'AAAA' })).status).toBe(413);
+      expect(
+        (await github(huge, { 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': 'AAAA' })).status,
+      ).toBe(413);
       const credentials = Array.from({ length: 100 }, () => 'svc_live_' + 'x'.repeat(190));
       expect(Buffer.byteLength(JSON.stringify({ credentials }))).toBeGreaterThan(16 * 1024);
       expect((await t.api.post('/credentials/revoke', undefined, { credentials })).status).toBe(413);
@@ -115,7 +158,10 @@ describe('leaked keys: revoked by whoever finds them', () => {
 
     it('answers 400 to a signed body that is not a list of tokens', async () => {
       const body = JSON.stringify({ token: 'x' });
-      const res = await github(body, { 'github-public-key-identifier': KEY_ID, 'github-public-key-signature': githubSign(body) });
+      const res = await github(body, {
+        'github-public-key-identifier': KEY_ID,
+        'github-public-key-signature': githubSign(body),
+      });
       expect(res.status).toBe(400);
     });
   });
@@ -124,7 +170,12 @@ describe('leaked keys: revoked by whoever finds them', () => {
     it('revokes every genuine key in the list and answers 202 whatever was found', async () => {
       const w = await t.seed.world('owner');
       const k = await keyOf(w);
-      const res = await t.api.post('/credentials/revoke', undefined, { credentials: [k.key, 'svc_live_nothing', 'hello'] }, { 'x-forwarded-for': '1.1.1.1' });
+      const res = await t.api.post(
+        '/credentials/revoke',
+        undefined,
+        { credentials: [k.key, 'svc_live_nothing', 'hello'] },
+        { 'x-forwarded-for': '1.1.1.1' },
+      );
       expect(res.status).toBe(202);
       expect(res.text).toBe('');
       await expect.poll(async () => (await t.api.get('/me', k.key)).status).toBe(401);
@@ -166,11 +217,15 @@ describe('leaked keys: revoked by whoever finds them', () => {
     it('logs a revocation that fails after the answer, with the key id and never the key', async () => {
       const w = await t.seed.world('owner');
       const k = await keyOf(w);
-      const spy = vi.spyOn(t.app.get(ApiKeysService), 'revokeLeaked').mockRejectedValue(new Error('database went away'));
+      const spy = vi
+        .spyOn(t.app.get(ApiKeysService), 'revokeLeaked')
+        .mockRejectedValue(new Error('database went away'));
       const errors = vi.spyOn(Logger.prototype, 'error');
       try {
         expect((await t.api.post('/credentials/revoke', undefined, { credentials: [k.key] })).status).toBe(202);
-        await expect.poll(() => errors.mock.calls.map((c) => String(c[0])).find((m) => m.includes(k.id))).toMatch(/failed after the answer.*database went away/);
+        await expect
+          .poll(() => errors.mock.calls.map((c) => String(c[0])).find((m) => m.includes(k.id)))
+          .toMatch(/failed after the answer.*database went away/);
         expect(errors.mock.calls.map((c) => String(c[0])).join('\n')).not.toContain(k.key);
       } finally {
         spy.mockRestore();
@@ -197,7 +252,8 @@ describe('POST /credentials/revoke is throttled per address', () => {
     const t = await startTestApp({ env: { CREDENTIALS_REVOKE_LIMIT: '2' } });
     try {
       const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await t.api.post('/credentials/revoke', undefined, { credentials: ['svc_live_x'] })).status);
+      for (let i = 0; i < 3; i++)
+        statuses.push((await t.api.post('/credentials/revoke', undefined, { credentials: ['svc_live_x'] })).status);
       expect(statuses).toEqual([202, 202, 429]);
       const res = await t.api.post('/credentials/revoke', undefined, { credentials: ['svc_live_x'] });
       expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -209,7 +265,10 @@ describe('POST /credentials/revoke is throttled per address', () => {
   it('answers 503 on the GitHub route when no GitHub keys are configured', async () => {
     const t = await startTestApp();
     try {
-      const res = await t.api.request('POST', '/secret-scanning/github', { rawBody: '[]', headers: { 'github-public-key-identifier': 'x', 'github-public-key-signature': 'x' } });
+      const res = await t.api.request('POST', '/secret-scanning/github', {
+        rawBody: '[]',
+        headers: { 'github-public-key-identifier': 'x', 'github-public-key-signature': 'x' },
+      });
       expect(res.status).toBe(503);
     } finally {
       await t.close();
@@ -234,7 +293,8 @@ describe('a reported leak is refused on every instance', () => {
 
       // Rotated: the replaced secret still verifies during its grace; reporting it revokes the key.
       const other = (await a.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
-      const rotated = (await a.api.post(`/api-keys/${other.id}/rotate`, w.session, { grace_period_seconds: 3600 })).body;
+      const rotated = (await a.api.post(`/api-keys/${other.id}/rotate`, w.session, { grace_period_seconds: 3600 }))
+        .body;
       expect((await b.api.get('/me', other.key)).status).toBe(200);
       expect((await b.api.post('/credentials/revoke', undefined, { credentials: [other.key] })).status).toBe(202);
       await expect.poll(async () => (await b.api.get('/me', rotated.key)).status).toBe(401);

@@ -15,7 +15,9 @@ describe('request logs in development (pretty, LOG_LEVEL=debug)', () => {
     const res = await t.api.get('/me', undefined, { 'x-request-id': 'pretty-1' });
     const ours = res.headers.get('x-request-id');
     const line = await vi.waitFor(() => {
-      const found = t.logs.lines.find((l) => l.includes(`"request_id":"${ours}"`) && l.includes('"client_request_id":"pretty-1"'));
+      const found = t.logs.lines.find(
+        (l) => l.includes(`"request_id":"${ours}"`) && l.includes('"client_request_id":"pretty-1"'),
+      );
       expect(found).toBeDefined();
       return found!;
     });
@@ -26,7 +28,9 @@ describe('request logs in development (pretty, LOG_LEVEL=debug)', () => {
   it('includes the debug-level probe lines when LOG_LEVEL=debug', async () => {
     await t.api.get('/health/live', undefined, { 'x-request-id': 'probe-pretty' });
     await vi.waitFor(() => {
-      expect(t.logs.lines.some((l) => /DEBUG.*GET \/health\/live 200/.test(l) && l.includes('probe-pretty'))).toBe(true);
+      expect(t.logs.lines.some((l) => /DEBUG.*GET \/health\/live 200/.test(l) && l.includes('probe-pretty'))).toBe(
+        true,
+      );
     });
   });
 });

@@ -33,13 +33,26 @@ describe('request logs (JSON, LOG_LEVEL=info)', () => {
     const ours = res.headers.get('x-request-id')!;
     expect(ours).toMatch(UUID);
     const line = await lineOf(ours);
-    expect(line).toMatchObject({ level: 'info', method: 'GET', route: '/me', path: '/me', status: 401, client_request_id: 'trace-abc.123' });
+    expect(line).toMatchObject({
+      level: 'info',
+      method: 'GET',
+      route: '/me',
+      path: '/me',
+      status: 401,
+      client_request_id: 'trace-abc.123',
+    });
     expect(typeof line.duration_ms).toBe('number');
     expect(t.logs.records().filter((r) => r.request_id === 'trace-abc.123')).toEqual([]);
   });
 
   it('generates a fresh request id for every request, and keeps no unsafe caller id', async () => {
-    const cases: Record<string, string>[] = [{}, { 'x-request-id': 'has spaces "and quotes"' }, { 'x-request-id': 'x'.repeat(129) }, { 'x-request-id': 'same' }, { 'x-request-id': 'same' }];
+    const cases: Record<string, string>[] = [
+      {},
+      { 'x-request-id': 'has spaces "and quotes"' },
+      { 'x-request-id': 'x'.repeat(129) },
+      { 'x-request-id': 'same' },
+      { 'x-request-id': 'same' },
+    ];
     const seen = new Set<string>();
     for (const headers of cases) {
       const res = await t.api.get('/me', undefined, headers);
@@ -56,7 +69,12 @@ describe('request logs (JSON, LOG_LEVEL=info)', () => {
   it('names the principal by ids: the user for a session, user, org and key for an API key', async () => {
     const w = await t.seed.world('owner');
     const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
-    expect(await lineOf(minted.headers.get('x-request-id')!)).toMatchObject({ route: '/api-keys', status: 201, auth: 'session', user_id: w.userId });
+    expect(await lineOf(minted.headers.get('x-request-id')!)).toMatchObject({
+      route: '/api-keys',
+      status: 201,
+      auth: 'session',
+      user_id: w.userId,
+    });
     const me = await t.api.get('/me', minted.body.key);
     expect(await lineOf(me.headers.get('x-request-id')!)).toMatchObject({
       route: '/me',
@@ -103,7 +121,14 @@ describe('request logs (JSON, LOG_LEVEL=info)', () => {
     for (const id of ids) await lineOf(id);
     expect(ids).not.toContain(key);
     const text = t.logs.text;
-    for (const secret of [key, key.slice(9), w.session, 'not-a-jwt-but-a-secret-looking-token', TEST_API_KEY_SECRET, TEST_SESSION_SECRET]) {
+    for (const secret of [
+      key,
+      key.slice(9),
+      w.session,
+      'not-a-jwt-but-a-secret-looking-token',
+      TEST_API_KEY_SECRET,
+      TEST_SESSION_SECRET,
+    ]) {
       expect(text).not.toContain(secret);
     }
     expect(text).not.toMatch(/svc_live_[A-Za-z0-9]/);

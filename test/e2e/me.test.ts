@@ -87,7 +87,8 @@ describe('GET /me', () => {
 
     it('needs no scope: a key that holds only decisions:write still proves itself', async () => {
       const w = await t.seed.world('member');
-      const key = (await insertKeyRow(t.db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] })).key;
+      const key = (await insertKeyRow(t.db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] }))
+        .key;
 
       const res = await t.api.get('/me', key);
 
@@ -141,7 +142,12 @@ describe('GET /me', () => {
       const res = await t.api.get('/me', t.seed.session(user.id, user.email), { 'x-org-id': orgB });
 
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ org_id: orgB, org_role: 'member', scopes: ['decisions:read', 'decisions:write'], org_member_count: 1 });
+      expect(res.body).toMatchObject({
+        org_id: orgB,
+        org_role: 'member',
+        scopes: ['decisions:read', 'decisions:write'],
+        org_member_count: 1,
+      });
     });
 
     it('accepts an upper-case X-Org-Id and answers with the canonical id', async () => {
@@ -173,7 +179,14 @@ describe('GET /me', () => {
       const res = await t.api.get('/me', t.seed.session(user.id, user.email));
 
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ user_id: user.id, org_id: null, email: user.email, scopes: [], org_role: null, org_member_count: 0 });
+      expect(res.body).toEqual({
+        user_id: user.id,
+        org_id: null,
+        email: user.email,
+        scopes: [],
+        org_role: null,
+        org_member_count: 0,
+      });
     });
 
     it('answers 200 with no org for a user who belongs to no org', async () => {
@@ -182,7 +195,14 @@ describe('GET /me', () => {
       const res = await t.api.get('/me', t.seed.session(user.id, user.email));
 
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ user_id: user.id, org_id: null, email: user.email, scopes: [], org_role: null, org_member_count: 0 });
+      expect(res.body).toEqual({
+        user_id: user.id,
+        org_id: null,
+        email: user.email,
+        scopes: [],
+        org_role: null,
+        org_member_count: 0,
+      });
     });
 
     it('answers 404 for an org_id claim naming an org the user is not in, exactly as for one that does not exist', async () => {

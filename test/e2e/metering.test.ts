@@ -50,7 +50,10 @@ describe('the metering engine on real PostgreSQL', () => {
   }
 
   async function refusal(promise: Promise<unknown>): Promise<UsageLimitExceededError> {
-    const error = await promise.then(() => null, (e: unknown) => e);
+    const error = await promise.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UsageLimitExceededError);
     return error as UsageLimitExceededError;
   }
@@ -60,15 +63,22 @@ describe('the metering engine on real PostgreSQL', () => {
     const orgId = await seed.org('free');
 
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? usageA : usageB).charge(orgId, i % 4 < 2 ? 'asks' : 'retrieves', 1)),
+      Array.from({ length: 200 }, (_, i) =>
+        (i % 2 === 0 ? usageA : usageB).charge(orgId, i % 4 < 2 ? 'asks' : 'retrieves', 1),
+      ),
     );
 
     const passed = outcomes.filter((o) => o.status === 'fulfilled').length;
-    const refused = outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof UsageLimitExceededError).length;
+    const refused = outcomes.filter(
+      (o) => o.status === 'rejected' && o.reason instanceof UsageLimitExceededError,
+    ).length;
     expect([passed, refused]).toEqual([100, 100]);
     const [row] = await rows(orgId);
     expect(row.asks + row.retrieves).toBe(100);
-    expect((await a.api.get('/usage', seed.session(...(await memberOf(orgId))))).body.mcp_queries).toEqual({ used: 100, limit: 100 });
+    expect((await a.api.get('/usage', seed.session(...(await memberOf(orgId))))).body.mcp_queries).toEqual({
+      used: 100,
+      limit: 100,
+    });
   });
 
   async function memberOf(orgId: string): Promise<[string, string]> {
@@ -136,7 +146,10 @@ describe('the metering engine on real PostgreSQL', () => {
 
   it('refuses cleanly, rather than overflowing, a charge an unlimited meter’s counter cannot hold', async () => {
     const orgId = await seed.org('pro');
-    await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks, retrieves) VALUES ($1, '2031-03-14', 2147483000, 2147483000)`, [orgId]);
+    await db.pool.query(
+      `INSERT INTO usage_counters (org_id, day, asks, retrieves) VALUES ($1, '2031-03-14', 2147483000, 2147483000)`,
+      [orgId],
+    );
 
     const error = await refusal(usageA.charge(orgId, 'asks', 1000));
     await usageA.charge(orgId, 'asks', 647);
@@ -174,7 +187,10 @@ describe('the metering engine on real PostgreSQL', () => {
 
     expect(late.resetsAt.toISOString()).toBe('2031-03-15T00:00:00.000Z');
     expect(early.resetsAt.toISOString()).toBe('2031-03-16T00:00:00.000Z');
-    expect((await rows(orgId)).map((r) => [r.day, r.asks])).toEqual([['2031-03-14', 100], ['2031-03-15', 1]]);
+    expect((await rows(orgId)).map((r) => [r.day, r.asks])).toEqual([
+      ['2031-03-14', 100],
+      ['2031-03-15', 1],
+    ]);
   });
 
   it('gives a refunded charge back to the day it was made, even after midnight', async () => {
@@ -187,7 +203,10 @@ describe('the metering engine on real PostgreSQL', () => {
 
     await usageB.refund(charge);
 
-    expect((await rows(orgId)).map((r) => [r.day, r.imports, r.captures])).toEqual([['2031-03-14', 0, 100], ['2031-03-15', 1, 0]]);
+    expect((await rows(orgId)).map((r) => [r.day, r.imports, r.captures])).toEqual([
+      ['2031-03-14', 0, 100],
+      ['2031-03-15', 1, 0],
+    ]);
   });
 
   it('refuses an org it does not know with UnknownOrgError and records nothing', async () => {
@@ -207,7 +226,13 @@ describe('npm run admin -- usage record', () => {
   function admin(...args: string[]) {
     return run(process.execPath, [join(ROOT, 'scripts', 'run-built.mjs'), 'cli/admin.js', ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: db.url, DB_MIGRATE: 'false', SESSION_JWT_SECRET: TEST_SESSION_SECRET },
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'test',
+        DATABASE_URL: db.url,
+        DB_MIGRATE: 'false',
+        SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+      },
     }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
@@ -227,7 +252,9 @@ describe('npm run admin -- usage record', () => {
     expect(afterRefusal).toEqual([]);
     expect(within.code).toBe(0);
     expect(JSON.parse(within.stdout)).toMatchObject({ org_id: orgId, meter: 'imports', count: 10, imports: 10 });
-    const { rows } = await db.pool.query(`SELECT sum(imports)::int AS imports FROM usage_counters WHERE org_id = $1`, [orgId]);
+    const { rows } = await db.pool.query(`SELECT sum(imports)::int AS imports FROM usage_counters WHERE org_id = $1`, [
+      orgId,
+    ]);
     expect(rows[0].imports).toBe(10);
   }, 120_000);
 });

@@ -148,7 +148,9 @@ describe('GET /metrics with METRICS_PORT', () => {
     const res = await fetch(`${metricsUrl}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(await res.text()).toContain('http_request_duration_seconds_count{method="GET",route="/me",status_code="401"} 1');
+    expect(await res.text()).toContain(
+      'http_request_duration_seconds_count{method="GET",route="/me",status_code="401"} 1',
+    );
     expect((await t.api.get('/metrics')).status).toBe(404);
     expect((await fetch(`${metricsUrl}/other`)).status).toBe(404);
   });
@@ -162,7 +164,10 @@ describe('GET /metrics on the API port without METRICS_TOKEN', () => {
       const forwarded = await t.api.get('/metrics', undefined, { 'x-forwarded-for': '203.0.113.9' });
       expect(forwarded.status).toBe(403);
       expect(forwarded.body.message).toMatch(/METRICS_TOKEN/);
-      expect((await t.api.get('/metrics', undefined, { 'x-forwarded-for': '127.0.0.1' })).status, 'a loopback client behind the proxy').toBe(200);
+      expect(
+        (await t.api.get('/metrics', undefined, { 'x-forwarded-for': '127.0.0.1' })).status,
+        'a loopback client behind the proxy',
+      ).toBe(200);
       expect((await t.api.get('/metrics')).status, 'the proxy itself').toBe(200);
     } finally {
       await t.close();
@@ -189,6 +194,8 @@ describe('GET /metrics on the API port without METRICS_TOKEN', () => {
   it('refuses a METRICS_ALLOW_LOOPBACK that is not a boolean, naming it', () => {
     expect(loadEnvironment({ METRICS_ALLOW_LOOPBACK: 'true' }).METRICS_ALLOW_LOOPBACK).toBe(true);
     expect(loadEnvironment({}).METRICS_ALLOW_LOOPBACK).toBeUndefined();
-    expect(() => loadEnvironment({ METRICS_ALLOW_LOOPBACK: 'sometimes' })).toThrow(/METRICS_ALLOW_LOOPBACK must be true or false/);
+    expect(() => loadEnvironment({ METRICS_ALLOW_LOOPBACK: 'sometimes' })).toThrow(
+      /METRICS_ALLOW_LOOPBACK must be true or false/,
+    );
   });
 });

@@ -35,11 +35,22 @@ describe('the OpenAPI document, as lint and client generators read it', () => {
   it('passes `redocly lint` with the recommended rules and no error', async () => {
     const cli = resolve(ROOT, 'node_modules/@redocly/cli/bin/cli.js');
     // Telemetry and the update check would call out of this machine: both off.
-    const env = { PATH: process.env.PATH, HOME: dir, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', CI: 'true' };
-    const result = await run(process.execPath, [cli, 'lint', '--extends=recommended', '--format=json', join(dir, 'openapi.json')], { env, cwd: dir }).catch(
-      (error: { stdout: string; stderr: string; code: number }) => error,
-    );
-    const report = JSON.parse(result.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; severity: string; message: string }[] };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: dir,
+      REDOCLY_TELEMETRY: 'off',
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+      CI: 'true',
+    };
+    const result = await run(
+      process.execPath,
+      [cli, 'lint', '--extends=recommended', '--format=json', join(dir, 'openapi.json')],
+      { env, cwd: dir },
+    ).catch((error: { stdout: string; stderr: string; code: number }) => error);
+    const report = JSON.parse(result.stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; severity: string; message: string }[];
+    };
     const errors = report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message}`);
     expect(errors).toEqual([]);
     expect(report.totals.errors).toBe(0);
@@ -90,10 +101,24 @@ export async function flow(call: Call, session: string): Promise<void> {
     );
     writeFileSync(
       join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['ES2023'], types: [], skipLibCheck: false }, files: ['flow.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'ES2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          lib: ['ES2023'],
+          types: [],
+          skipLibCheck: false,
+        },
+        files: ['flow.ts'],
+      }),
     );
     const tsc = resolve(ROOT, 'node_modules/typescript/bin/tsc');
-    const result = await run(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { cwd: dir }).catch((error: { stdout: string }) => error);
+    const result = await run(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { cwd: dir }).catch(
+      (error: { stdout: string }) => error,
+    );
     expect(result.stdout).toBe('');
   }, 60_000);
 });

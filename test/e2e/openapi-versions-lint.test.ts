@@ -24,18 +24,32 @@ describe('the OpenAPI document of each API version', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(API_VERSIONS.map((v) => v.date))('passes `redocly lint` for %s', async (version) => {
-    const res = await t.api.get(`/openapi.json?version=${version}`);
-    expect(res.status).toBe(200);
-    const file = join(dir, `openapi-${version}.json`);
-    writeFileSync(file, res.text);
-    const cli = resolve(ROOT, 'node_modules/@redocly/cli/bin/cli.js');
-    const env = { PATH: process.env.PATH, HOME: dir, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', CI: 'true' };
-    const result = await run(process.execPath, [cli, 'lint', '--extends=recommended', '--format=json', file], { env, cwd: dir }).catch(
-      (error: { stdout: string; stderr: string; code: number }) => error,
-    );
-    const report = JSON.parse(result.stdout) as { totals: { errors: number }; problems: { ruleId: string; severity: string; message: string }[] };
-    expect(report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
-    expect(report.totals.errors).toBe(0);
-  }, 60_000);
+  it.each(API_VERSIONS.map((v) => v.date))(
+    'passes `redocly lint` for %s',
+    async (version) => {
+      const res = await t.api.get(`/openapi.json?version=${version}`);
+      expect(res.status).toBe(200);
+      const file = join(dir, `openapi-${version}.json`);
+      writeFileSync(file, res.text);
+      const cli = resolve(ROOT, 'node_modules/@redocly/cli/bin/cli.js');
+      const env = {
+        PATH: process.env.PATH,
+        HOME: dir,
+        REDOCLY_TELEMETRY: 'off',
+        REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+        CI: 'true',
+      };
+      const result = await run(process.execPath, [cli, 'lint', '--extends=recommended', '--format=json', file], {
+        env,
+        cwd: dir,
+      }).catch((error: { stdout: string; stderr: string; code: number }) => error);
+      const report = JSON.parse(result.stdout) as {
+        totals: { errors: number };
+        problems: { ruleId: string; severity: string; message: string }[];
+      };
+      expect(report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+      expect(report.totals.errors).toBe(0);
+    },
+    60_000,
+  );
 });

@@ -106,7 +106,10 @@ describe('the OpenAPI document and the API reference', () => {
     expect(mint.additionalProperties).toBe(false);
     expect(p.org_id).toMatchObject({ type: 'string', format: 'uuid' });
     expect(p.name).toMatchObject({ type: 'string', maxLength: 100 });
-    expect(p.scopes).toMatchObject({ type: 'array', items: { type: 'string', enum: ['decisions:read', 'decisions:write'] } });
+    expect(p.scopes).toMatchObject({
+      type: 'array',
+      items: { type: 'string', enum: ['decisions:read', 'decisions:write'] },
+    });
     expect(p.expires_in_days).toMatchObject({ type: 'integer', minimum: 0, maximum: 366 });
   });
 
@@ -126,14 +129,21 @@ describe('the OpenAPI document and the API reference', () => {
   it('documents 413 and 415 on the body route, 400 for a bad X-Org-Id, and 429 and 503 on every authenticated route', () => {
     expect(Object.keys(op('/api-keys', 'post').responses)).toEqual(expect.arrayContaining(['413', '415']));
     expect(Object.keys(op('/me', 'get').responses)).toContain('400');
-    expect((op('/usage', 'get').responses['400'] as OpenAPIV3.ResponseObject).description).toMatch(/X-Org-Id is not a UUID/);
+    expect((op('/usage', 'get').responses['400'] as OpenAPIV3.ResponseObject).description).toMatch(
+      /X-Org-Id is not a UUID/,
+    );
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(methods as Record<string, OpenAPIV3.OperationObject>)) {
         if (!operation.security?.length) continue;
-        for (const status of ['401', '429', '503']) expect(operation.responses[status], `${method} ${path} ${status}`).toBeDefined();
-        const challenge = (operation.responses['401'] as OpenAPIV3.ResponseObject).headers!['WWW-Authenticate'] as OpenAPIV3.HeaderObject;
+        for (const status of ['401', '429', '503'])
+          expect(operation.responses[status], `${method} ${path} ${status}`).toBeDefined();
+        const challenge = (operation.responses['401'] as OpenAPIV3.ResponseObject).headers![
+          'WWW-Authenticate'
+        ] as OpenAPIV3.HeaderObject;
         expect(challenge.required, `${method} ${path}`).toBe(true);
-        const retry = (operation.responses['429'] as OpenAPIV3.ResponseObject).headers!['Retry-After'] as OpenAPIV3.HeaderObject;
+        const retry = (operation.responses['429'] as OpenAPIV3.ResponseObject).headers![
+          'Retry-After'
+        ] as OpenAPIV3.HeaderObject;
         expect(retry).toMatchObject({ required: true, schema: { type: 'integer' } });
       }
     }
@@ -145,13 +155,21 @@ describe('the OpenAPI document and the API reference', () => {
       expect(op(path, 'get').responses, path).not.toHaveProperty('401');
     }
     for (const item of Object.values(doc.paths)) {
-      for (const operation of Object.values(item as Record<string, OpenAPIV3.OperationObject>)) expect(operation.security).toBeDefined();
+      for (const operation of Object.values(item as Record<string, OpenAPIV3.OperationObject>))
+        expect(operation.security).toBeDefined();
     }
   });
 
   it('documents the UUID path parameter of revoke and the optional org_id filter of list', () => {
     const params = op('/api-keys/{keyID}', 'delete').parameters as OpenAPIV3.ParameterObject[];
-    expect(params).toContainEqual(expect.objectContaining({ name: 'keyID', in: 'path', required: true, schema: expect.objectContaining({ format: 'uuid' }) }));
+    expect(params).toContainEqual(
+      expect.objectContaining({
+        name: 'keyID',
+        in: 'path',
+        required: true,
+        schema: expect.objectContaining({ format: 'uuid' }),
+      }),
+    );
     const query = op('/api-keys', 'get').parameters as OpenAPIV3.ParameterObject[];
     expect(query).toContainEqual(expect.objectContaining({ name: 'org_id', in: 'query', required: false }));
   });
@@ -161,7 +179,9 @@ describe('the OpenAPI document and the API reference', () => {
     const minted = schema('MintedApiKey');
     const always = ['id', 'org_id', 'name', 'lookup', 'last4', 'scopes', 'created_at'];
     expect([...(listed.required ?? [])].sort()).toEqual([...always].sort());
-    expect(Object.keys(listed.properties!)).toEqual(expect.arrayContaining([...always, 'expires_at', 'last_used_at', 'revoked_at']));
+    expect(Object.keys(listed.properties!)).toEqual(
+      expect.arrayContaining([...always, 'expires_at', 'last_used_at', 'revoked_at']),
+    );
     expect(listed.properties).not.toHaveProperty('key');
     expect(minted.required).toEqual(expect.arrayContaining([...always, 'key']));
     const created = op('/api-keys', 'post').responses['201'] as OpenAPIV3.ResponseObject;
@@ -173,11 +193,20 @@ describe('the OpenAPI document and the API reference', () => {
 
   it('describes the usage report with a nullable limit and the principal with its six fields', () => {
     const usage = schema('UsageReport');
-    expect(usage.required).toEqual(expect.arrayContaining(['plan', 'mcp_queries', 'breakdown', 'imports', 'captures', 'resets_at']));
+    expect(usage.required).toEqual(
+      expect.arrayContaining(['plan', 'mcp_queries', 'breakdown', 'imports', 'captures', 'resets_at']),
+    );
     expect((usage.properties!.plan as Schema).enum).toEqual(['free', 'pro']);
     expect((schema('Meter').properties!.limit as Schema).nullable).toBe(true);
     const principal = schema('Principal');
-    expect([...(principal.required ?? [])].sort()).toEqual(['email', 'org_id', 'org_member_count', 'org_role', 'scopes', 'user_id']);
+    expect([...(principal.required ?? [])].sort()).toEqual([
+      'email',
+      'org_id',
+      'org_member_count',
+      'org_role',
+      'scopes',
+      'user_id',
+    ]);
     expect((principal.properties!.org_member_count as Schema).type).toBe('integer');
   });
 

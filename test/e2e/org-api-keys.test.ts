@@ -38,7 +38,13 @@ describe('org-admin oversight: GET /orgs/{org_id}/api-keys and DELETE /orgs/{org
         expect(res.status).toBe(200);
         expect(res.body.keys.map((k: any) => k.name)).toEqual(['viewer', 'member', 'admin', 'owner']);
         const { key, ...memberRecord } = w.keys.member;
-        expect(res.body.keys[1]).toEqual({ ...memberRecord, user_id: w.member.userId, owner_email: w.member.email, owner_status: 'member', state: 'active' });
+        expect(res.body.keys[1]).toEqual({
+          ...memberRecord,
+          user_id: w.member.userId,
+          owner_email: w.member.email,
+          owner_status: 'member',
+          state: 'active',
+        });
         for (const k of Object.values(w.keys)) expect(res.text).not.toContain(k.key);
       }
     });
@@ -49,7 +55,12 @@ describe('org-admin oversight: GET /orgs/{org_id}/api-keys and DELETE /orgs/{org
       expect((await t.api.get('/me', w.keys.member.key)).status).toBe(401);
       const res = await list(w.owner.session, w.orgId, `?user_id=${w.member.userId}`);
       expect(res.body.keys).toHaveLength(1);
-      expect(res.body.keys[0]).toMatchObject({ id: w.keys.member.id, user_id: w.member.userId, owner_email: w.member.email, owner_status: 'removed' });
+      expect(res.body.keys[0]).toMatchObject({
+        id: w.keys.member.id,
+        user_id: w.member.userId,
+        owner_email: w.member.email,
+        owner_status: 'removed',
+      });
     });
 
     it('filters by state and by user_id, and paginates', async () => {
@@ -57,13 +68,17 @@ describe('org-admin oversight: GET /orgs/{org_id}/api-keys and DELETE /orgs/{org
       const expiring = await mintOk(t, w.member.session, { org_id: w.orgId, name: 'expiring', expires_in_days: 1 });
       expect((await t.api.delete(`/api-keys/${w.keys.viewer.id}`, w.viewer.session)).status).toBe(204);
       clock.advance(2 * DAY_MS);
-      const names = async (query: string) => (await list(w.admin.session, w.orgId, query)).body.keys.map((k: any) => k.name);
+      const names = async (query: string) =>
+        (await list(w.admin.session, w.orgId, query)).body.keys.map((k: any) => k.name);
       expect(await names('?state=revoked')).toEqual(['viewer']);
       expect(await names('?state=expired')).toEqual(['expiring']);
       expect(await names('?state=active')).toEqual(['member', 'admin', 'owner']);
       expect(await names(`?user_id=${w.member.userId}`)).toEqual(['expiring', 'member']);
       expect(await names(`?user_id=${w.member.userId}&state=active`)).toEqual(['member']);
-      expect((await list(w.admin.session, w.orgId, '?state=expired')).body.keys[0]).toMatchObject({ id: expiring.id, state: 'expired' });
+      expect((await list(w.admin.session, w.orgId, '?state=expired')).body.keys[0]).toMatchObject({
+        id: expiring.id,
+        state: 'expired',
+      });
 
       const first = await list(w.admin.session, w.orgId, '?limit=3');
       expect(first.body.keys.map((k: any) => k.name)).toEqual(['expiring', 'viewer', 'member']);
@@ -107,7 +122,8 @@ describe('org-admin oversight: GET /orgs/{org_id}/api-keys and DELETE /orgs/{org
       expect(res.text).toBe('');
       expect((await t.api.get('/me', w.keys.member.key)).status).toBe(401);
       expect((await t.api.get('/api-keys', w.member.session)).body.keys[0].revoked_at).toBeDefined();
-      const events = (await t.api.get(`/orgs/${w.orgId}/audit-events?action=api_key.revoked_by_admin`, w.owner.session)).body.events;
+      const events = (await t.api.get(`/orgs/${w.orgId}/audit-events?action=api_key.revoked_by_admin`, w.owner.session))
+        .body.events;
       expect(events).toEqual([
         expect.objectContaining({
           actor: { type: 'user', id: w.admin.userId },
@@ -119,7 +135,9 @@ describe('org-admin oversight: GET /orgs/{org_id}/api-keys and DELETE /orgs/{org
       ]);
       // Again: 204, nothing changes, nothing more recorded.
       expect((await t.api.delete(`/orgs/${w.orgId}/api-keys/${w.keys.member.id}`, w.owner.session)).status).toBe(204);
-      expect((await t.seed.auditEvents(w.orgId)).filter((e) => e.action === 'api_key.revoked_by_admin')).toHaveLength(1);
+      expect((await t.seed.auditEvents(w.orgId)).filter((e) => e.action === 'api_key.revoked_by_admin')).toHaveLength(
+        1,
+      );
     });
 
     it('an admin of org A can neither see nor revoke a key of org B (404, like a missing key)', async () => {

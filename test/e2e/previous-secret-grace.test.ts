@@ -28,16 +28,26 @@ describe('a previous secret after its grace period', () => {
     // Reported as leaked after the grace, beside a genuine key: once the genuine one is revoked, the
     // report has been handled (the 202 comes first), and the old secret revoked nothing.
     const control = (await t.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
-    expect((await t.api.post('/credentials/revoke', undefined, { credentials: [old.key, control.key] })).status).toBe(202);
-    await expect.poll(async () => (await t.api.get('/me', control.key)).status, { timeout: 5_000, interval: 20 }).toBe(401);
+    expect((await t.api.post('/credentials/revoke', undefined, { credentials: [old.key, control.key] })).status).toBe(
+      202,
+    );
+    await expect
+      .poll(async () => (await t.api.get('/me', control.key)).status, { timeout: 5_000, interval: 20 })
+      .toBe(401);
     expect((await t.api.get('/me', rotated.body.key)).status).toBe(200);
-    const [row] = (await t.db.pool.query(`SELECT revoked_at, previous_lookup FROM api_keys WHERE id = $1`, [old.id])).rows;
+    const [row] = (await t.db.pool.query(`SELECT revoked_at, previous_lookup FROM api_keys WHERE id = $1`, [old.id]))
+      .rows;
     expect(row).toEqual({ revoked_at: null, previous_lookup: old.lookup });
     const leaked = (await t.seed.auditEvents(w.orgId)).filter((e) => e.action === 'api_key.revoked_as_leaked');
     expect(leaked.map((e) => e.target_id)).toEqual([control.id]);
 
     await t.app.get(PeriodicJobs, { strict: false }).runNow('lapsed-previous-secrets');
-    const [cleared] = (await t.db.pool.query(`SELECT previous_lookup, previous_key_hash, previous_expires_at FROM api_keys WHERE id = $1`, [old.id])).rows;
+    const [cleared] = (
+      await t.db.pool.query(
+        `SELECT previous_lookup, previous_key_hash, previous_expires_at FROM api_keys WHERE id = $1`,
+        [old.id],
+      )
+    ).rows;
     expect(cleared).toEqual({ previous_lookup: null, previous_key_hash: null, previous_expires_at: null });
     expect((await t.api.get('/me', rotated.body.key)).status).toBe(200);
   });
@@ -49,6 +59,8 @@ describe('a previous secret after its grace period', () => {
     clock.advance(59_000);
     expect((await t.api.post('/credentials/revoke', undefined, { credentials: [old.key] })).status).toBe(202);
     // The 202 comes before the revocation is written (its time must not tell a genuine key); it follows at once.
-    await expect.poll(async () => (await t.api.get('/me', rotated.key)).status, { timeout: 5_000, interval: 20 }).toBe(401);
+    await expect
+      .poll(async () => (await t.api.get('/me', rotated.key)).status, { timeout: 5_000, interval: 20 })
+      .toBe(401);
   });
 });

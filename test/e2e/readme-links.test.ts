@@ -70,15 +70,26 @@ describe('the README and docs/ link only within the repository, to files and hea
       expect(relative(ROOT, targetPath).startsWith('..'), `${file}: ${link} leaves the repository`).toBe(false);
       expect(existsSync(targetPath), `${file}: ${link} does not exist`).toBe(true);
       if (anchor === undefined) continue;
-      expect(statSync(targetPath).isFile() && extname(targetPath) === '.md', `${file}: ${link} has an anchor but is no Markdown file`).toBe(true);
+      expect(
+        statSync(targetPath).isFile() && extname(targetPath) === '.md',
+        `${file}: ${link} has an anchor but is no Markdown file`,
+      ).toBe(true);
       const slugs = slugsOf(readFileSync(targetPath, 'utf8'));
-      expect([...slugs], `${file}: ${link}: no heading "#${anchor}" in ${relative(ROOT, targetPath)}`).toContain(decodeURIComponent(anchor));
+      expect([...slugs], `${file}: ${link}: no heading "#${anchor}" in ${relative(ROOT, targetPath)}`).toContain(
+        decodeURIComponent(anchor),
+      );
     }
   });
 
   it('the checker itself: GitHub anchors, code blocks, and a broken anchor that it reports', () => {
-    const page = '# Client addresses (`TRUST_PROXY`)\n## Events, webhooks and leaked keys\n## Notes\n## Notes\n```sh\n# not a heading\n[x](nowhere.md)\n```\n';
-    expect([...slugsOf(page)]).toEqual(['client-addresses-trust_proxy', 'events-webhooks-and-leaked-keys', 'notes', 'notes-1']);
+    const page =
+      '# Client addresses (`TRUST_PROXY`)\n## Events, webhooks and leaked keys\n## Notes\n## Notes\n```sh\n# not a heading\n[x](nowhere.md)\n```\n';
+    expect([...slugsOf(page)]).toEqual([
+      'client-addresses-trust_proxy',
+      'events-webhooks-and-leaked-keys',
+      'notes',
+      'notes-1',
+    ]);
     expect(linksOf(page)).toEqual([]);
     expect(linksOf('see [a](docs/a.md#b) and ![c](c.png)\n[ref]: d.md')).toEqual(['docs/a.md#b', 'c.png', 'd.md']);
   });
@@ -102,7 +113,11 @@ describe('the README is a front door', () => {
 });
 
 describe('user-facing docs state how things are, not the history of internal issues', () => {
-  const INTERNAL = [/\bissues? #?\d+/i, /(^|[\s(,])#\d+\b/m, /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|closing) round\b/i];
+  const INTERNAL = [
+    /\bissues? #?\d+/i,
+    /(^|[\s(,])#\d+\b/m,
+    /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|closing) round\b/i,
+  ];
   it.each(['README.md', ...DOCS])('%s', (file) => {
     const text = read(file);
     for (const pattern of INTERNAL) {

@@ -9,7 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeAuth } from '../../src/index.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
-const join = (...parts: string[]) => `/${parts.flatMap((p) => p.split('/')).filter(Boolean).join('/')}`;
+const join = (...parts: string[]) =>
+  `/${parts
+    .flatMap((p) => p.split('/'))
+    .filter(Boolean)
+    .join('/')}`;
 const guardNames = (target: object): string[] =>
   ((Reflect.getMetadata(GUARDS_METADATA, target) as Array<Type<unknown> | object> | undefined) ?? []).map((g) =>
     typeof g === 'function' ? g.name : g.constructor.name,
@@ -40,7 +44,9 @@ describe('the auth every route declares', () => {
             : 'no credential of ours';
           const guards = [...guardNames(controller), ...guardNames(handler)];
           for (const p of [path].flat()) {
-            lines.add(`${method.padEnd(6)} ${join(base, p).padEnd(30)} ${accepts}${guards.length ? `; guards: ${[...new Set(guards)].join(', ')}` : ''}`);
+            lines.add(
+              `${method.padEnd(6)} ${join(base, p).padEnd(30)} ${accepts}${guards.length ? `; guards: ${[...new Set(guards)].join(', ')}` : ''}`,
+            );
           }
         }
       }

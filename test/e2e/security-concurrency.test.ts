@@ -53,7 +53,10 @@ describe('concurrency', () => {
       const after = uses.filter((u) => u.sentAt > revokedAt);
       expect(after.length).toBeGreaterThanOrEqual(80);
       expect(after.filter((u) => u.instance === 1).length, 'uses on the replica after the revoke').toBeGreaterThan(0);
-      expect(after.filter((u) => u.status !== 401), `round ${round}: uses sent after the 204 that were not refused`).toEqual([]);
+      expect(
+        after.filter((u) => u.status !== 401),
+        `round ${round}: uses sent after the 204 that were not refused`,
+      ).toEqual([]);
       expect(uses.every((u) => u.status === 200 || u.status === 401)).toBe(true);
     }
   });
@@ -65,7 +68,11 @@ describe('concurrency', () => {
       Array.from({ length: 45 }, (_, i) => {
         const who = sessions[i % sessions.length];
         const api = i % 2 ? replica.api : t.api;
-        return api.post('/api-keys', who.session, { org_id: who.orgId, name: `parallel ${i}`, scopes: ['decisions:read'] });
+        return api.post('/api-keys', who.session, {
+          org_id: who.orgId,
+          name: `parallel ${i}`,
+          scopes: ['decisions:read'],
+        });
       }),
     );
     expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
@@ -84,13 +91,17 @@ describe('concurrency', () => {
   it('answers 204 to every one of many simultaneous revokes of one key and keeps the first revoked_at', async () => {
     const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
     const revokes = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (i % 2 ? replica.api : t.api).delete(`/api-keys/${minted.body.id}`, w.session)),
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 ? replica.api : t.api).delete(`/api-keys/${minted.body.id}`, w.session),
+      ),
     );
     expect(revokes.map((r) => r.status)).toEqual(revokes.map(() => 204));
-    const first = (await t.db.pool.query('SELECT revoked_at FROM api_keys WHERE id = $1', [minted.body.id])).rows[0].revoked_at;
+    const first = (await t.db.pool.query('SELECT revoked_at FROM api_keys WHERE id = $1', [minted.body.id])).rows[0]
+      .revoked_at;
     expect(first).toBeInstanceOf(Date);
     expect((await t.api.delete(`/api-keys/${minted.body.id}`, w.session)).status).toBe(204);
-    const again = (await t.db.pool.query('SELECT revoked_at FROM api_keys WHERE id = $1', [minted.body.id])).rows[0].revoked_at;
+    const again = (await t.db.pool.query('SELECT revoked_at FROM api_keys WHERE id = $1', [minted.body.id])).rows[0]
+      .revoked_at;
     expect(again).toEqual(first);
     expect((await replica.api.get('/me', minted.body.key)).status).toBe(401);
   });

@@ -25,11 +25,15 @@ describe('throttles that hold under concurrency and across instances', () => {
   it('lets at most the limit of 1,000 concurrent bad tokens from one address through to verification', async () => {
     const t = await startTestApp({ db, clock, env: { AUTH_FAILURE_LIMIT: '30' } });
     try {
-      const answers = await Promise.all(Array.from({ length: 1000 }, (_, i) => t.api.get('/me', i % 2 ? badKey() : `not-a-jwt-${i}`)));
+      const answers = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => t.api.get('/me', i % 2 ? badKey() : `not-a-jwt-${i}`)),
+      );
       const verified = answers.filter((a) => a.status === 401).length;
       expect(verified).toBeGreaterThan(0);
       expect(verified).toBeLessThanOrEqual(30);
-      expect(answers.filter((a) => a.status !== 401).every((a) => a.status === 429 && a.headers.get('retry-after'))).toBe(true);
+      expect(
+        answers.filter((a) => a.status !== 401).every((a) => a.status === 429 && a.headers.get('retry-after')),
+      ).toBe(true);
     } finally {
       await t.close();
     }
@@ -65,10 +69,15 @@ describe('throttles that hold under concurrency and across instances', () => {
       // One proxy (the test's loopback peer) appends the real client; the client forges what precedes it.
       const statuses = [];
       for (let i = 0; i < 8; i++) {
-        statuses.push((await t.api.get('/me', badKey(), { 'x-forwarded-for': `10.9.${i}.1, 192.0.2.${i}, 198.51.100.77` })).status);
+        statuses.push(
+          (await t.api.get('/me', badKey(), { 'x-forwarded-for': `10.9.${i}.1, 192.0.2.${i}, 198.51.100.77` })).status,
+        );
       }
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
-      expect((await t.api.get('/me', badKey(), { 'x-forwarded-for': '198.51.100.78' })).status, 'another real client').toBe(401);
+      expect(
+        (await t.api.get('/me', badKey(), { 'x-forwarded-for': '198.51.100.78' })).status,
+        'another real client',
+      ).toBe(401);
     } finally {
       await t.close();
     }
@@ -86,8 +95,13 @@ describe('throttles that hold under concurrency and across instances', () => {
       for (let i = 0; i < 5; i++) expect((await t.api.get('/me', badKey(), office)).status).toBe(401);
       expect((await t.api.get('/me', badKey(), office)).status, 'the noisy client').toBe(429);
       expect((await t.api.get('/me', key, office)).status, 'a key that verified from the office').toBe(200);
-      expect((await t.api.get('/me', colleague.session, office)).status, 'a session that verified from the office').toBe(200);
-      expect((await t.api.get('/me', newcomer.session, office)).status, 'a credential never seen from the office').toBe(429);
+      expect(
+        (await t.api.get('/me', colleague.session, office)).status,
+        'a session that verified from the office',
+      ).toBe(200);
+      expect((await t.api.get('/me', newcomer.session, office)).status, 'a credential never seen from the office').toBe(
+        429,
+      );
       expect((await t.api.get('/me', key, { 'x-forwarded-for': '203.0.113.201' })).status).toBe(200);
     } finally {
       await t.close();

@@ -19,7 +19,15 @@ describe('input limits before work', () => {
   /** `levels` nested arrays around a 1; inside the body's object, the body is one level deeper. */
   const nested = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
   const post = (body: string | Buffer) =>
-    rawRequest(t.url, { method: 'POST', path: '/api-keys', headers: [['Authorization', `Bearer ${w.session}`], ['Content-Type', 'application/json']], body });
+    rawRequest(t.url, {
+      method: 'POST',
+      path: '/api-keys',
+      headers: [
+        ['Authorization', `Bearer ${w.session}`],
+        ['Content-Type', 'application/json'],
+      ],
+      body,
+    });
 
   it('answers 400 naming the limit for JSON nested deeper than 32 levels, however deep (never a 500)', async () => {
     for (const depth of [33, 2_000, 5_000]) {
@@ -36,7 +44,11 @@ describe('input limits before work', () => {
   });
 
   it('answers 400 for a body that is not valid UTF-8 instead of storing U+FFFD', async () => {
-    const body = Buffer.concat([Buffer.from(`{"org_id":"${w.orgId}","name":"caf`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    const body = Buffer.concat([
+      Buffer.from(`{"org_id":"${w.orgId}","name":"caf`),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}'),
+    ]);
     const res = await post(body);
     expect(res.status).toBe(400);
     expect((res.body as { message: string }).message).toMatch(/not valid UTF-8/);
@@ -45,7 +57,12 @@ describe('input limits before work', () => {
   });
 
   it('still checks the credential first: a deep body without a credential is a 401', async () => {
-    const res = await rawRequest(t.url, { method: 'POST', path: '/api-keys', headers: [['Content-Type', 'application/json']], body: nested(100) });
+    const res = await rawRequest(t.url, {
+      method: 'POST',
+      path: '/api-keys',
+      headers: [['Content-Type', 'application/json']],
+      body: nested(100),
+    });
     expect(res.status).toBe(401);
   });
 });

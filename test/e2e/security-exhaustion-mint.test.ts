@@ -21,7 +21,9 @@ describe('bounded work per caller: minting', () => {
   it('lets a flood of concurrent mints on two instances create exactly the cap of active keys, the rest 409 saying to revoke one', async () => {
     const w = await t.seed.world('viewer');
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => (i % 2 ? replica : t).api.post('/api-keys', w.session, { org_id: w.orgId, name: `flood ${i}` })),
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 ? replica : t).api.post('/api-keys', w.session, { org_id: w.orgId, name: `flood ${i}` }),
+      ),
     );
     expect(answers.filter((a) => a.status === 201)).toHaveLength(5);
     const refused = answers.filter((a) => a.status !== 201);
@@ -62,5 +64,4 @@ describe('bounded work per caller: minting', () => {
       await limited.close();
     }
   });
-
 });

@@ -28,7 +28,8 @@ describe('metrics and logs for operators', () => {
   it('refuses /metrics on the API port to a client that is not loopback when no METRICS_TOKEN is set', () => {
     const guard = new MetricsTokenGuard({ allowLoopback: true });
     // `ip` is the client after the TRUST_PROXY rules (Fastify's request.ip).
-    const ctx = (ip: string) => new ExecutionContextHost([{ headers: { 'x-forwarded-for': '127.0.0.1' }, ip }, { header() {} }]);
+    const ctx = (ip: string) =>
+      new ExecutionContextHost([{ headers: { 'x-forwarded-for': '127.0.0.1' }, ip }, { header() {} }]);
     expect(() => guard.canActivate(ctx('203.0.113.9'))).toThrow(ForbiddenException);
     expect(() => guard.canActivate(ctx('10.0.0.4'))).toThrow(/METRICS_TOKEN/);
     expect(guard.canActivate(ctx('127.0.0.1'))).toBe(true);
@@ -42,7 +43,9 @@ describe('metrics and logs for operators', () => {
       const res = await t.api.get('/me', 'nope', { 'x-forwarded-for': '192.0.2.1, 198.51.100.23' });
       expect(res.status).toBe(401);
       const id = res.headers.get('x-request-id');
-      await expect.poll(() => t.logs.records().some((r) => r.request_id === id), { timeout: 15_000, interval: 50 }).toBe(true);
+      await expect
+        .poll(() => t.logs.records().some((r) => r.request_id === id), { timeout: 15_000, interval: 50 })
+        .toBe(true);
       expect(t.logs.records().find((r) => r.request_id === id)).toMatchObject({ client: '198.51.100.23', status: 401 });
     } finally {
       await t.close();

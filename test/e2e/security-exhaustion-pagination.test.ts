@@ -13,7 +13,12 @@ async function seedKeys(t: TestApp, userId: string, orgId: string, count: number
   const now = Date.now();
   await insertKeyRows(
     t.db.pool,
-    Array.from({ length: count }, (_, i) => ({ userId, orgId, name: `seeded ${i + 1}`, createdAt: new Date(now - ((i + 1) % 250) * 1000) })),
+    Array.from({ length: count }, (_, i) => ({
+      userId,
+      orgId,
+      name: `seeded ${i + 1}`,
+      createdAt: new Date(now - ((i + 1) % 250) * 1000),
+    })),
   );
 }
 
@@ -68,7 +73,10 @@ describe('bounded work per caller: listing', () => {
     await churn;
 
     expect(new Set(seen).size, 'duplicates across pages').toBe(seen.length);
-    expect([...seeded].filter((id) => !seen.includes(id)), 'seeded keys missing from the walk').toEqual([]);
+    expect(
+      [...seeded].filter((id) => !seen.includes(id)),
+      'seeded keys missing from the walk',
+    ).toEqual([]);
     expect(seen.filter((id) => !seeded.has(id) && !minted.includes(id))).toEqual([]);
   });
 
@@ -101,10 +109,12 @@ describe('bounded work per caller: listing', () => {
   it('filters by state and refuses bad paging parameters with a 400 naming them', async () => {
     const w = await t.seed.world('owner');
     const keys = [];
-    for (let i = 0; i < 3; i++) keys.push((await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: `s${i}` })).body);
+    for (let i = 0; i < 3; i++)
+      keys.push((await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: `s${i}` })).body);
     await t.api.delete(`/api-keys/${keys[0].id}`, w.session);
     await t.db.pool.query(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [keys[1].id]);
-    const names = async (state: string) => (await t.api.get(`/api-keys?state=${state}`, w.session)).body.keys.map((k: { name: string }) => k.name);
+    const names = async (state: string) =>
+      (await t.api.get(`/api-keys?state=${state}`, w.session)).body.keys.map((k: { name: string }) => k.name);
     expect(await names('active')).toEqual(['s2']);
     expect(await names('revoked')).toEqual(['s0']);
     expect(await names('expired')).toEqual(['s1']);

@@ -17,7 +17,10 @@ describe('refunds that land', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     proxy = await TcpProxy.start(db.url);
-    t = await startTestApp({ db: { ...db, url: proxy.urlFor(db.url) }, env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' } });
+    t = await startTestApp({
+      db: { ...db, url: proxy.urlFor(db.url) },
+      env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' },
+    });
   });
   afterAll(async () => {
     await proxy.restore();
@@ -27,7 +30,8 @@ describe('refunds that land', () => {
   });
 
   const captures = async (orgId: string) =>
-    (await db.pool.query<{ captures: number }>(`SELECT captures FROM usage_counters WHERE org_id = $1`, [orgId])).rows[0]?.captures ?? 0;
+    (await db.pool.query<{ captures: number }>(`SELECT captures FROM usage_counters WHERE org_id = $1`, [orgId]))
+      .rows[0]?.captures ?? 0;
 
   it('keeps 10 refunds made while the database is cut, shows them in /metrics, and lands every one once it is back', async () => {
     const w = await t.seed.world('owner');
@@ -43,7 +47,9 @@ describe('refunds that land', () => {
     expect(await captures(w.orgId), 'nothing landed during the outage').toBe(10);
 
     await proxy.restore();
-    await expect.poll(() => captures(w.orgId), { timeout: 15_000, interval: 50, message: 'refunds landed after the outage' }).toBe(0);
+    await expect
+      .poll(() => captures(w.orgId), { timeout: 15_000, interval: 50, message: 'refunds landed after the outage' })
+      .toBe(0);
     expect(await t.app.get(MetricsService).render()).toMatch(/^usage_refunds_pending 0$/m);
   });
 });
@@ -52,7 +58,10 @@ describe('refunds flushed on shutdown', () => {
   it('lands a refund kept during an outage when the app is closed (SIGTERM), before the pool closes', async () => {
     const db = await createTestDatabase();
     const proxy = await TcpProxy.start(db.url);
-    const t = await startTestApp({ db: { ...db, url: proxy.urlFor(db.url) }, env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' } });
+    const t = await startTestApp({
+      db: { ...db, url: proxy.urlFor(db.url) },
+      env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' },
+    });
     try {
       const w = await t.seed.world('owner');
       const usage = t.app.get(UsageService);

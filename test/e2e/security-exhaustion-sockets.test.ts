@@ -14,7 +14,9 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 const LET_GO = { timeout: 15_000, interval: 50 };
 
 function connections(t: TestApp): Promise<number> {
-  return new Promise((resolve, reject) => t.app.getHttpServer().getConnections((error, n) => (error ? reject(error) : resolve(n))));
+  return new Promise((resolve, reject) =>
+    t.app.getHttpServer().getConnections((error, n) => (error ? reject(error) : resolve(n))),
+  );
 }
 
 /** Opens `count` loopback sockets that send `bytes` and never read a byte of the answer. */
@@ -43,7 +45,12 @@ describe('sockets are let go', () => {
 
   beforeAll(async () => {
     t = await startTestApp({
-      env: { HTTP_HEADERS_TIMEOUT_MS: '1500', HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_IDLE_TIMEOUT_MS: '2000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000' },
+      env: {
+        HTTP_HEADERS_TIMEOUT_MS: '1500',
+        HTTP_REQUEST_TIMEOUT_MS: '2000',
+        HTTP_IDLE_TIMEOUT_MS: '2000',
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
+      },
     });
   });
   afterAll(async () => {
@@ -57,7 +64,13 @@ describe('sockets are let go', () => {
     const bigAnswer = `GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(20); // pipelined: more than the buffers hold
     held.push(...(await stalledClients(t.url, 100, bigAnswer)));
     held.push(...(await stalledClients(t.url, 100, 'GET /health/live HTTP/1.1\r\nHost: x\r\n'))); // headers never end
-    held.push(...(await stalledClients(t.url, 100, 'POST /api-keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{'))); // body never ends
+    held.push(
+      ...(await stalledClients(
+        t.url,
+        100,
+        'POST /api-keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+      )),
+    ); // body never ends
     await expect.poll(() => accepted, { ...LET_GO, message: 'connections accepted' }).toBeGreaterThanOrEqual(300);
 
     const normal = await t.api.get('/health/live');
@@ -65,13 +78,20 @@ describe('sockets are let go', () => {
 
     // Destroyed, not half-closed: the server's own count of open sockets falls to (nearly) none
     // although not one of the 300 peers has closed its end.
-    await expect.poll(() => connections(t), { ...LET_GO, message: 'connections still open after the timeouts' }).toBeLessThanOrEqual(2);
+    await expect
+      .poll(() => connections(t), { ...LET_GO, message: 'connections still open after the timeouts' })
+      .toBeLessThanOrEqual(2);
   });
 
   it('drops connections beyond HTTP_MAX_CONNECTIONS at accept and serves again once the stalled ones are gone', async () => {
     const capped = await startTestApp({
       db: t.db,
-      env: { HTTP_MAX_CONNECTIONS: '20', HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '800', HTTP_IDLE_TIMEOUT_MS: '1000' },
+      env: {
+        HTTP_MAX_CONNECTIONS: '20',
+        HTTP_HEADERS_TIMEOUT_MS: '500',
+        HTTP_REQUEST_TIMEOUT_MS: '800',
+        HTTP_IDLE_TIMEOUT_MS: '1000',
+      },
     });
     try {
       expect(capped.app.getHttpServer().maxConnections).toBe(20);
@@ -89,7 +109,10 @@ describe('sockets are let go', () => {
     expect(t.app.getHttpServer().maxConnections).toBe(defaultMaxConnections());
     const dir = mkdtempSync(join(tmpdir(), 'limits-'));
     const file = join(dir, 'limits');
-    writeFileSync(file, 'Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 524288               files\n');
+    writeFileSync(
+      file,
+      'Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 524288               files\n',
+    );
     expect(defaultMaxConnections(file)).toBe(768);
     expect(defaultMaxConnections(join(dir, 'missing'))).toBe(4096);
   });

@@ -1,7 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isUuid } from '../../src/common/roles.js';
-import { ABSENT, anyText, BODY_LIMIT, expectErrorShape, headerText, hostileWorld, jsonObject, RUNS, SCOPES, type Field, validDays, validName, validScopes, wire } from './security-hostile-input.fixtures.js';
+import {
+  ABSENT,
+  anyText,
+  BODY_LIMIT,
+  expectErrorShape,
+  headerText,
+  hostileWorld,
+  jsonObject,
+  RUNS,
+  SCOPES,
+  type Field,
+  validDays,
+  validName,
+  validScopes,
+  wire,
+} from './security-hostile-input.fixtures.js';
 
 /**
  * Property-based hostile input over every endpoint, through raw sockets (so bytes that fetch
@@ -20,9 +35,23 @@ describe('hostile input on every endpoint: bodies', () => {
         { weight: 2, arbitrary: junk.map((v) => ({ value: wire(v), valid: isValid(wire(v)) }) as Field) },
       );
     const orgId = fc.oneof(
-      { weight: 5, arbitrary: fc.constantFrom(w.owner.orgId, w.owner.orgId.toUpperCase()).map((v) => ({ v, kind: 'mine' as const })) },
-      { weight: 2, arbitrary: fc.oneof(fc.constant(w.foreign.orgId), fc.uuid()).map((v) => ({ v, kind: 'not-found' as const })) },
-      { weight: 2, arbitrary: fc.jsonValue().filter((v) => !isUuid(v)).map((v) => ({ v, kind: 'junk' as const })) },
+      {
+        weight: 5,
+        arbitrary: fc
+          .constantFrom(w.owner.orgId, w.owner.orgId.toUpperCase())
+          .map((v) => ({ v, kind: 'mine' as const })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.oneof(fc.constant(w.foreign.orgId), fc.uuid()).map((v) => ({ v, kind: 'not-found' as const })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .jsonValue()
+          .filter((v) => !isUuid(v))
+          .map((v) => ({ v, kind: 'junk' as const })),
+      },
       { weight: 1, arbitrary: fc.constant({ v: undefined, kind: 'absent' as const }) },
     );
     const name = field(anyText(110), fc.oneof(fc.jsonValue(), anyText(300)), validName);
@@ -37,11 +66,16 @@ describe('hostile input on every endpoint: bodies', () => {
       validDays,
     );
     const extra = fc.option(
-      fc.dictionary(
-        fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'id', 'key', 'user_id', 'ORG_ID'), fc.string()),
-        fc.jsonValue(),
-        { minKeys: 1, maxKeys: 3 },
-      ).map((d) => Object.entries(d).filter(([k]) => !['org_id', 'name', 'scopes', 'expires_in_days'].includes(k))),
+      fc
+        .dictionary(
+          fc.oneof(
+            fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'id', 'key', 'user_id', 'ORG_ID'),
+            fc.string(),
+          ),
+          fc.jsonValue(),
+          { minKeys: 1, maxKeys: 3 },
+        )
+        .map((d) => Object.entries(d).filter(([k]) => !['org_id', 'name', 'scopes', 'expires_in_days'].includes(k))),
       { nil: [] as Array<[string, unknown]> },
     );
 
@@ -49,7 +83,11 @@ describe('hostile input on every endpoint: bodies', () => {
       fc.asyncProperty(orgId, name, scopes, days, extra, async (org, n, s, d, more) => {
         const entries: Array<[string, unknown]> = [];
         if (org.kind !== 'absent') entries.push(['org_id', wire(org.v)]);
-        for (const [k, f] of [['name', n], ['scopes', s], ['expires_in_days', d]] as const) {
+        for (const [k, f] of [
+          ['name', n],
+          ['scopes', s],
+          ['expires_in_days', d],
+        ] as const) {
           if (f !== ABSENT) entries.push([k, f.value]);
         }
         entries.push(...(more ?? []));
@@ -57,12 +95,25 @@ describe('hostile input on every endpoint: bodies', () => {
         const fieldsValid = [n, s, d].every((f) => f === ABSENT || f.valid) && (more ?? []).length === 0;
 
         const before = await w.countKeys();
-        const res = await w.send('POST', '/api-keys', [['Authorization', `Bearer ${w.owner.session}`], ['Content-Type', 'application/json']], body);
+        const res = await w.send(
+          'POST',
+          '/api-keys',
+          [
+            ['Authorization', `Bearer ${w.owner.session}`],
+            ['Content-Type', 'application/json'],
+          ],
+          body,
+        );
         const after = await w.countKeys();
 
-        const context = { body: body.slice(0, 300), status: res.status, message: (res.body as { message?: string })?.message };
+        const context = {
+          body: body.slice(0, 300),
+          status: res.status,
+          message: (res.body as { message?: string })?.message,
+        };
         if (Buffer.byteLength(body) > BODY_LIMIT) expect(res.status, JSON.stringify(context)).toBe(413);
-        else if (org.kind === 'junk' || org.kind === 'absent' || !fieldsValid) expect(res.status, JSON.stringify(context)).toBe(400);
+        else if (org.kind === 'junk' || org.kind === 'absent' || !fieldsValid)
+          expect(res.status, JSON.stringify(context)).toBe(400);
         else if (org.kind === 'not-found') expect(res.status, JSON.stringify(context)).toBe(404);
         else expect(res.status, JSON.stringify(context)).toBe(201);
 
@@ -85,9 +136,23 @@ describe('hostile input on every endpoint: bodies', () => {
 
   it('answers any non-object body, malformed JSON or foreign content type with a 4xx that wrote nothing', async () => {
     const body = fc.oneof(
-      fc.jsonValue().filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)).map((v) => JSON.stringify(v)),
+      fc
+        .jsonValue()
+        .filter((v) => typeof v !== 'object' || v === null || Array.isArray(v))
+        .map((v) => JSON.stringify(v)),
       anyText(200),
-      fc.constantFrom('', '{', '{"org_id":', 'nul\u0000l', '\uFEFF{}', '[]', '{"a":1}{"b":2}', '{"org_id":"x",}', '1e999', '"\\ud800"'),
+      fc.constantFrom(
+        '',
+        '{',
+        '{"org_id":',
+        'nul\u0000l',
+        '\uFEFF{}',
+        '[]',
+        '{"a":1}{"b":2}',
+        '{"org_id":"x",}',
+        '1e999',
+        '"\\ud800"',
+      ),
     );
     const contentType = fc.oneof(
       { weight: 4, arbitrary: fc.constant('application/json') },
@@ -109,7 +174,15 @@ describe('hostile input on every endpoint: bodies', () => {
     await fc.assert(
       fc.asyncProperty(body, contentType, async (text, type) => {
         const before = await w.countKeys();
-        const res = await w.send('POST', '/api-keys', [['Authorization', `Bearer ${w.owner.session}`], ['Content-Type', type]], text);
+        const res = await w.send(
+          'POST',
+          '/api-keys',
+          [
+            ['Authorization', `Bearer ${w.owner.session}`],
+            ['Content-Type', type],
+          ],
+          text,
+        );
         expectErrorShape(res, { text, type });
         expect(await w.countKeys()).toBe(before);
       }),
@@ -137,7 +210,15 @@ describe('hostile input on every endpoint: bodies', () => {
       fc.asyncProperty(poison, wrap, async (p, wrapped) => {
         const body = wrapped(p, w.owner.orgId);
         const before = await w.countKeys();
-        const res = await w.send('POST', '/api-keys', [['Authorization', `Bearer ${w.owner.session}`], ['Content-Type', 'application/json']], body);
+        const res = await w.send(
+          'POST',
+          '/api-keys',
+          [
+            ['Authorization', `Bearer ${w.owner.session}`],
+            ['Content-Type', 'application/json'],
+          ],
+          body,
+        );
         expect(res.status, body).toBe(400);
         expectErrorShape(res, { body });
         expect(await w.countKeys()).toBe(before);
@@ -145,8 +226,14 @@ describe('hostile input on every endpoint: bodies', () => {
       { numRuns: 40 },
     );
     // Query strings and header names try the same.
-    await w.send('GET', '/api-keys?__proto__[polluted]=yes&constructor[prototype][polluted]=yes&__proto__=x', [['Authorization', `Bearer ${w.owner.session}`]]);
-    await w.send('GET', '/me', [['Authorization', `Bearer ${w.apiKey}`], ['__proto__', 'polluted'], ['constructor', 'x']]);
+    await w.send('GET', '/api-keys?__proto__[polluted]=yes&constructor[prototype][polluted]=yes&__proto__=x', [
+      ['Authorization', `Bearer ${w.owner.session}`],
+    ]);
+    await w.send('GET', '/me', [
+      ['Authorization', `Bearer ${w.apiKey}`],
+      ['__proto__', 'polluted'],
+      ['constructor', 'x'],
+    ]);
 
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();

@@ -6,8 +6,13 @@ import { BODY_LIMIT, TIMEOUT_MS } from './security-hostile-input.fixtures.js';
 describe('the 16 KiB body limit', () => {
   let t: TestApp;
   let owner: { orgId: string; session: string };
-  const countKeys = async () => (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
-  const TOO_LARGE = { statusCode: 413, error: 'Payload Too Large', message: 'The request body is too large (limit 16 KiB)' };
+  const countKeys = async () =>
+    (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
+  const TOO_LARGE = {
+    statusCode: 413,
+    error: 'Payload Too Large',
+    message: 'The request body is too large (limit 16 KiB)',
+  };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -21,7 +26,16 @@ describe('the 16 KiB body limit', () => {
     return JSON.stringify({ org_id: orgId, name: 'n'.repeat(size - shell.length) });
   };
   const post = (body: string, headers: Array<[string, string]> = []) =>
-    rawRequest(t.url, { method: 'POST', path: '/api-keys', headers: [['Authorization', `Bearer ${owner.session}`], ['Content-Type', 'application/json'], ...headers], body }, TIMEOUT_MS);
+    rawRequest(
+      t.url,
+      {
+        method: 'POST',
+        path: '/api-keys',
+        headers: [['Authorization', `Bearer ${owner.session}`], ['Content-Type', 'application/json'], ...headers],
+        body,
+      },
+      TIMEOUT_MS,
+    );
 
   it('parses a body of exactly 16384 bytes (and refuses its over-long name with 400)', async () => {
     const body = bodyOfSize(owner.orgId, BODY_LIMIT);
@@ -49,7 +63,15 @@ describe('the 16 KiB body limit', () => {
   it('answers 413 at once when Content-Length announces too much, without waiting for the body', async () => {
     const res = await rawRequest(
       t.url,
-      { method: 'POST', path: '/api-keys', headers: [['Authorization', `Bearer ${owner.session}`], ['Content-Type', 'application/json'], ['Content-Length', '10000000']] },
+      {
+        method: 'POST',
+        path: '/api-keys',
+        headers: [
+          ['Authorization', `Bearer ${owner.session}`],
+          ['Content-Type', 'application/json'],
+          ['Content-Length', '10000000'],
+        ],
+      },
       TIMEOUT_MS,
     );
     expect(res.status).toBe(413);
@@ -65,7 +87,16 @@ describe('the 16 KiB body limit', () => {
   });
 
   it('answers 413 before authentication, so an anonymous client cannot make the server buffer a large body', async () => {
-    const res = await rawRequest(t.url, { method: 'POST', path: '/api-keys', headers: [['Content-Type', 'application/json']], body: 'x'.repeat(BODY_LIMIT * 4) }, TIMEOUT_MS);
+    const res = await rawRequest(
+      t.url,
+      {
+        method: 'POST',
+        path: '/api-keys',
+        headers: [['Content-Type', 'application/json']],
+        body: 'x'.repeat(BODY_LIMIT * 4),
+      },
+      TIMEOUT_MS,
+    );
     expect(res.status).toBe(413);
     expect(res.body).toEqual(TOO_LARGE);
   });

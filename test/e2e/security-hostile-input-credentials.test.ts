@@ -2,7 +2,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isUuid } from '../../src/common/roles.js';
 import { NOWHERE } from '../support/factories.js';
-import { b64, expectErrorShape, headerText, hostileWorld, printable, RUNS, signedJwt } from './security-hostile-input.fixtures.js';
+import {
+  b64,
+  expectErrorShape,
+  headerText,
+  hostileWorld,
+  printable,
+  RUNS,
+  signedJwt,
+} from './security-hostile-input.fixtures.js';
 
 /**
  * Property-based hostile input over every endpoint, through raw sockets (so bytes that fetch
@@ -18,11 +26,16 @@ describe('hostile input on every endpoint: credentials and headers', () => {
       printable(1, 200),
       printable(0, 80).map((s) => `svc_live_${s}`),
       fc.stringMatching(/^[A-Za-z0-9_-]{0,40}\.[A-Za-z0-9_-]{0,80}\.[A-Za-z0-9_-]{0,60}$/),
-      fc.tuple(fc.jsonValue(), fc.jsonValue()).map(([h, p]) => signedJwt(h, p, 'not-the-secret-0123456789abcdef0123456789')),
+      fc
+        .tuple(fc.jsonValue(), fc.jsonValue())
+        .map(([h, p]) => signedJwt(h, p, 'not-the-secret-0123456789abcdef0123456789')),
       fc.jsonValue().map((p) => `${b64({ alg: 'none', typ: 'JWT' })}.${b64(p)}.`),
       // Correctly signed, but the payload is not a claims object (jsonwebtoken used to throw on null).
       fc.constant(signedJwt({ alg: 'HS256', typ: 'JWT' }, null)),
-      fc.jsonValue().filter((p) => typeof p !== 'object' || p === null || Array.isArray(p)).map((p) => signedJwt({ alg: 'HS256' }, p)),
+      fc
+        .jsonValue()
+        .filter((p) => typeof p !== 'object' || p === null || Array.isArray(p))
+        .map((p) => signedJwt({ alg: 'HS256' }, p)),
       fc.constant(w.apiKey.slice(0, -1) + (w.apiKey.endsWith('A') ? 'B' : 'A')),
       fc.constant(`${w.owner.session}x`),
       fc.constant(w.owner.session.split('.').slice(0, 2).join('.') + '.'),
@@ -30,9 +43,22 @@ describe('hostile input on every endpoint: credentials and headers', () => {
     // RFC 6750: the scheme is case-insensitive and followed by spaces; a tab makes it no bearer credential.
     const scheme = fc.constantFrom('Bearer ', 'bearer ', 'BEARER  ', 'Bearer\t');
     const header = fc.oneof(
-      { weight: 4, arbitrary: fc.tuple(scheme, token).map(([s, tok]) => ({ value: s + tok, given: !s.includes('\t') })) },
-      { weight: 1, arbitrary: headerText(120).filter((v) => !/^bearer\s+\S+\s*$/i.test(v.trim())).map((value) => ({ value, given: false })) },
-      { weight: 1, arbitrary: fc.constantFrom('Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Token abc', '').map((value) => ({ value, given: false })) },
+      {
+        weight: 4,
+        arbitrary: fc.tuple(scheme, token).map(([s, tok]) => ({ value: s + tok, given: !s.includes('\t') })),
+      },
+      {
+        weight: 1,
+        arbitrary: headerText(120)
+          .filter((v) => !/^bearer\s+\S+\s*$/i.test(v.trim()))
+          .map((value) => ({ value, given: false })),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom('Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Token abc', '')
+          .map((value) => ({ value, given: false })),
+      },
     );
     const call = fc.constantFrom<[string, string, string?]>(
       ['GET', '/me'],
@@ -72,29 +98,69 @@ describe('hostile input on every endpoint: credentials and headers', () => {
       { weight: 2, arbitrary: junk.filter((v) => !isUuid(v)).map((value) => ({ value, ok: false, known: false })) },
       { weight: 1, arbitrary: fc.constant({ value: undefined as unknown, ok: false, known: false }) },
     );
-    const email = claim('email', fc.emailAddress(), junk.filter((v) => typeof v !== 'string'), false);
+    const email = claim(
+      'email',
+      fc.emailAddress(),
+      junk.filter((v) => typeof v !== 'string'),
+      false,
+    );
     // Without iat, a good exp lies within SESSION_MAX_AGE (24 h) from now; further is refused.
     const exp = claim(
       'exp',
       fc.integer({ min: now + 600, max: now + 86_400 - 600 }),
-      fc.oneof(fc.integer({ min: 0, max: now - 600 }), fc.integer({ min: now + 86_400 + 600, max: now + 10 ** 8 }), junk.filter((v) => typeof v !== 'number')),
+      fc.oneof(
+        fc.integer({ min: 0, max: now - 600 }),
+        fc.integer({ min: now + 86_400 + 600, max: now + 10 ** 8 }),
+        junk.filter((v) => typeof v !== 'number'),
+      ),
       false,
     );
-    const nbf = claim('nbf', fc.integer({ min: 0, max: now - 600 }), fc.oneof(fc.integer({ min: now + 600, max: now + 10 ** 8 }), junk.filter((v) => typeof v !== 'number')), true);
+    const nbf = claim(
+      'nbf',
+      fc.integer({ min: 0, max: now - 600 }),
+      fc.oneof(
+        fc.integer({ min: now + 600, max: now + 10 ** 8 }),
+        junk.filter((v) => typeof v !== 'number'),
+      ),
+      true,
+    );
     const org = fc.oneof(
       { weight: 2, arbitrary: fc.constant({ value: undefined as unknown, ok: true, kind: 'none' as const }) },
       { weight: 1, arbitrary: fc.constant({ value: null as unknown, ok: true, kind: 'none' as const }) },
       { weight: 2, arbitrary: fc.constant({ value: w.owner.orgId as unknown, ok: true, kind: 'mine' as const }) },
-      { weight: 1, arbitrary: fc.oneof(fc.uuid(), fc.constant(w.foreign.orgId)).map((value) => ({ value: value as unknown, ok: true, kind: 'other' as const })) },
-      { weight: 1, arbitrary: junk.filter((v) => v !== null && !isUuid(v)).map((value) => ({ value, ok: false, kind: 'none' as const })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .oneof(fc.uuid(), fc.constant(w.foreign.orgId))
+          .map((value) => ({ value: value as unknown, ok: true, kind: 'other' as const })),
+      },
+      {
+        weight: 1,
+        arbitrary: junk
+          .filter((v) => v !== null && !isUuid(v))
+          .map((value) => ({ value, ok: false, kind: 'none' as const })),
+      },
     );
-    const extras = fc.dictionary(fc.constantFrom('role', 'scope', 'admin', 'aud', 'iss', 'jti', '__proto__', 'constructor', 'user_id'), fc.jsonValue(), { maxKeys: 3 });
-    const header = fc.record({ alg: fc.constant('HS256'), typ: fc.constantFrom('JWT', undefined, 'at+jwt'), kid: fc.option(fc.string()), jku: fc.option(fc.webUrl()) }, { requiredKeys: ['alg'] });
+    const extras = fc.dictionary(
+      fc.constantFrom('role', 'scope', 'admin', 'aud', 'iss', 'jti', '__proto__', 'constructor', 'user_id'),
+      fc.jsonValue(),
+      { maxKeys: 3 },
+    );
+    const header = fc.record(
+      {
+        alg: fc.constant('HS256'),
+        typ: fc.constantFrom('JWT', undefined, 'at+jwt'),
+        kid: fc.option(fc.string()),
+        jku: fc.option(fc.webUrl()),
+      },
+      { requiredKeys: ['alg'] },
+    );
 
     await fc.assert(
       fc.asyncProperty(sub, email, exp, nbf, org, extras, header, async (s, e, x, n, o, more, h) => {
         const payload: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(more)) Object.defineProperty(payload, k, { value: v, enumerable: true, writable: true, configurable: true });
+        for (const [k, v] of Object.entries(more))
+          Object.defineProperty(payload, k, { value: v, enumerable: true, writable: true, configurable: true });
         if (s.value !== undefined) payload.sub = s.value;
         for (const c of [e, x, n]) if (c.present) payload[c.name] = c.value;
         if (o.value !== undefined) payload.org_id = o.value;
@@ -125,30 +191,66 @@ describe('hostile input on every endpoint: credentials and headers', () => {
   it('serves a valid key whatever other headers come with it, and refuses oversized headers with 431', async () => {
     const name = fc.oneof(
       fc.constantFrom(
-        'x-org-id', 'x-forwarded-for', 'forwarded', 'x-real-ip', 'accept', 'accept-encoding', 'accept-language', 'cookie',
-        'origin', 'referer', 'user-agent', 'if-none-match', 'range', 'te', 'upgrade', 'via', 'cache-control', 'pragma',
-        '__proto__', 'constructor', 'prototype', 'x-http-method-override', 'x-original-url', 'x-rewrite-url',
+        'x-org-id',
+        'x-forwarded-for',
+        'forwarded',
+        'x-real-ip',
+        'accept',
+        'accept-encoding',
+        'accept-language',
+        'cookie',
+        'origin',
+        'referer',
+        'user-agent',
+        'if-none-match',
+        'range',
+        'te',
+        'upgrade',
+        'via',
+        'cache-control',
+        'pragma',
+        '__proto__',
+        'constructor',
+        'prototype',
+        'x-http-method-override',
+        'x-original-url',
+        'x-rewrite-url',
       ),
-      fc.stringMatching(/^[a-z][a-z0-9-]{0,40}$/).filter((n) => !['content-length', 'transfer-encoding', 'host', 'connection', 'expect', 'authorization'].includes(n)),
+      fc
+        .stringMatching(/^[a-z][a-z0-9-]{0,40}$/)
+        .filter(
+          (n) => !['content-length', 'transfer-encoding', 'host', 'connection', 'expect', 'authorization'].includes(n),
+        ),
     );
     const big = fc.option(fc.integer({ min: 1, max: 40_000 }), { freq: 3 });
     const route = fc.constantFrom('/me', '/usage');
     await fc.assert(
-      fc.asyncProperty(route, fc.array(fc.tuple(name, headerText(200)), { maxLength: 12 }), big, async (path, headers, size) => {
-        const all: Array<[string, string]> = [['Authorization', `Bearer ${w.apiKey}`], ...headers];
-        if (size) all.push(['X-Padding', 'p'.repeat(size)]);
-        const res = await w.send('GET', path, all);
-        const bytes = all.reduce((sum, [k, v]) => sum + k.length + v.length + 4, 0);
-        const context = { path, headers: headers.map(([k, v]) => [k, v.slice(0, 40)]), size, status: res.status, body: res.text.slice(0, 200) };
-        if (bytes > 17_000) {
-          expect(res.status, JSON.stringify(context)).toBe(431);
-          expectErrorShape(res, context);
-        } else if (bytes < 15_000) {
-          expect(res.status, JSON.stringify(context)).toBe(200);
-        } else {
-          expect([200, 431], JSON.stringify(context)).toContain(res.status);
-        }
-      }),
+      fc.asyncProperty(
+        route,
+        fc.array(fc.tuple(name, headerText(200)), { maxLength: 12 }),
+        big,
+        async (path, headers, size) => {
+          const all: Array<[string, string]> = [['Authorization', `Bearer ${w.apiKey}`], ...headers];
+          if (size) all.push(['X-Padding', 'p'.repeat(size)]);
+          const res = await w.send('GET', path, all);
+          const bytes = all.reduce((sum, [k, v]) => sum + k.length + v.length + 4, 0);
+          const context = {
+            path,
+            headers: headers.map(([k, v]) => [k, v.slice(0, 40)]),
+            size,
+            status: res.status,
+            body: res.text.slice(0, 200),
+          };
+          if (bytes > 17_000) {
+            expect(res.status, JSON.stringify(context)).toBe(431);
+            expectErrorShape(res, context);
+          } else if (bytes < 15_000) {
+            expect(res.status, JSON.stringify(context)).toBe(200);
+          } else {
+            expect([200, 431], JSON.stringify(context)).toContain(res.status);
+          }
+        },
+      ),
       { numRuns: RUNS },
     );
   });

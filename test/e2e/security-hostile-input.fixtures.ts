@@ -22,7 +22,11 @@ export function expectErrorShape(res: RawResponse, context: unknown): void {
   expect(res.headers['x-content-type-options'], where).toBe('nosniff');
   expect(res.headers['x-powered-by'], where).toBeUndefined();
   const body = res.body as Record<string, unknown>;
-  expect(Object.keys(body ?? {}).sort(), `${where} → ${res.text.slice(0, 200)}`).toEqual(['error', 'message', 'statusCode']);
+  expect(Object.keys(body ?? {}).sort(), `${where} → ${res.text.slice(0, 200)}`).toEqual([
+    'error',
+    'message',
+    'statusCode',
+  ]);
   expect(body.statusCode, where).toBe(res.status);
   expect(typeof body.error === 'string' && body.error.length > 0, where).toBe(true);
   expect(typeof body.message === 'string' && body.message.length > 0, where).toBe(true);
@@ -54,7 +58,13 @@ export const printable = (minLength: number, maxLength: number) =>
   fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength, maxLength });
 /** Header-safe text: any byte but CR, LF and NUL (Node refuses those before the app sees them). */
 export const headerText = (maxLength: number) =>
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength });
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    maxLength,
+  });
 
 /** The app every hostile-input file runs against: an owner with a key, and another org's key. */
 export interface HostileWorld {

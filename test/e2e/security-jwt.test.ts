@@ -20,7 +20,11 @@ const b64 = jwtPart;
 const hmac = (secret: string | Buffer, data: string) => createHmac('sha256', secret).update(data).digest('base64url');
 
 /** A token with any header, signed by hand (HS256 over whatever secret is given). */
-function handSigned(header: Record<string, unknown>, payload: Record<string, unknown>, secret: string | Buffer): string {
+function handSigned(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  secret: string | Buffer,
+): string {
   return handSignedJwt(header, payload, secret);
 }
 
@@ -31,7 +35,11 @@ function unsigned(alg: string, payload: Record<string, unknown>): string {
 function expectInvalidToken(res: ApiResponse): void {
   expect(res.status).toBe(401);
   expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
-  expect(res.body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'The credential is invalid, expired or revoked' });
+  expect(res.body).toEqual({
+    statusCode: 401,
+    error: 'Unauthorized',
+    message: 'The credential is invalid, expired or revoked',
+  });
 }
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -56,7 +64,13 @@ describe('session JWT attacks', () => {
   describe('with SESSION_JWT_SECRET, SESSION_JWT_ISSUER and SESSION_JWT_AUDIENCE', () => {
     let t: TestApp;
     const sign = (payload: Record<string, unknown>, options: jwt.SignOptions = {}, secret = TEST_SESSION_SECRET) =>
-      jwt.sign(payload, secret, { algorithm: 'HS256', issuer: ISSUER, audience: AUDIENCE, ...(payload.exp ? {} : { expiresIn: 600 }), ...options });
+      jwt.sign(payload, secret, {
+        algorithm: 'HS256',
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        ...(payload.exp ? {} : { expiresIn: 600 }),
+        ...options,
+      });
 
     beforeAll(async () => {
       t = await startTestApp({ db, env: { SESSION_JWT_ISSUER: ISSUER, SESSION_JWT_AUDIENCE: AUDIENCE } });
@@ -82,12 +96,21 @@ describe('session JWT attacks', () => {
 
     it('refuses an RS256 token when only the HS256 secret is configured', async () => {
       const { privateKey } = rsa();
-      const token = jwt.sign(claims, privateKey, { algorithm: 'RS256', expiresIn: 600, issuer: ISSUER, audience: AUDIENCE });
+      const token = jwt.sign(claims, privateKey, {
+        algorithm: 'RS256',
+        expiresIn: 600,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+      });
       expectInvalidToken(await t.api.get('/me', token));
     });
 
     it('refuses a token without exp', async () => {
-      const token = handSigned({ alg: 'HS256', typ: 'JWT' }, { ...claims, iss: ISSUER, aud: AUDIENCE, iat: now() }, TEST_SESSION_SECRET);
+      const token = handSigned(
+        { alg: 'HS256', typ: 'JWT' },
+        { ...claims, iss: ISSUER, aud: AUDIENCE, iat: now() },
+        TEST_SESSION_SECRET,
+      );
       expectInvalidToken(await t.api.get('/me', token));
     });
 
@@ -130,7 +153,9 @@ describe('session JWT attacks', () => {
     });
 
     it('refuses a session on key lifecycle routes the same way as on /me', async () => {
-      expectInvalidToken(await t.api.post('/api-keys', unsigned('none', { ...claims, exp: now() + 600 }), { org_id: user.orgId }));
+      expectInvalidToken(
+        await t.api.post('/api-keys', unsigned('none', { ...claims, exp: now() + 600 }), { org_id: user.orgId }),
+      );
       expectInvalidToken(await t.api.get('/api-keys', sign(claims, { notBefore: 600 })));
     });
   });
@@ -155,24 +180,44 @@ describe('session JWT attacks', () => {
     it('refuses an HS256 token whose HMAC key is the public key (algorithm confusion)', async () => {
       const payload = { ...claims, exp: now() + 600 };
       expectInvalidToken(await t.api.get('/me', handSigned({ alg: 'HS256', typ: 'JWT' }, payload, publicPem)));
-      expectInvalidToken(await t.api.get('/me', handSigned({ alg: 'HS256', typ: 'JWT' }, payload, pair.publicKey.export({ type: 'spki', format: 'der' }))));
+      expectInvalidToken(
+        await t.api.get(
+          '/me',
+          handSigned({ alg: 'HS256', typ: 'JWT' }, payload, pair.publicKey.export({ type: 'spki', format: 'der' })),
+        ),
+      );
     });
 
     it('refuses an HS256 token signed with the test secret, since no secret is configured', async () => {
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, TEST_SESSION_SECRET, { algorithm: 'HS256', expiresIn: 600 })));
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign(claims, TEST_SESSION_SECRET, { algorithm: 'HS256', expiresIn: 600 })),
+      );
     });
 
     it('refuses alg none, another RSA key, an EC key and an unlisted RSA algorithm (PS256)', async () => {
       expectInvalidToken(await t.api.get('/me', unsigned('none', { ...claims, exp: now() + 600 })));
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, rsa().privateKey, { algorithm: 'RS256', expiresIn: 600 })));
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, ec().privateKey, { algorithm: 'ES256', expiresIn: 600 })));
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'PS256', expiresIn: 600 })));
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign(claims, rsa().privateKey, { algorithm: 'RS256', expiresIn: 600 })),
+      );
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign(claims, ec().privateKey, { algorithm: 'ES256', expiresIn: 600 })),
+      );
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'PS256', expiresIn: 600 })),
+      );
     });
 
     it('still requires exp and refuses expired and not-yet-valid tokens', async () => {
       expectInvalidToken(await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256' })));
-      expectInvalidToken(await t.api.get('/me', jwt.sign({ ...claims, exp: now() - 60 }, pair.privateKey, { algorithm: 'RS256' })));
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600, notBefore: 600 })));
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign({ ...claims, exp: now() - 60 }, pair.privateKey, { algorithm: 'RS256' })),
+      );
+      expectInvalidToken(
+        await t.api.get(
+          '/me',
+          jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600, notBefore: 600 }),
+        ),
+      );
     });
   });
 
@@ -187,12 +232,18 @@ describe('session JWT attacks', () => {
     afterAll(async () => t?.close());
 
     it('accepts both real credentials', async () => {
-      expect((await t.api.get('/me', jwt.sign(claims, TEST_SESSION_SECRET, { algorithm: 'HS256', expiresIn: 600 }))).status).toBe(200);
-      expect((await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600 }))).status).toBe(200);
+      expect(
+        (await t.api.get('/me', jwt.sign(claims, TEST_SESSION_SECRET, { algorithm: 'HS256', expiresIn: 600 }))).status,
+      ).toBe(200);
+      expect(
+        (await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600 }))).status,
+      ).toBe(200);
     });
 
     it('refuses an HS256 token signed with the public key: HS256 is only ever checked against the secret', async () => {
-      expectInvalidToken(await t.api.get('/me', handSigned({ alg: 'HS256', typ: 'JWT' }, { ...claims, exp: now() + 600 }, publicPem)));
+      expectInvalidToken(
+        await t.api.get('/me', handSigned({ alg: 'HS256', typ: 'JWT' }, { ...claims, exp: now() + 600 }, publicPem)),
+      );
     });
   });
 
@@ -213,9 +264,15 @@ describe('session JWT attacks', () => {
     });
 
     it('refuses another EC key, an RSA key and an HS256 token keyed with the public key', async () => {
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, ec().privateKey, { algorithm: 'ES256', expiresIn: 600 })));
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, rsa().privateKey, { algorithm: 'RS256', expiresIn: 600 })));
-      expectInvalidToken(await t.api.get('/me', handSigned({ alg: 'HS256' }, { ...claims, exp: now() + 600 }, publicPem)));
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign(claims, ec().privateKey, { algorithm: 'ES256', expiresIn: 600 })),
+      );
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign(claims, rsa().privateKey, { algorithm: 'RS256', expiresIn: 600 })),
+      );
+      expectInvalidToken(
+        await t.api.get('/me', handSigned({ alg: 'HS256' }, { ...claims, exp: now() + 600 }, publicPem)),
+      );
     });
   });
 
@@ -240,14 +297,31 @@ describe('session JWT attacks', () => {
     });
 
     it('accepts an RS256 token whose kid names a published key', async () => {
-      expect((await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600, keyid: 'k1' }))).status).toBe(200);
+      expect(
+        (await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600, keyid: 'k1' })))
+          .status,
+      ).toBe(200);
     });
 
     it('refuses an unknown kid, a missing kid, a foreign key under a known kid, and HS256', async () => {
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600, keyid: 'nope' })));
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600 })));
-      expectInvalidToken(await t.api.get('/me', jwt.sign(claims, rsa().privateKey, { algorithm: 'RS256', expiresIn: 600, keyid: 'k1' })));
-      expectInvalidToken(await t.api.get('/me', handSigned({ alg: 'HS256', kid: 'k1' }, { ...claims, exp: now() + 600 }, pem(pair.publicKey))));
+      expectInvalidToken(
+        await t.api.get(
+          '/me',
+          jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600, keyid: 'nope' }),
+        ),
+      );
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign(claims, pair.privateKey, { algorithm: 'RS256', expiresIn: 600 })),
+      );
+      expectInvalidToken(
+        await t.api.get('/me', jwt.sign(claims, rsa().privateKey, { algorithm: 'RS256', expiresIn: 600, keyid: 'k1' })),
+      );
+      expectInvalidToken(
+        await t.api.get(
+          '/me',
+          handSigned({ alg: 'HS256', kid: 'k1' }, { ...claims, exp: now() + 600 }, pem(pair.publicKey)),
+        ),
+      );
     });
   });
 });
@@ -257,11 +331,17 @@ describe('two apps with different credential settings in one process', () => {
     const db = await createTestDatabase();
     const pair = rsa();
     const hs = await startTestApp({ db });
-    const rs = await startTestApp({ db, env: { SESSION_JWT_SECRET: undefined, SESSION_JWT_PUBLIC_KEY: pem(pair.publicKey), API_KEY_SECRET: undefined } });
+    const rs = await startTestApp({
+      db,
+      env: { SESSION_JWT_SECRET: undefined, SESSION_JWT_PUBLIC_KEY: pem(pair.publicKey), API_KEY_SECRET: undefined },
+    });
     try {
       const w = await hs.seed.world('owner');
       const key = (await hs.api.post('/api-keys', w.session, { org_id: w.orgId })).body.key;
-      const rsToken = jwt.sign({ sub: w.userId, email: w.email }, pair.privateKey, { algorithm: 'RS256', expiresIn: 600 });
+      const rsToken = jwt.sign({ sub: w.userId, email: w.email }, pair.privateKey, {
+        algorithm: 'RS256',
+        expiresIn: 600,
+      });
 
       expect((await hs.api.get('/me', w.session)).status).toBe(200);
       expect((await hs.api.get('/me', key)).status).toBe(200);

@@ -6,7 +6,8 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 /** What each leaked thing lets an attacker do, and what it does not (SECURITY.md cites these). */
 describe('leaked credentials', () => {
   let t: TestApp;
-  const countKeys = async () => (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
+  const countKeys = async () =>
+    (await t.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_keys')).rows[0].n;
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -29,7 +30,9 @@ describe('leaked credentials', () => {
 
     it('cannot mint, list or revoke keys, and a refused call writes nothing', async () => {
       const w = await t.seed.world('owner');
-      const minted = (await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:read', 'decisions:write'] })).body;
+      const minted = (
+        await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:read', 'decisions:write'] })
+      ).body;
       const before = await countKeys();
       expect((await t.api.post('/api-keys', minted.key, { org_id: w.orgId })).status).toBe(403);
       expect((await t.api.get('/api-keys', minted.key)).status).toBe(403);
@@ -40,7 +43,9 @@ describe('leaked credentials', () => {
 
     it('stops working when revoked, when its owner leaves the org, and shrinks when its owner is demoted', async () => {
       const w = await t.seed.world('owner');
-      const a = (await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:read', 'decisions:write'] })).body;
+      const a = (
+        await t.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:read', 'decisions:write'] })
+      ).body;
       const b = (await t.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
 
       await t.seed.member(w.orgId, w.userId, 'viewer');
@@ -63,7 +68,7 @@ describe('leaked credentials', () => {
       expect((await t.api.get('/api-keys', w.session)).body.keys).toEqual([]);
     });
 
-    it('can mint keys, which die with the user\'s membership and with revocation', async () => {
+    it("can mint keys, which die with the user's membership and with revocation", async () => {
       const w = await t.seed.world('member');
       const minted = (await t.api.post('/api-keys', w.session, { org_id: w.orgId })).body;
       expect((await t.api.get('/me', minted.key)).status).toBe(200);
@@ -86,9 +91,15 @@ describe('leaked credentials', () => {
         return (await t.api.get('/me', key)).status;
       };
       expect(await plant((k) => createHash('sha256').update(k).digest()), 'plain SHA-256').toBe(401);
-      expect(await plant((k) => createHmac('sha256', 'a-guessed-secret-0123456789abcdef0123').update(k).digest()), 'HMAC under a guessed secret').toBe(401);
+      expect(
+        await plant((k) => createHmac('sha256', 'a-guessed-secret-0123456789abcdef0123').update(k).digest()),
+        'HMAC under a guessed secret',
+      ).toBe(401);
       // The control: with the real secret the same planting works, so the secret is what stands in the way.
-      expect(await plant((k) => createHmac('sha256', TEST_API_KEY_SECRET).update(k).digest()), 'HMAC under API_KEY_SECRET').toBe(200);
+      expect(
+        await plant((k) => createHmac('sha256', TEST_API_KEY_SECRET).update(k).digest()),
+        'HMAC under API_KEY_SECRET',
+      ).toBe(200);
     });
   });
 });

@@ -27,13 +27,24 @@ describe('secrets', () => {
 
   beforeAll(async () => {
     for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-      spies.push(vi.spyOn(console, method).mockImplementation((...parts: unknown[]) => void logged.push(parts.map(String).join(' '))));
+      spies.push(
+        vi
+          .spyOn(console, method)
+          .mockImplementation((...parts: unknown[]) => void logged.push(parts.map(String).join(' '))),
+      );
     }
     db = await createTestDatabase();
     proxy = await TcpProxy.start(db.url);
     const url = proxy.urlFor(db.url);
-    const config = testConfig(url, { LOG_LEVEL: 'trace', DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' });
-    app = await createApp(config, { logDestination: logs, dataSource: () => new DataSource(postgresOptions(config, url)).initialize() });
+    const config = testConfig(url, {
+      LOG_LEVEL: 'trace',
+      DB_CONNECT_TIMEOUT_MS: '500',
+      DB_STATEMENT_TIMEOUT_MS: '1000',
+    });
+    app = await createApp(config, {
+      logDestination: logs,
+      dataSource: () => new DataSource(postgresOptions(config, url)).initialize(),
+    });
     await app.listen(0, '127.0.0.1');
     api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
     seed = new Seeder(db.pool);
@@ -54,7 +65,11 @@ describe('secrets', () => {
       return r;
     };
 
-    const minted = await api.post('/api-keys', w.session, { org_id: w.orgId, name: 'ci', scopes: ['decisions:read', 'decisions:write'] });
+    const minted = await api.post('/api-keys', w.session, {
+      org_id: w.orgId,
+      name: 'ci',
+      scopes: ['decisions:read', 'decisions:write'],
+    });
     expect(minted.status).toBe(201);
     const key: string = minted.body.key;
     const secretPart = key.slice('svc_live_'.length + 13, -6);
@@ -83,7 +98,8 @@ describe('secrets', () => {
     await keep(api.get('/me', w.session));
     await keep(api.post('/api-keys', w.session, { org_id: w.orgId }));
     await proxy.restore();
-    for (let i = 0; i < 50 && (await api.get('/me', key)).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && (await api.get('/me', key)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 100));
 
     await keep(api.delete(`/api-keys/${minted.body.id}`, w.session));
     await keep(api.get('/me', key));
@@ -108,7 +124,11 @@ describe('secrets', () => {
       dump.push(...rows.map((r) => `${name} ${r.row}`));
     }
 
-    const haystacks = { logs: [...logs.lines, ...logged].join('\n'), 'response bodies and headers': bodies.join('\n'), 'database dump': dump.join('\n') };
+    const haystacks = {
+      logs: [...logs.lines, ...logged].join('\n'),
+      'response bodies and headers': bodies.join('\n'),
+      'database dump': dump.join('\n'),
+    };
     expect(logs.lines.length, 'the scenario produced log lines to search').toBeGreaterThan(20);
     for (const [where, text] of Object.entries(haystacks)) {
       for (const [what, value] of Object.entries(secrets)) {

@@ -23,7 +23,11 @@ interface Comparison {
   medianRatio: number;
 }
 
-async function compare(a: () => Promise<ApiResponse>, b: () => Promise<ApiResponse>, check: (ra: ApiResponse, rb: ApiResponse) => void): Promise<Comparison> {
+async function compare(
+  a: () => Promise<ApiResponse>,
+  b: () => Promise<ApiResponse>,
+  check: (ra: ApiResponse, rb: ApiResponse) => void,
+): Promise<Comparison> {
   const time = async (call: () => Promise<ApiResponse>) => {
     const started = performance.now();
     const res = await call();
@@ -90,7 +94,7 @@ describe('the two 404 cases of mint and revoke', () => {
     expect(ra.headers.get('content-length')).toBe(rb.headers.get('content-length'));
   };
 
-  it('answers mint for a missing org and for someone else\'s org identically, in the same time', async () => {
+  it("answers mint for a missing org and for someone else's org identically, in the same time", async () => {
     const c = await compare(
       () => t.api.post('/api-keys', me.session, { org_id: randomUUID() }),
       () => t.api.post('/api-keys', me.session, { org_id: other.orgId }),
@@ -99,7 +103,7 @@ describe('the two 404 cases of mint and revoke', () => {
     expectIndistinguishable(c);
   });
 
-  it('answers revoke of a missing key and of someone else\'s key identically, in the same time', async () => {
+  it("answers revoke of a missing key and of someone else's key identically, in the same time", async () => {
     const c = await compare(
       () => t.api.delete(`/api-keys/${randomUUID()}`, me.session),
       () => t.api.delete(`/api-keys/${other.keyId}`, me.session),
@@ -144,7 +148,9 @@ describe('the two 401 cases of a key and the two 404 cases of a session org', ()
     foreignOrg = (await t.seed.world('owner')).orgId;
     key = (await t.api.post('/api-keys', me.session, { org_id: me.orgId })).body.key;
     // The cache is what made the two cases differ: wait for this instance's lease.
-    await vi.waitFor(() => expect(t.app.get(AuthMetrics, { strict: false }).leaseValid()).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(() => expect(t.app.get(AuthMetrics, { strict: false }).leaseValid()).toBe(true), {
+      timeout: 10_000,
+    });
     directoryReads = vi.spyOn(t.app.get(OrgDirectory, { strict: false }), 'memberContexts');
     keyReads = vi.spyOn(t.app.get(ApiKeyStore, { strict: false }), 'findForVerification');
   });
@@ -182,11 +188,13 @@ describe('the two 401 cases of a key and the two 404 cases of a session org', ()
   });
 
   it('answers an org the session is not in and a random id in the same time', async () => {
-    expectIndistinguishable(await compare(
-      () => t.api.get('/me', me.session, { 'x-org-id': foreignOrg }),
-      () => t.api.get('/me', me.session, { 'x-org-id': randomUUID() }),
-      orgNotFound,
-    ));
+    expectIndistinguishable(
+      await compare(
+        () => t.api.get('/me', me.session, { 'x-org-id': foreignOrg }),
+        () => t.api.get('/me', me.session, { 'x-org-id': randomUUID() }),
+        orgNotFound,
+      ),
+    );
   });
 
   it('reads the key store once for a wrong secret under a real, cached lookup id, every time, as for a random key', async () => {
@@ -205,10 +213,12 @@ describe('the two 401 cases of a key and the two 404 cases of a session org', ()
     // Both make the one key-store read counted above; the read that finds the row decodes it, which
     // measured a steady few per cent slower on a loaded machine (enough to move the pairwise share),
     // so only the medians are held together here: no cached answer skips the database any more.
-    expectSimilarMedians(await compare(
-      () => t.api.get('/me', wrongSecretFor(key)),
-      () => t.api.get('/me', generateApiKey().key),
-      keyRefused,
-    ));
+    expectSimilarMedians(
+      await compare(
+        () => t.api.get('/me', wrongSecretFor(key)),
+        () => t.api.get('/me', generateApiKey().key),
+        keyRefused,
+      ),
+    );
   });
 });

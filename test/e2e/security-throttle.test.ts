@@ -132,10 +132,15 @@ describe('throttling of failed authentication', () => {
     });
 
     it('with TRUST_PROXY listing the proxies, takes the nearest untrusted hop, so a forged left-most entry does not help', async () => {
-      const behind = await startTestApp({ db, clock, env: { AUTH_FAILURE_LIMIT: '3', TRUST_PROXY: '127.0.0.1, 10.0.0.0/8' } });
+      const behind = await startTestApp({
+        db,
+        clock,
+        env: { AUTH_FAILURE_LIMIT: '3', TRUST_PROXY: '127.0.0.1, 10.0.0.0/8' },
+      });
       try {
         // Our proxy (10.0.0.7) appends the real client; the client forges whatever comes before it.
-        for (let i = 0; i < 3; i++) expect((await from(behind, `192.0.2.${i + 1}, 198.51.100.9, 10.0.0.7`, BAD)).status).toBe(401);
+        for (let i = 0; i < 3; i++)
+          expect((await from(behind, `192.0.2.${i + 1}, 198.51.100.9, 10.0.0.7`, BAD)).status).toBe(401);
         expectThrottled(await from(behind, '192.0.2.99, 198.51.100.9, 10.0.0.7', BAD));
         expect((await from(behind, '198.51.100.10, 10.0.0.7', key)).status, 'another real client').toBe(200);
       } finally {

@@ -23,8 +23,17 @@ describe('service keys under the org key policy, with the per-key settings', () 
     expect(res.status, res.text).toBe(200);
   };
   const serviceKeyCount = async (orgId: string) =>
-    Number((await t.db.pool.query(`SELECT count(*) FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = $1 AND u.kind = 'service'`, [orgId])).rows[0].count);
-  const serviceAccounts = async (orgId: string) => (await t.db.pool.query(`SELECT 1 FROM users WHERE email = $1`, [`svc-${orgId}@service-accounts.invalid`])).rows.length;
+    Number(
+      (
+        await t.db.pool.query(
+          `SELECT count(*) FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = $1 AND u.kind = 'service'`,
+          [orgId],
+        )
+      ).rows[0].count,
+    );
+  const serviceAccounts = async (orgId: string) =>
+    (await t.db.pool.query(`SELECT 1 FROM users WHERE email = $1`, [`svc-${orgId}@service-accounts.invalid`])).rows
+      .length;
 
   async function team() {
     const owner = await t.seed.world('owner');
@@ -104,7 +113,10 @@ describe('service keys under the org key policy, with the per-key settings', () 
     expect(res.body).toMatchObject({ name: 'ci', ...settings, owner: { type: 'org' }, created_by: w.admin.userId });
     const listed = (await t.api.get(path(w.orgId), w.owner.session)).body.keys;
     expect(listed).toEqual([expect.objectContaining({ id: res.body.id, ...settings })]);
-    const { rows } = await t.db.pool.query(`SELECT credits_remaining::int AS credits, allowed_cidrs, metadata FROM api_keys WHERE id = $1`, [res.body.id]);
+    const { rows } = await t.db.pool.query(
+      `SELECT credits_remaining::int AS credits, allowed_cidrs, metadata FROM api_keys WHERE id = $1`,
+      [res.body.id],
+    );
     expect(rows).toEqual([{ credits: 2, allowed_cidrs: settings.allowed_cidrs, metadata: settings.metadata }]);
 
     expect((await t.api.get('/me', res.body.key)).status).toBe(200);
@@ -122,8 +134,14 @@ describe('service keys under the org key policy, with the per-key settings', () 
 
   it('refuses bad settings with a 400 naming the field, writing nothing', async () => {
     const w = await team();
-    expect400(await mint(w.admin.session, w.orgId, { credits: { remaining: 1, refill: { amount: 2 } } }), 'credits.refill.interval');
-    expect400(await mint(w.admin.session, w.orgId, { rate_limits: [{ name: 'default', limit: 0, window_seconds: 1 }] }), 'rate_limits[0].limit');
+    expect400(
+      await mint(w.admin.session, w.orgId, { credits: { remaining: 1, refill: { amount: 2 } } }),
+      'credits.refill.interval',
+    );
+    expect400(
+      await mint(w.admin.session, w.orgId, { rate_limits: [{ name: 'default', limit: 0, window_seconds: 1 }] }),
+      'rate_limits[0].limit',
+    );
     expect400(await mint(w.admin.session, w.orgId, { enabled: 'no' }), /enabled must be a boolean/);
     expect(await serviceKeyCount(w.orgId)).toBe(0);
   });
@@ -131,9 +149,11 @@ describe('service keys under the org key policy, with the per-key settings', () 
   it('documents the settings on the service-key mint body and record in OpenAPI', async () => {
     const doc = (await t.api.get('/openapi.json')).body;
     const body = doc.components.schemas.MintServiceKeyRequest;
-    for (const field of ['enabled', 'rate_limits', 'credits', 'allowed_cidrs', 'metadata']) expect(Object.keys(body.properties)).toContain(field);
+    for (const field of ['enabled', 'rate_limits', 'credits', 'allowed_cidrs', 'metadata'])
+      expect(Object.keys(body.properties)).toContain(field);
     expect(Object.keys(body.properties)).not.toContain('org_id');
     const record = Object.keys(doc.components.schemas.ServiceKey.properties);
-    for (const field of ['enabled', 'rate_limits', 'credits', 'allowed_cidrs', 'metadata', 'owner', 'created_by']) expect(record).toContain(field);
+    for (const field of ['enabled', 'rate_limits', 'credits', 'allowed_cidrs', 'metadata', 'owner', 'created_by'])
+      expect(record).toContain(field);
   });
 });

@@ -26,7 +26,8 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
   const path = (orgId: string, rest = '') => `/orgs/${orgId}/service-keys${rest}`;
   const mint = (session: string, orgId: string, body: unknown = {}) => t.api.post(path(orgId), session, body);
   const rows = async (sql: string, params: unknown[]) => (await t.db.pool.query(sql, params)).rows;
-  const keyCount = async (orgId: string) => Number((await rows(`SELECT count(*) FROM api_keys WHERE org_id = $1`, [orgId]))[0].count);
+  const keyCount = async (orgId: string) =>
+    Number((await rows(`SELECT count(*) FROM api_keys WHERE org_id = $1`, [orgId]))[0].count);
 
   /** An org with an owner, an admin, a member and a viewer. */
   async function team() {
@@ -45,7 +46,11 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
 
   it('mints for an owner or admin: the key once, owner { type: "org" }, created_by and the service account as holder; audited', async () => {
     const w = await team();
-    const minted = await mintServiceOk(w.admin.session, w.orgId, { name: 'ci deploys', scopes: [WRITE, READ, READ], expires_in_days: 30 });
+    const minted = await mintServiceOk(w.admin.session, w.orgId, {
+      name: 'ci deploys',
+      scopes: [WRITE, READ, READ],
+      expires_in_days: 30,
+    });
     expect(minted).toEqual({
       key: expect.stringMatching(KEY_SHAPE),
       id: expect.stringMatching(UUID_SHAPE),
@@ -66,7 +71,10 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
     expect(byOwner).toMatchObject({ scopes: [READ], created_by: w.owner.userId, user_id: minted.user_id });
 
     const audit = (await t.seed.auditEvents(w.orgId)).filter((e) => e.action === 'service_key.minted');
-    expect(audit.map((e) => [e.actor_id, e.target_id])).toEqual([[w.admin.userId, minted.id], [w.owner.userId, byOwner.id]]);
+    expect(audit.map((e) => [e.actor_id, e.target_id])).toEqual([
+      [w.admin.userId, minted.id],
+      [w.owner.userId, byOwner.id],
+    ]);
   });
 
   it('verifies as the service account: /me keeps every contract field a valid string, the org\'s people exclude it, and host code sees kind "service"', async () => {
@@ -105,7 +113,9 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
     expect(me.status).toBe(200);
     expect(me.body.org_member_count).toBe(3);
     const listed = await t.api.get(path(w.orgId), w.owner.session);
-    expect(listed.body.keys).toEqual([{ ...withoutKey(minted), state: 'active', last_used_at: expect.stringMatching(RFC3339) }]);
+    expect(listed.body.keys).toEqual([
+      { ...withoutKey(minted), state: 'active', last_used_at: expect.stringMatching(RFC3339) },
+    ]);
   });
 
   it('refuses a session for the service account (401 with WWW-Authenticate), on every kind of route', async () => {
@@ -128,7 +138,7 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
     expect((await t.api.get('/me', minted.key)).status).toBe(200);
   });
 
-  it('lists the org\'s service keys for owners and admins, newest first, and shows them in the org key list as the org\'s', async () => {
+  it("lists the org's service keys for owners and admins, newest first, and shows them in the org key list as the org's", async () => {
     const w = await team();
     const a = await mintServiceOk(w.owner.session, w.orgId, { name: 'a' });
     clock.advance(1000);
@@ -138,7 +148,12 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
     for (const reader of [w.owner, w.admin]) {
       const res = await t.api.get(path(w.orgId), reader.session);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ keys: [{ ...withoutKey(b), state: 'active' }, { ...withoutKey(a), state: 'active' }] });
+      expect(res.body).toEqual({
+        keys: [
+          { ...withoutKey(b), state: 'active' },
+          { ...withoutKey(a), state: 'active' },
+        ],
+      });
     }
     const page = await t.api.get(path(w.orgId, '?limit=1'), w.owner.session);
     expect(page.body.keys.map((k: any) => k.name)).toEqual(['b']);
@@ -147,11 +162,26 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
 
     const org = await t.api.get(`/orgs/${w.orgId}/api-keys`, w.owner.session);
     expect(org.body.keys.map((k: any) => k.name)).toEqual(['p', 'b', 'a']);
-    expect(org.body.keys[1]).toMatchObject({ id: b.id, owner: { type: 'org' }, created_by: w.admin.userId, user_id: b.user_id, owner_status: 'member' });
+    expect(org.body.keys[1]).toMatchObject({
+      id: b.id,
+      owner: { type: 'org' },
+      created_by: w.admin.userId,
+      user_id: b.user_id,
+      owner_status: 'member',
+    });
     // A personal key's records keep exactly their shape.
     expect(org.body.keys[0]).not.toHaveProperty('owner');
     expect(org.body.keys[0]).not.toHaveProperty('created_by');
-    expect(Object.keys(personal).sort()).toEqual(['created_at', 'id', 'key', 'last4', 'lookup', 'name', 'org_id', 'scopes']);
+    expect(Object.keys(personal).sort()).toEqual([
+      'created_at',
+      'id',
+      'key',
+      'last4',
+      'lookup',
+      'name',
+      'org_id',
+      'scopes',
+    ]);
     expect((await t.api.get('/api-keys', w.owner.session)).body.keys).toEqual([]);
   });
 
@@ -160,7 +190,13 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
     const minted = await mintServiceOk(w.admin.session, w.orgId, { name: 'rotating' });
     const res = await t.api.post(path(w.orgId, `/${minted.id}/rotate`), w.owner.session, { grace_period_seconds: 60 });
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({ id: minted.id, name: 'rotating', created_by: w.admin.userId, owner: { type: 'org' }, key: expect.stringMatching(KEY_SHAPE) });
+    expect(res.body).toMatchObject({
+      id: minted.id,
+      name: 'rotating',
+      created_by: w.admin.userId,
+      owner: { type: 'org' },
+      key: expect.stringMatching(KEY_SHAPE),
+    });
     expect(res.body.previous_secret_expires_at).toMatch(RFC3339);
     expect((await t.api.get('/me', res.body.key)).status).toBe(200);
     expect((await t.api.get('/me', minted.key)).status).toBe(200);
@@ -177,11 +213,15 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
     expect((await t.api.delete(path(w.orgId, `/${minted.id}`), w.owner.session)).status).toBe(204);
     expect((await t.api.post(path(w.orgId, `/${minted.id}/rotate`), w.owner.session, {})).status).toBe(409);
     const listed = (await t.api.get(path(w.orgId, '?state=revoked'), w.owner.session)).body.keys;
-    expect(listed).toEqual([expect.objectContaining({ id: minted.id, state: 'revoked', revoked_at: expect.stringMatching(RFC3339) })]);
-    expect((await t.seed.auditEvents(w.orgId)).filter((e) => e.action === 'service_key.revoked').map((e) => e.actor_id)).toEqual([w.admin.userId]);
+    expect(listed).toEqual([
+      expect.objectContaining({ id: minted.id, state: 'revoked', revoked_at: expect.stringMatching(RFC3339) }),
+    ]);
+    expect(
+      (await t.seed.auditEvents(w.orgId)).filter((e) => e.action === 'service_key.revoked').map((e) => e.actor_id),
+    ).toEqual([w.admin.userId]);
   });
 
-  it('answers 404 alike for a personal key, another org\'s service key and a missing one, and leaves them untouched', async () => {
+  it("answers 404 alike for a personal key, another org's service key and a missing one, and leaves them untouched", async () => {
     const w = await team();
     const other = await t.seed.world('owner');
     const foreign = await mintServiceOk(other.session, other.orgId);
@@ -213,7 +253,10 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
 
   it('announces mint, rotation and revocation as service_key.created, service_key.rotated and service_key.revoked, never with the key', async () => {
     const w = await team();
-    const hook = await t.api.post(`/orgs/${w.orgId}/webhooks`, w.owner.session, { url, event_types: ['service_key.created', 'service_key.rotated', 'service_key.revoked'] });
+    const hook = await t.api.post(`/orgs/${w.orgId}/webhooks`, w.owner.session, {
+      url,
+      event_types: ['service_key.created', 'service_key.rotated', 'service_key.revoked'],
+    });
     expect(hook.status, hook.text).toBe(201);
     receiver.secret = hook.body.secret;
     const minted = await mintServiceOk(w.admin.session, w.orgId, { name: 'announced' });
@@ -222,10 +265,22 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
     const forOrg = () => receiver.received.filter((r) => r.verified?.data.org_id === w.orgId);
     await receiver.until(() => forOrg().length === 3);
     const byType = Object.fromEntries(forOrg().map((r) => [r.verified!.type, r.verified!.data]));
-    expect(byType['service_key.created']).toMatchObject({ id: minted.id, name: 'announced', owner: { type: 'org' }, created_by: w.admin.userId, user_id: minted.user_id });
-    expect(byType['service_key.rotated']).toMatchObject({ id: minted.id, rotated_by: w.owner.userId, previous_lookup: minted.lookup });
+    expect(byType['service_key.created']).toMatchObject({
+      id: minted.id,
+      name: 'announced',
+      owner: { type: 'org' },
+      created_by: w.admin.userId,
+      user_id: minted.user_id,
+    });
+    expect(byType['service_key.rotated']).toMatchObject({
+      id: minted.id,
+      rotated_by: w.owner.userId,
+      previous_lookup: minted.lookup,
+    });
     expect(byType['service_key.revoked']).toMatchObject({ id: minted.id, revoked_by: w.owner.userId });
-    const bodies = forOrg().map((r) => r.body).join('\n');
+    const bodies = forOrg()
+      .map((r) => r.body)
+      .join('\n');
     expect(bodies).not.toContain(minted.key);
     expect(bodies).not.toContain(rotated.key);
   });

@@ -23,7 +23,9 @@ describe('session JWTs verified through a JWKS endpoint', () => {
     });
     await new Promise<void>((ok) => jwks.listen(0, '127.0.0.1', ok));
     const { port } = jwks.address() as { port: number };
-    t = await startTestApp({ env: { SESSION_JWT_SECRET: undefined, SESSION_JWT_JWKS_URI: `http://127.0.0.1:${port}/.well-known/jwks.json` } });
+    t = await startTestApp({
+      env: { SESSION_JWT_SECRET: undefined, SESSION_JWT_JWKS_URI: `http://127.0.0.1:${port}/.well-known/jwks.json` },
+    });
     const user = await t.seed.user();
     userId = user.id;
     email = user.email;
@@ -87,7 +89,11 @@ describe('a JWKS endpoint under tokens whose kid was never published', () => {
     t = await startTestApp({
       clock,
       // Clients are told apart by X-Forwarded-For from the (trusted) loopback peer.
-      env: { SESSION_JWT_SECRET: undefined, SESSION_JWT_JWKS_URI: `http://127.0.0.1:${port}/jwks.json`, TRUST_PROXY: '127.0.0.1' },
+      env: {
+        SESSION_JWT_SECRET: undefined,
+        SESSION_JWT_JWKS_URI: `http://127.0.0.1:${port}/jwks.json`,
+        TRUST_PROXY: '127.0.0.1',
+      },
     });
     user = await t.seed.user();
   });

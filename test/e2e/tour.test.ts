@@ -47,7 +47,9 @@ describe('development secrets with DATABASE_URL, and the tour run twice against 
     const secrets = JSON.parse(readFileSync(file, 'utf8'));
     expect(Object.keys(secrets).sort()).toEqual(['API_KEY_SECRET', 'SESSION_JWT_SECRET']);
     expect(statSync(file).mode & 0o077).toBe(0);
-    expect(server.output()).toMatch(/Generated development secret\(s\) SESSION_JWT_SECRET, API_KEY_SECRET in .*secrets\.json/);
+    expect(server.output()).toMatch(
+      /Generated development secret\(s\) SESSION_JWT_SECRET, API_KEY_SECRET in .*secrets\.json/,
+    );
     expect(server.output()).not.toMatch(/not configured/);
     for (const value of Object.values(secrets) as string[]) expect(server.output()).not.toContain(value);
   });
@@ -77,14 +79,22 @@ describe('development secrets with DATABASE_URL, and the tour run twice against 
     await server.stop();
     server = await startServer(env);
     expect(readFileSync(join(dataDir, 'secrets.json'), 'utf8')).toBe(before);
-    expect(server.output()).toMatch(/Using development secret\(s\) SESSION_JWT_SECRET, API_KEY_SECRET from .*secrets\.json/);
+    expect(server.output()).toMatch(
+      /Using development secret\(s\) SESSION_JWT_SECRET, API_KEY_SECRET from .*secrets\.json/,
+    );
     expect(server.output()).not.toMatch(/Generated development secret/);
   }, 60_000);
 
   it('generates nothing in production: API keys stay unconfigured (501) and no file is written', async () => {
     const prodDir = mkdtempSync(join(tmpdir(), 'kui-prod-'));
     try {
-      const prod = await startServer({ NODE_ENV: 'production', DATABASE_URL: db.url, DATA_DIR: prodDir, DB_MIGRATE: 'false', SESSION_JWT_SECRET: TEST_SESSION_SECRET });
+      const prod = await startServer({
+        NODE_ENV: 'production',
+        DATABASE_URL: db.url,
+        DATA_DIR: prodDir,
+        DB_MIGRATE: 'false',
+        SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+      });
       await prod.stop();
       expect(existsSync(join(prodDir, 'secrets.json'))).toBe(false);
       expect(prod.output()).toMatch(/API_KEY_SECRET is not set: API keys are not configured/);

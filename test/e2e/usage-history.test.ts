@@ -121,17 +121,55 @@ describe('usage history over HTTP', () => {
       expect(res.status, res.text).toBe(200);
       expect(res.body.from).toBe('2031-03-11');
       expect(res.body.to).toBe('2031-03-14');
-      expect(res.body.days.map((d: object) => Object.keys(d).sort())).toEqual([DAY_FIELDS, DAY_FIELDS, DAY_FIELDS, DAY_FIELDS]);
+      expect(res.body.days.map((d: object) => Object.keys(d).sort())).toEqual([
+        DAY_FIELDS,
+        DAY_FIELDS,
+        DAY_FIELDS,
+        DAY_FIELDS,
+      ]);
       expect(res.body.days).toEqual([
-        { day: '2031-03-11', plan: 'free', mcp_queries: { used: 0, limit: FREE.wallet }, breakdown: { asks: 0, retrieves: 0 }, imports: { used: 0, limit: FREE.imports }, captures: { used: 0, limit: FREE.captures } },
-        { day: '2031-03-12', plan: 'free', mcp_queries: { used: 0, limit: FREE.wallet }, breakdown: { asks: 0, retrieves: 0 }, imports: { used: 0, limit: FREE.imports }, captures: { used: 3, limit: FREE.captures } },
-        { day: '2031-03-13', plan: 'free', mcp_queries: { used: 0, limit: FREE.wallet }, breakdown: { asks: 0, retrieves: 0 }, imports: { used: 0, limit: FREE.imports }, captures: { used: 0, limit: FREE.captures } },
-        { day: '2031-03-14', plan: 'free', mcp_queries: { used: 4, limit: FREE.wallet }, breakdown: { asks: 4, retrieves: 0 }, imports: { used: 0, limit: FREE.imports }, captures: { used: 1, limit: FREE.captures } },
+        {
+          day: '2031-03-11',
+          plan: 'free',
+          mcp_queries: { used: 0, limit: FREE.wallet },
+          breakdown: { asks: 0, retrieves: 0 },
+          imports: { used: 0, limit: FREE.imports },
+          captures: { used: 0, limit: FREE.captures },
+        },
+        {
+          day: '2031-03-12',
+          plan: 'free',
+          mcp_queries: { used: 0, limit: FREE.wallet },
+          breakdown: { asks: 0, retrieves: 0 },
+          imports: { used: 0, limit: FREE.imports },
+          captures: { used: 3, limit: FREE.captures },
+        },
+        {
+          day: '2031-03-13',
+          plan: 'free',
+          mcp_queries: { used: 0, limit: FREE.wallet },
+          breakdown: { asks: 0, retrieves: 0 },
+          imports: { used: 0, limit: FREE.imports },
+          captures: { used: 0, limit: FREE.captures },
+        },
+        {
+          day: '2031-03-14',
+          plan: 'free',
+          mcp_queries: { used: 4, limit: FREE.wallet },
+          breakdown: { asks: 4, retrieves: 0 },
+          imports: { used: 0, limit: FREE.imports },
+          captures: { used: 1, limit: FREE.captures },
+        },
       ]);
       // Today's entry agrees with GET /usage.
       const today = (await api.get('/usage', h.session)).body;
       const { day: _day, plan: _plan, ...meters } = res.body.days[3];
-      expect(meters).toEqual({ mcp_queries: today.mcp_queries, breakdown: today.breakdown, imports: today.imports, captures: today.captures });
+      expect(meters).toEqual({
+        mcp_queries: today.mcp_queries,
+        breakdown: today.breakdown,
+        imports: today.imports,
+        captures: today.captures,
+      });
     });
 
     it('shows the plan and limits a past day was charged under after the plan changes', async () => {
@@ -185,7 +223,8 @@ describe('usage history over HTTP', () => {
 
     it('needs a credential with decisions:read, as GET /usage does', async () => {
       const w = await seed.world('member');
-      const writeOnly = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] })).key;
+      const writeOnly = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:write'] }))
+        .key;
 
       expect((await api.get('/usage/daily')).status).toBe(401);
       expect((await api.get('/usage/daily', writeOnly)).status).toBe(403);
@@ -200,7 +239,13 @@ describe('usage history over HTTP', () => {
 
       expect(res.status, res.text).toBe(200);
       expect(res.body).toMatchObject({ key_id: h.memberKey.id, org_id: h.orgId, from: '2031-03-12', to: '2031-03-14' });
-      expect(res.body.days.map((d: { day: string; mcp_queries: object; captures: object }) => [d.day, d.mcp_queries, d.captures])).toEqual([
+      expect(
+        res.body.days.map((d: { day: string; mcp_queries: object; captures: object }) => [
+          d.day,
+          d.mcp_queries,
+          d.captures,
+        ]),
+      ).toEqual([
         ['2031-03-12', { used: 0, limit: 100 }, { used: 0, limit: 100 }],
         ['2031-03-13', { used: 0, limit: 100 }, { used: 0, limit: 100 }],
         ['2031-03-14', { used: 2, limit: 100 }, { used: 1, limit: 100 }],
@@ -245,8 +290,14 @@ describe('usage history over HTTP', () => {
       const h = await history();
       const admin = await member(h.orgId, 'admin');
 
-      const byOwner = await api.get(`/orgs/${h.orgId}/api-keys/${h.memberKey.id}/usage?from=2031-03-14&to=2031-03-14`, h.session);
-      const byAdmin = await api.get(`/orgs/${h.orgId}/api-keys/${h.memberKey.id}/usage?from=2031-03-14&to=2031-03-14`, admin.session);
+      const byOwner = await api.get(
+        `/orgs/${h.orgId}/api-keys/${h.memberKey.id}/usage?from=2031-03-14&to=2031-03-14`,
+        h.session,
+      );
+      const byAdmin = await api.get(
+        `/orgs/${h.orgId}/api-keys/${h.memberKey.id}/usage?from=2031-03-14&to=2031-03-14`,
+        admin.session,
+      );
 
       expect([byOwner.status, byAdmin.status]).toEqual([200, 200]);
       expect(byOwner.body).toEqual(byAdmin.body);
@@ -270,7 +321,9 @@ describe('usage history over HTTP', () => {
       const missingKey = await api.get(`/orgs/${h.orgId}/api-keys/${NOWHERE}/usage`, h.session);
       expect(foreignKey.status).toBe(404);
       expect(foreignKey.body).toEqual(missingKey.body);
-      expect((await api.get(`/orgs/nope/api-keys/${h.ownerKey.id}/usage`, h.session)).body.message).toBe('org_id must be a UUID');
+      expect((await api.get(`/orgs/nope/api-keys/${h.ownerKey.id}/usage`, h.session)).body.message).toBe(
+        'org_id must be a UUID',
+      );
       expect((await api.get(path, h.ownerKey.key)).status).toBe(403);
     });
   });
@@ -286,12 +339,33 @@ describe('usage history over HTTP', () => {
     const keyRows = rows.filter((r) => r.credential_kind === 'api_key');
     expect(keyRows).toEqual(
       expect.arrayContaining([
-        { day: '2031-03-12', credential_kind: 'api_key', credential_id: h.ownerKey.id, user_id: h.userId, asks: 0, captures: 3 },
-        { day: '2031-03-14', credential_kind: 'api_key', credential_id: h.memberKey.id, user_id: h.member.userId, asks: 2, captures: 1 },
+        {
+          day: '2031-03-12',
+          credential_kind: 'api_key',
+          credential_id: h.ownerKey.id,
+          user_id: h.userId,
+          asks: 0,
+          captures: 3,
+        },
+        {
+          day: '2031-03-14',
+          credential_kind: 'api_key',
+          credential_id: h.memberKey.id,
+          user_id: h.member.userId,
+          asks: 2,
+          captures: 1,
+        },
       ]),
     );
     expect(rows.filter((r) => r.credential_kind === 'session')).toEqual([
-      { day: '2031-03-14', credential_kind: 'session', credential_id: h.userId, user_id: h.userId, asks: 2, captures: 0 },
+      {
+        day: '2031-03-14',
+        credential_kind: 'session',
+        credential_id: h.userId,
+        user_id: h.userId,
+        asks: 2,
+        captures: 0,
+      },
     ]);
     expect(rows).toHaveLength(3);
   });

@@ -1,4 +1,13 @@
-import { BadRequestException, Body, Controller, Module, ParseIntPipe, Post, Query, type DynamicModule } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Module,
+  ParseIntPipe,
+  Post,
+  Query,
+  type DynamicModule,
+} from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -24,7 +33,10 @@ const NOW = '2031-03-14T15:09:26.535Z';
 const NEXT_MIDNIGHT = '2031-03-15T00:00:00.000Z';
 
 async function counters(pool: TestDatabase['pool'], orgId: string) {
-  const { rows } = await pool.query(`SELECT day::text, asks, retrieves, imports, captures FROM usage_counters WHERE org_id = $1 ORDER BY day`, [orgId]);
+  const { rows } = await pool.query(
+    `SELECT day::text, asks, retrieves, imports, captures FROM usage_counters WHERE org_id = $1 ORDER BY day`,
+    [orgId],
+  );
   return rows;
 }
 
@@ -75,7 +87,12 @@ describe('GET /usage', () => {
 
     const res = await t.api.get('/usage', key);
 
-    expect(res.body).toMatchObject({ plan: 'pro', mcp_queries: { used: 0, limit: null }, imports: { used: 0, limit: 1000 }, captures: { used: 0, limit: 10000 } });
+    expect(res.body).toMatchObject({
+      plan: 'pro',
+      mcp_queries: { used: 0, limit: null },
+      imports: { used: 0, limit: 1000 },
+      captures: { used: 0, limit: 10000 },
+    });
     expect(res.text).toContain('"mcp_queries":{"used":0,"limit":null}');
   });
 
@@ -169,7 +186,12 @@ describe('GET /usage', () => {
 
     expect(await counters(t.db.pool, w.orgId)).toEqual(before);
     for (const report of reports) {
-      expect(report).toMatchObject({ mcp_queries: { used: 4 }, breakdown: { asks: 4, retrieves: 0 }, imports: { used: 0 }, captures: { used: 1 } });
+      expect(report).toMatchObject({
+        mcp_queries: { used: 4 },
+        breakdown: { asks: 4, retrieves: 0 },
+        imports: { used: 0 },
+        captures: { used: 1 },
+      });
     }
   });
 
@@ -213,8 +235,16 @@ describe('plan limits from configuration', () => {
     const freeReport = await t.api.get('/usage', free.session);
     const proReport = await t.api.get('/usage', pro.session);
 
-    expect(freeReport.body).toMatchObject({ mcp_queries: { limit: 2 }, imports: { limit: null }, captures: { limit: 100 } });
-    expect(proReport.body).toMatchObject({ mcp_queries: { limit: null }, imports: { limit: 1000 }, captures: { limit: 5 } });
+    expect(freeReport.body).toMatchObject({
+      mcp_queries: { limit: 2 },
+      imports: { limit: null },
+      captures: { limit: 100 },
+    });
+    expect(proReport.body).toMatchObject({
+      mcp_queries: { limit: null },
+      imports: { limit: 1000 },
+      captures: { limit: 5 },
+    });
   });
 
   it('enforces the configured limits when charging', async () => {
@@ -349,7 +379,9 @@ describe('@Charges on a host route', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ captured_in: w.orgId });
     expect(handled).toBe(1);
-    expect(await counters(db.pool, w.orgId)).toEqual([{ day: '2031-03-14', asks: 0, retrieves: 0, imports: 0, captures: 1 }]);
+    expect(await counters(db.pool, w.orgId)).toEqual([
+      { day: '2031-03-14', asks: 0, retrieves: 0, imports: 0, captures: 1 },
+    ]);
   });
 
   it('answers 429 with Retry-After in seconds until the next UTC midnight once the meter is spent, without running the handler or recording anything', async () => {
@@ -369,7 +401,9 @@ describe('@Charges on a host route', () => {
     expect(lastMoment.status).toBe(429);
     expect(lastMoment.headers.get('retry-after')).toBe('1');
     expect(handled).toBe(0);
-    expect(await counters(db.pool, w.orgId)).toEqual([{ day: '2031-03-14', asks: 0, retrieves: 0, imports: 0, captures: 2 }]);
+    expect(await counters(db.pool, w.orgId)).toEqual([
+      { day: '2031-03-14', asks: 0, retrieves: 0, imports: 0, captures: 2 },
+    ]);
   });
 
   it('charges again after UTC midnight', async () => {
@@ -381,15 +415,23 @@ describe('@Charges on a host route', () => {
     const res = await api.post('/decisions', w.session, {});
 
     expect(res.status).toBe(201);
-    expect((await counters(db.pool, w.orgId)).map((r) => [r.day, r.captures])).toEqual([['2031-03-14', 2], ['2031-03-15', 1]]);
+    expect((await counters(db.pool, w.orgId)).map((r) => [r.day, r.captures])).toEqual([
+      ['2031-03-14', 2],
+      ['2031-03-15', 1],
+    ]);
   });
 
   it('charges nothing when authentication or the scope check refuses the request', async () => {
     const w = await seed.world('member');
-    const readOnly = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:read'] })).key;
+    const readOnly = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:read'] }))
+      .key;
 
     const anonymous = await api.post('/decisions', undefined, {});
-    const forged = await api.post('/decisions', seed.session(w.userId, w.email, { secret: 'another-secret-0123456789abcdef-0123' }), {});
+    const forged = await api.post(
+      '/decisions',
+      seed.session(w.userId, w.email, { secret: 'another-secret-0123456789abcdef-0123' }),
+      {},
+    );
     const unscoped = await api.post('/decisions', readOnly, {});
     const foreignOrg = await api.post('/decisions', w.session, {}, { 'x-org-id': randomUUID() });
 
@@ -400,7 +442,9 @@ describe('@Charges on a host route', () => {
 
   it('charges the key’s org for an API key', async () => {
     const w = await seed.world('member');
-    const key = (await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:read', 'decisions:write'] })).key;
+    const key = (
+      await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId, scopes: ['decisions:read', 'decisions:write'] })
+    ).key;
 
     const res = await api.post('/decisions', key, {});
 
@@ -413,7 +457,10 @@ describe('@Charges on a host route', () => {
 
     const refused = [];
     for (let i = 0; i < 3; i++) refused.push((await api.post('/decisions/checked', w.session, { text: 42 })).status);
-    const accepted = [(await api.post('/decisions/checked', w.session, { text: 'a' })).status, (await api.post('/decisions/checked', w.session, { text: 'b' })).status];
+    const accepted = [
+      (await api.post('/decisions/checked', w.session, { text: 'a' })).status,
+      (await api.post('/decisions/checked', w.session, { text: 'b' })).status,
+    ];
 
     expect(refused).toEqual([400, 400, 400]);
     expect(accepted).toEqual([201, 201]);
@@ -429,8 +476,14 @@ describe('@Charges on a host route', () => {
     expect(handled).toBe(0);
     expect((await counters(db.pool, w.orgId)).map((r) => r.captures)).toEqual([0]);
 
-    const accepted = [await api.post('/decisions/piped?n=7', w.session, {}), await api.post('/decisions/piped?n=8', w.session, {})];
-    expect(accepted.map((r) => [r.status, r.body])).toEqual([[201, { n: 7 }], [201, { n: 8 }]]);
+    const accepted = [
+      await api.post('/decisions/piped?n=7', w.session, {}),
+      await api.post('/decisions/piped?n=8', w.session, {}),
+    ];
+    expect(accepted.map((r) => [r.status, r.body])).toEqual([
+      [201, { n: 7 }],
+      [201, { n: 8 }],
+    ]);
     expect((await counters(db.pool, w.orgId)).map((r) => r.captures)).toEqual([2]);
   });
 
@@ -450,6 +503,8 @@ describe('@Charges on a host route', () => {
     const bulk = await api.post('/imports/bulk', w.session, {});
 
     expect([single.status, bulk.status]).toEqual([201, 201]);
-    expect(await counters(db.pool, w.orgId)).toEqual([{ day: '2031-03-14', asks: 0, retrieves: 0, imports: 4, captures: 0 }]);
+    expect(await counters(db.pool, w.orgId)).toEqual([
+      { day: '2031-03-14', asks: 0, retrieves: 0, imports: 4, captures: 0 },
+    ]);
   });
 });

@@ -61,7 +61,11 @@ const cacheHits = (t: TestApp) => t.app.get(AuthMetrics, { strict: false }).cach
 
 async function mint(t: TestApp) {
   const w = await t.seed.world('owner');
-  const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'cache', scopes: ['decisions:read'] });
+  const minted = await t.api.post('/api-keys', w.session, {
+    org_id: w.orgId,
+    name: 'cache',
+    scopes: ['decisions:read'],
+  });
   expect(minted.status).toBe(201);
   return { ...w, key: minted.body.key as string, keyId: minted.body.id as string };
 }
@@ -175,7 +179,10 @@ describe('three instances answering from their caches', () => {
     const w = await mint(a);
     const colleague = await a.seed.colleague(w.orgId, 'member');
     for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).body.org_member_count).toBe(2);
-    await a.db.pool.query(`UPDATE memberships SET org_id = $1 WHERE user_id = $2`, [await a.seed.org(), colleague.userId]);
+    await a.db.pool.query(`UPDATE memberships SET org_id = $1 WHERE user_id = $2`, [
+      await a.seed.org(),
+      colleague.userId,
+    ]);
     await a.seed.acknowledged();
     for (const t of [a, b, c]) expect((await t.api.get('/me', w.key)).body.org_member_count).toBe(1);
   });
@@ -193,7 +200,10 @@ describe('three instances answering from their caches', () => {
   it('never answer GET /usage from a cached meter', async () => {
     const w = await mint(a);
     await warm([b], w.key);
-    await a.db.pool.query(`INSERT INTO usage_counters (org_id, day, retrieves) VALUES ($1, (now() AT TIME ZONE 'utc')::date, 5)`, [w.orgId]);
+    await a.db.pool.query(
+      `INSERT INTO usage_counters (org_id, day, retrieves) VALUES ($1, (now() AT TIME ZONE 'utc')::date, 5)`,
+      [w.orgId],
+    );
     expect((await b.api.get('/usage', w.key)).body.mcp_queries.used).toBe(5);
   });
 });
@@ -282,7 +292,10 @@ describe('an instance whose notifications silently stop arriving', () => {
     deaf.dropNotifications = true;
     const url = deaf.urlFor(db.url);
     const config = testConfig(url, env);
-    const app = await createApp(config, { logger: false, dataSource: () => new DataSource(postgresOptions(config, url)).initialize() });
+    const app = await createApp(config, {
+      logger: false,
+      dataSource: () => new DataSource(postgresOptions(config, url)).initialize(),
+    });
     try {
       await expect(app.init()).rejects.toThrow(/pool_mode=transaction.*VERIFICATION_CACHE=false/);
     } finally {
@@ -390,7 +403,9 @@ describe('instances cut off from the database, as by a restart', () => {
     expect(revoked.status).toBe(204);
 
     await proxy.restore();
-    await until(async () => (await b.api.get('/me', w.key)).status !== 503 && (await c.api.get('/me', w.key)).status !== 503);
+    await until(
+      async () => (await b.api.get('/me', w.key)).status !== 503 && (await c.api.get('/me', w.key)).status !== 503,
+    );
     for (const t of [b, c]) expect((await t.api.get('/me', w.key)).status).toBe(401);
     await until(() => leaseOf(b).usable() && leaseOf(c).usable());
   });

@@ -37,9 +37,27 @@ class WidgetsModule {}
 const DEPRECATED_AT = new Date('2027-01-01T00:00:00Z');
 const SUNSET_AT = new Date('2027-07-01T00:00:00Z');
 const DEPRECATIONS: Deprecation[] = [
-  { target: { operationId: 'legacyWidgets' }, deprecatedAt: DEPRECATED_AT, sunsetAt: SUNSET_AT, replacement: 'use GET /widgets instead.', link: '/docs/changelog#legacy' },
-  { target: { operationId: 'listWidgets', parameter: 'colour' }, deprecatedAt: DEPRECATED_AT, sunsetAt: SUNSET_AT, replacement: 'filter with ?color= instead.', link: '/docs/changelog#colour' },
-  { target: { version: '2026-11-01' }, deprecatedAt: DEPRECATED_AT, sunsetAt: new Date('2027-09-01T00:00:00Z'), replacement: 'use 2026-11-26.', link: '/docs/changelog#v2026-11-01' },
+  {
+    target: { operationId: 'legacyWidgets' },
+    deprecatedAt: DEPRECATED_AT,
+    sunsetAt: SUNSET_AT,
+    replacement: 'use GET /widgets instead.',
+    link: '/docs/changelog#legacy',
+  },
+  {
+    target: { operationId: 'listWidgets', parameter: 'colour' },
+    deprecatedAt: DEPRECATED_AT,
+    sunsetAt: SUNSET_AT,
+    replacement: 'filter with ?color= instead.',
+    link: '/docs/changelog#colour',
+  },
+  {
+    target: { version: '2026-11-01' },
+    deprecatedAt: DEPRECATED_AT,
+    sunsetAt: new Date('2027-09-01T00:00:00Z'),
+    replacement: 'use 2026-11-26.',
+    link: '/docs/changelog#v2026-11-01',
+  },
 ];
 
 /**
@@ -57,13 +75,19 @@ describe('deprecated operations, parameters and versions', () => {
     const usage = new DeprecationUsage();
     usage.onUse((u) => uses.push(u));
     // No request here carries a principal, so no pin is ever read.
-    const pins = new OrgVersionCache({ onInvalidate: () => undefined } as Partial<VerificationLease> as VerificationLease, {} as OrgVersionRepository);
+    const pins = new OrgVersionCache(
+      { onInvalidate: () => undefined } as Partial<VerificationLease> as VerificationLease,
+      {} as OrgVersionRepository,
+    );
     // No version change: the service's own name operations this app does not have.
     const policy = new VersioningPolicy(API_VERSIONS, [], DEPRECATIONS);
     app = await NestFactory.create<NestFastifyApplication>(WidgetsModule, new FastifyAdapter(), { logger: false });
     const edge = new VersionEdge(policy, pins, usage, testSettings({ clock }), {} as SessionOrgResolver);
     const operations = operationIdsByRoute(SwaggerModule.createDocument(app, new DocumentBuilder().build()));
-    app.getHttpAdapter().getInstance().addHook('onSend', installVersioning(app.getHttpAdapter().getInstance(), edge, operations));
+    app
+      .getHttpAdapter()
+      .getInstance()
+      .addHook('onSend', installVersioning(app.getHttpAdapter().getInstance(), edge, operations));
     await app.listen(0, '127.0.0.1');
     url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   });
@@ -82,7 +106,9 @@ describe('deprecated operations, parameters and versions', () => {
     expect(res.headers.get('sunset')).toBe('Thu, 01 Jul 2027 00:00:00 GMT');
     expect(res.headers.get('link')).toBe('</docs/changelog#legacy>; rel="deprecation"; type="text/html"');
     expect(uses).toEqual([{ orgId: null, target: 'legacyWidgets', version: '2026-11-26' }]);
-    expect(warn).toHaveBeenCalledWith(expect.stringContaining('deprecated legacyWidgets used by org (none) with API version 2026-11-26'));
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringContaining('deprecated legacyWidgets used by org (none) with API version 2026-11-26'),
+    );
   });
 
   it('marks a deprecated parameter only when the request uses it', async () => {
@@ -107,7 +133,9 @@ describe('deprecated operations, parameters and versions', () => {
     expect(body.message).toBe('This operation was removed on 2027-07-01: use GET /widgets instead.');
     const param = await get('/widgets?colour=red');
     expect(param.status).toBe(410);
-    expect(((await param.json()) as { message: string }).message).toContain('The colour parameter was removed on 2027-07-01: filter with ?color= instead.');
+    expect(((await param.json()) as { message: string }).message).toContain(
+      'The colour parameter was removed on 2027-07-01: filter with ?color= instead.',
+    );
     expect((await get('/widgets')).status).toBe(200);
   });
 
@@ -115,7 +143,9 @@ describe('deprecated operations, parameters and versions', () => {
     clock.set('2027-09-02T00:00:00Z');
     const res = await get('/widgets', '2026-11-01');
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { message: string }).message).toBe('Api-Version header "2026-11-01" is no longer supported (past its sunset); versions: 2026-11-26');
+    expect(((await res.json()) as { message: string }).message).toBe(
+      'Api-Version header "2026-11-01" is no longer supported (past its sunset); versions: 2026-11-26',
+    );
     const unpinned = await fetch(`${url}/widgets`);
     expect(unpinned.headers.get('api-version')).toBe('2026-11-26');
   });
@@ -123,13 +153,24 @@ describe('deprecated operations, parameters and versions', () => {
 
 describe('the operations versioning names', () => {
   it('must all be routes of the app: a renamed operationId stops the start', async () => {
-    const pins = new OrgVersionCache({ onInvalidate: () => undefined } as Partial<VerificationLease> as VerificationLease, {} as OrgVersionRepository);
-    const policy = new VersioningPolicy(API_VERSIONS, [], [{ ...DEPRECATIONS[0], target: { operationId: 'renamedWidgets' } }]);
-    const app = await NestFactory.create<NestFastifyApplication>(WidgetsModule, new FastifyAdapter(), { logger: false });
+    const pins = new OrgVersionCache(
+      { onInvalidate: () => undefined } as Partial<VerificationLease> as VerificationLease,
+      {} as OrgVersionRepository,
+    );
+    const policy = new VersioningPolicy(
+      API_VERSIONS,
+      [],
+      [{ ...DEPRECATIONS[0], target: { operationId: 'renamedWidgets' } }],
+    );
+    const app = await NestFactory.create<NestFastifyApplication>(WidgetsModule, new FastifyAdapter(), {
+      logger: false,
+    });
     try {
       const edge = new VersionEdge(policy, pins, new DeprecationUsage(), testSettings(), {} as SessionOrgResolver);
       const operations = operationIdsByRoute(SwaggerModule.createDocument(app, new DocumentBuilder().build()));
-      expect(() => installVersioning(app.getHttpAdapter().getInstance(), edge, operations)).toThrow(/names operations no route has .*: renamedWidgets/);
+      expect(() => installVersioning(app.getHttpAdapter().getInstance(), edge, operations)).toThrow(
+        /names operations no route has .*: renamedWidgets/,
+      );
     } finally {
       await app.close();
     }

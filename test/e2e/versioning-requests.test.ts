@@ -26,7 +26,10 @@ const RENAMES: VersionChange = {
       response: ({ name, ...rest }) => ({ ...rest, title: name }),
     },
     listApiKeys: {
-      request: ({ body, query: { status, ...query } }) => ({ body, query: status === undefined ? query : { ...query, state: status } }),
+      request: ({ body, query: { status, ...query } }) => ({
+        body,
+        query: status === undefined ? query : { ...query, state: status },
+      }),
     },
   },
 };
@@ -38,7 +41,11 @@ describe('request transforms of a version change', () => {
   let api: ApiClient;
 
   beforeAll(async () => {
-    const policy = new VersioningPolicy([...API_VERSIONS, { date: NEWEST, summary: 'Keys are labelled name.' }], [...VERSION_CHANGES, RENAMES], []);
+    const policy = new VersioningPolicy(
+      [...API_VERSIONS, { date: NEWEST, summary: 'Keys are labelled name.' }],
+      [...VERSION_CHANGES, RENAMES],
+      [],
+    );
     t = await startTestApp({ versioning: policy });
     api = new ApiClient(t.url, { validate: false });
   });
@@ -78,7 +85,12 @@ describe('request transforms of a version change', () => {
   it('renames a query parameter for older requests only', async () => {
     const w = await t.seed.world('owner');
     const kept = await api.post('/api-keys', w.session, { org_id: w.orgId, name: 'kept' }, { 'Api-Version': NEWEST });
-    const revoked = await api.post('/api-keys', w.session, { org_id: w.orgId, name: 'revoked' }, { 'Api-Version': NEWEST });
+    const revoked = await api.post(
+      '/api-keys',
+      w.session,
+      { org_id: w.orgId, name: 'revoked' },
+      { 'Api-Version': NEWEST },
+    );
     expect((await api.delete(`/api-keys/${revoked.body.id}`, w.session)).status).toBe(204);
 
     const older = await api.get('/api-keys?status=revoked', w.session, { 'Api-Version': PREVIOUS });

@@ -62,13 +62,15 @@ describe('dated API versions', () => {
       const w = await t.seed.world('owner');
       await t.api.get('/api-keys', w.session);
       await pin(w.orgId, NEWEST);
-      await expect.poll(async () => (await t.api.get('/api-keys', w.session)).body).toEqual({ keys: [], next_cursor: null });
+      await expect
+        .poll(async () => (await t.api.get('/api-keys', w.session)).body)
+        .toEqual({ keys: [], next_cursor: null });
       const overridden = await t.api.get('/api-keys', w.session, { 'Api-Version': CONTRACT });
       expect(overridden.headers.get('api-version')).toBe(CONTRACT);
       expect(overridden.body).toEqual({ keys: [] });
     });
 
-    it('never lets the version lookup change a route\'s answer: an X-Org-Id the user is not in still lists', async () => {
+    it("never lets the version lookup change a route's answer: an X-Org-Id the user is not in still lists", async () => {
       const w = await t.seed.world('owner');
       const other = await t.seed.world('owner');
       await pin(other.orgId, NEWEST);
@@ -110,7 +112,9 @@ describe('dated API versions', () => {
     it('answers an org pinned to a version that no longer exists with the oldest supported one and a Warning', async () => {
       const w = await t.seed.world('owner');
       await pin(w.orgId, '2025-06-01');
-      await expect.poll(async () => (await t.api.get('/api-keys', w.session)).headers.get('warning') ?? '').toMatch(/^299 - "API version 2025-06-01 is no longer supported; answered with 2026-11-01/);
+      await expect
+        .poll(async () => (await t.api.get('/api-keys', w.session)).headers.get('warning') ?? '')
+        .toMatch(/^299 - "API version 2025-06-01 is no longer supported; answered with 2026-11-01/);
       const res = await t.api.get('/api-keys', w.session);
       expect(res.status).toBe(200);
       expect(res.headers.get('api-version')).toBe(CONTRACT);
@@ -162,9 +166,20 @@ describe('dated API versions', () => {
 
     it('documents 413 and 415 on every operation that takes a body', async () => {
       const doc = (await t.api.get('/openapi.json')).body;
-      const withBody = Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item).filter((op) => op.requestBody));
-      expect(withBody.map((op) => op.operationId)).toEqual(expect.arrayContaining(['rotateApiKey', 'revokeLeakedCredentials', 'githubSecretScanning', 'createWebhook', 'updateWebhook']));
-      for (const op of withBody) expect(Object.keys(op.responses), op.operationId).toEqual(expect.arrayContaining(['413', '415']));
+      const withBody = Object.values<any>(doc.paths).flatMap((item) =>
+        Object.values<any>(item).filter((op) => op.requestBody),
+      );
+      expect(withBody.map((op) => op.operationId)).toEqual(
+        expect.arrayContaining([
+          'rotateApiKey',
+          'revokeLeakedCredentials',
+          'githubSecretScanning',
+          'createWebhook',
+          'updateWebhook',
+        ]),
+      );
+      for (const op of withBody)
+        expect(Object.keys(op.responses), op.operationId).toEqual(expect.arrayContaining(['413', '415']));
     });
   });
 });

@@ -14,7 +14,11 @@ describe('webhook delivery', () => {
   afterAll(async () => close?.());
 
   async function webhook(session: string, orgId: string, types: string[], target = url) {
-    const res = await t.api.post(`/orgs/${orgId}/webhooks`, session, { url: target, event_types: types, description: 'ops' });
+    const res = await t.api.post(`/orgs/${orgId}/webhooks`, session, {
+      url: target,
+      event_types: types,
+      description: 'ops',
+    });
     expect(res.status).toBe(201);
     return res.body as { id: string; secret: string };
   }
@@ -27,13 +31,21 @@ describe('webhook delivery', () => {
 
     const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'ci' });
     expect(minted.status).toBe(201);
-    const [created] = await receiver.until(() => receiver.ofType('api_key.created').some((r) => r.verified!.data.id === minted.body.id));
+    const [created] = await receiver.until(() =>
+      receiver.ofType('api_key.created').some((r) => r.verified!.data.id === minted.body.id),
+    );
     const msg = receiver.ofType('api_key.created').find((r) => r.verified!.data.id === minted.body.id)!;
     expect(created).toBeDefined();
     expect(msg.headers['webhook-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(msg.headers['webhook-timestamp']).toMatch(/^\d+$/);
     expect(msg.headers['webhook-signature']).toMatch(/^v1,/);
-    expect(msg.verified!.data).toMatchObject({ id: minted.body.id, org_id: w.orgId, name: 'ci', lookup: minted.body.lookup, last4: minted.body.last4 });
+    expect(msg.verified!.data).toMatchObject({
+      id: minted.body.id,
+      org_id: w.orgId,
+      name: 'ci',
+      lookup: minted.body.lookup,
+      last4: minted.body.last4,
+    });
     expect(msg.body).not.toContain(minted.body.key);
     expect(msg.body).not.toContain(minted.body.key.slice(22, 54)); // the secret part
 
@@ -41,7 +53,11 @@ describe('webhook delivery', () => {
     await receiver.until(() => receiver.ofType('api_key.revoked').some((r) => r.verified!.data.id === minted.body.id));
     const revoked = receiver.ofType('api_key.revoked').find((r) => r.verified!.data.id === minted.body.id)!;
     // The revoke's statement builds this payload in SQL: the same fields, in the same formats, as the mint's.
-    expect(revoked.verified!.data).toEqual({ ...msg.verified!.data, revoked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), revoked_by: w.userId });
+    expect(revoked.verified!.data).toEqual({
+      ...msg.verified!.data,
+      revoked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      revoked_by: w.userId,
+    });
     // A second revoke changes nothing and emits nothing.
     expect((await t.api.delete(`/api-keys/${minted.body.id}`, w.session)).status).toBe(204);
 
@@ -74,7 +90,9 @@ describe('webhook delivery', () => {
     const minted = await t.api.post('/api-keys', a.session, { org_id: a.orgId });
     await t.api.delete(`/api-keys/${minted.body.id}`, a.session);
     await receiver.until(() => receiver.ofType('api_key.revoked').some((r) => r.verified!.data.id === minted.body.id));
-    expect(receiver.received.filter((r) => r.body.includes(minted.body.id) && r.verified?.type === 'api_key.created')).toEqual([]);
+    expect(
+      receiver.received.filter((r) => r.body.includes(minted.body.id) && r.verified?.type === 'api_key.created'),
+    ).toEqual([]);
   });
 
   it('a rolled-back change sends nothing: a mint that fails writes no event', async () => {
@@ -84,23 +102,33 @@ describe('webhook delivery', () => {
     await t.db.pool.query(`ALTER TABLE api_keys ADD CONSTRAINT no_rollback_name CHECK (name <> 'doomed') NOT VALID`);
     try {
       // The forced database failure is the one answer the document does not list: no validation here.
-      const res = await new ApiClient(t.url, { validate: false }).post('/api-keys', w.session, { org_id: w.orgId, name: 'doomed' });
+      const res = await new ApiClient(t.url, { validate: false }).post('/api-keys', w.session, {
+        org_id: w.orgId,
+        name: 'doomed',
+      });
       expect(res.status).toBe(500);
     } finally {
       await t.db.pool.query(`ALTER TABLE api_keys DROP CONSTRAINT no_rollback_name`);
     }
     const { rows } = await t.db.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE org_id = $1`, [w.orgId]);
     expect(rows[0].n).toBe(0);
-    const { rows: keys } = await t.db.pool.query(`SELECT count(*)::int AS n FROM api_keys WHERE org_id = $1`, [w.orgId]);
+    const { rows: keys } = await t.db.pool.query(`SELECT count(*)::int AS n FROM api_keys WHERE org_id = $1`, [
+      w.orgId,
+    ]);
     expect(keys[0].n).toBe(0);
   });
 
   it('the outbox write and the key insert commit together: a failing outbox insert leaves no key', async () => {
     const w = await t.seed.world('owner');
-    await t.db.pool.query(`ALTER TABLE event_outbox ADD CONSTRAINT refuse_org CHECK (org_id <> '${w.orgId}') NOT VALID`);
+    await t.db.pool.query(
+      `ALTER TABLE event_outbox ADD CONSTRAINT refuse_org CHECK (org_id <> '${w.orgId}') NOT VALID`,
+    );
     try {
       // The forced database failure is the one answer the document does not list: no validation here.
-      const res = await new ApiClient(t.url, { validate: false }).post('/api-keys', w.session, { org_id: w.orgId, name: 'x' });
+      const res = await new ApiClient(t.url, { validate: false }).post('/api-keys', w.session, {
+        org_id: w.orgId,
+        name: 'x',
+      });
       expect(res.status).toBe(500);
     } finally {
       await t.db.pool.query(`ALTER TABLE event_outbox DROP CONSTRAINT refuse_org`);
@@ -119,7 +147,10 @@ describe('an event survives a crash between commit and delivery', () => {
       // The first instance runs no worker: the event can only wait in the outbox.
       const first = await startTestApp({ db, env: { ...WEBHOOK_TEST_ENV, EVENTS_WORKER: 'false' } });
       const w = await first.seed.world('owner');
-      const hook = await first.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] });
+      const hook = await first.api.post(`/orgs/${w.orgId}/webhooks`, w.session, {
+        url,
+        event_types: ['api_key.created'],
+      });
       receiver.secret = hook.body.secret;
       const minted = await first.api.post('/api-keys', w.session, { org_id: w.orgId });
       expect(minted.status).toBe(201);

@@ -12,7 +12,13 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
  */
 describe('webhooks on the embedded database', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'kui-embedded-events-'));
-  const env = { DATA_DIR: dataDir, NODE_ENV: 'development', WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32', WEBHOOK_ALLOWED_PORTS: '1024-65535', EVENTS_POLL_INTERVAL_MS: '200' };
+  const env = {
+    DATA_DIR: dataDir,
+    NODE_ENV: 'development',
+    WEBHOOK_ALLOW_CIDRS: '127.0.0.1/32',
+    WEBHOOK_ALLOWED_PORTS: '1024-65535',
+    EVENTS_POLL_INTERVAL_MS: '200',
+  };
   const receiver = new WebhookReceiver();
   let server: ServerProcess;
   let api: ApiClient;
@@ -37,7 +43,10 @@ describe('webhooks on the embedded database', () => {
     expect((await runCli(['workspace', 'create', '--org', orgId, '--user', userId], env)).code).toBe(0);
     const token = (await runCli(['session', '--user', userId], env)).json().token;
 
-    const hook = await api.post(`/orgs/${orgId}/webhooks`, token, { url, event_types: ['api_key.created', 'api_key.revoked'] });
+    const hook = await api.post(`/orgs/${orgId}/webhooks`, token, {
+      url,
+      event_types: ['api_key.created', 'api_key.revoked'],
+    });
     expect(hook.status, hook.text).toBe(201);
     receiver.secret = hook.body.secret;
 
@@ -52,8 +61,15 @@ describe('webhooks on the embedded database', () => {
     }
     expect((await api.delete(`/api-keys/${minted[0].id}`, token)).status).toBe(204);
 
-    await receiver.until(() => receiver.ofType('api_key.created').length === 5 && receiver.ofType('api_key.revoked').length === 1);
-    expect(receiver.ofType('api_key.created').map((r) => r.verified!.data.name).sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
+    await receiver.until(
+      () => receiver.ofType('api_key.created').length === 5 && receiver.ofType('api_key.revoked').length === 1,
+    );
+    expect(
+      receiver
+        .ofType('api_key.created')
+        .map((r) => r.verified!.data.name)
+        .sort(),
+    ).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
     expect(receiver.received.every((r) => r.verified !== null)).toBe(true);
 
     // The worker keeps polling; the app's single connection is still free for requests.

@@ -28,20 +28,38 @@ describe('webhook retries: backoff, then the failing state', () => {
       do got = await t.api.get(`/orgs/${w.orgId}/webhooks/${hook.body.id}`, w.session);
       while (!got.body.failing_since);
       const log = await t.api.get(`/orgs/${w.orgId}/webhooks/${hook.body.id}/deliveries`, w.session);
-      expect(log.body.deliveries.map((d: { attempt: number; status: string; response_status: number }) => [d.attempt, d.status, d.response_status]))
-        .toEqual([[3, 'failed', 503], [2, 'failed', 503], [1, 'failed', 503]]);
+      expect(
+        log.body.deliveries.map((d: { attempt: number; status: string; response_status: number }) => [
+          d.attempt,
+          d.status,
+          d.response_status,
+        ]),
+      ).toEqual([
+        [3, 'failed', 503],
+        [2, 'failed', 503],
+        [1, 'failed', 503],
+      ]);
 
       // The job carries the backoff settings pg-boss applies (exponential, with jitter).
-      const { rows } = await t.db.pool.query(`SELECT retry_limit, retry_backoff, retry_delay FROM pgboss.job WHERE name = 'webhook-deliver' AND data->'event'->>'id' = $1`, [mine()[0].headers['webhook-id']]);
+      const { rows } = await t.db.pool.query(
+        `SELECT retry_limit, retry_backoff, retry_delay FROM pgboss.job WHERE name = 'webhook-deliver' AND data->'event'->>'id' = $1`,
+        [mine()[0].headers['webhook-id']],
+      );
       expect(rows).toEqual([{ retry_limit: 2, retry_backoff: true, retry_delay: 1 }]);
 
       const audit = await t.api.get(`/orgs/${w.orgId}/audit-events`, w.session);
       const failing = audit.body.events.find((e: { action: string }) => e.action === 'webhook.failing');
-      expect(failing).toMatchObject({ actor: { type: 'system', source: 'webhook_delivery' }, target: { type: 'webhook', id: hook.body.id } });
+      expect(failing).toMatchObject({
+        actor: { type: 'system', source: 'webhook_delivery' },
+        target: { type: 'webhook', id: hook.body.id },
+      });
       expect(failing.details).toMatchObject({ attempts: 3, event_type: 'api_key.created' });
 
       // Enabling it again clears the mark.
-      const patched = await t.api.request('PATCH', `/orgs/${w.orgId}/webhooks/${hook.body.id}`, { token: w.session, body: { enabled: true } });
+      const patched = await t.api.request('PATCH', `/orgs/${w.orgId}/webhooks/${hook.body.id}`, {
+        token: w.session,
+        body: { enabled: true },
+      });
       expect(patched.body).not.toHaveProperty('failing_since');
     } finally {
       receiver.answer = () => 200;
@@ -56,12 +74,19 @@ describe('webhook retries: backoff, then the failing state', () => {
     receiver.answer = (n) => (n === start + 1 ? 500 : 200);
     try {
       const minted = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
-      await receiver.until(() => receiver.ofType('api_key.created').filter((r) => r.verified!.data.id === minted.body.id).length === 2);
+      await receiver.until(
+        () => receiver.ofType('api_key.created').filter((r) => r.verified!.data.id === minted.body.id).length === 2,
+      );
       let log;
       do log = await t.api.get(`/orgs/${w.orgId}/webhooks/${hook.body.id}/deliveries`, w.session);
       while (log.body.deliveries.length < 2);
-      expect(log.body.deliveries.map((d: { attempt: number; status: string }) => [d.attempt, d.status])).toEqual([[2, 'succeeded'], [1, 'failed']]);
-      expect((await t.api.get(`/orgs/${w.orgId}/webhooks/${hook.body.id}`, w.session)).body).not.toHaveProperty('failing_since');
+      expect(log.body.deliveries.map((d: { attempt: number; status: string }) => [d.attempt, d.status])).toEqual([
+        [2, 'succeeded'],
+        [1, 'failed'],
+      ]);
+      expect((await t.api.get(`/orgs/${w.orgId}/webhooks/${hook.body.id}`, w.session)).body).not.toHaveProperty(
+        'failing_since',
+      );
     } finally {
       receiver.answer = () => 200;
     }
@@ -90,16 +115,21 @@ describe('two instances running workers', () => {
 
   it('never deliver the same attempt twice: each event reaches the receiver exactly once', async () => {
     const w = await a.seed.world('owner');
-    const hook = await a.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created', 'api_key.revoked'] });
+    const hook = await a.api.post(`/orgs/${w.orgId}/webhooks`, w.session, {
+      url,
+      event_types: ['api_key.created', 'api_key.revoked'],
+    });
     receiver.secret = hook.body.secret;
     const ids: string[] = [];
     // Mints and revokes spread over both instances, so both relays and both workers have work.
-    await Promise.all(Array.from({ length: 12 }, async (_, i) => {
-      const app = i % 2 ? a : b;
-      const res = await app.api.post('/api-keys', w.session, { org_id: w.orgId, name: `k${i}` });
-      ids.push(res.body.id);
-      expect((await (i % 3 ? a : b).api.delete(`/api-keys/${res.body.id}`, w.session)).status).toBe(204);
-    }));
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const app = i % 2 ? a : b;
+        const res = await app.api.post('/api-keys', w.session, { org_id: w.orgId, name: `k${i}` });
+        ids.push(res.body.id);
+        expect((await (i % 3 ? a : b).api.delete(`/api-keys/${res.body.id}`, w.session)).status).toBe(204);
+      }),
+    );
     await receiver.until((r) => r.length >= 24);
     // Let any duplicate that would come, come: both instances poll several times meanwhile.
     await new Promise((r) => setTimeout(r, 1500));
@@ -107,7 +137,9 @@ describe('two instances running workers', () => {
     expect(webhookIds).toHaveLength(24);
     expect(new Set(webhookIds).size).toBe(24);
     expect(receiver.received.every((r) => r.verified !== null)).toBe(true);
-    const { rows } = await db.pool.query(`SELECT count(*)::int AS n, count(DISTINCT job_id)::int AS jobs, max(attempt) AS max FROM webhook_deliveries`);
+    const { rows } = await db.pool.query(
+      `SELECT count(*)::int AS n, count(DISTINCT job_id)::int AS jobs, max(attempt) AS max FROM webhook_deliveries`,
+    );
     expect(rows[0]).toEqual({ n: 24, jobs: 24, max: 1 });
   });
 });

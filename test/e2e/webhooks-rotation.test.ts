@@ -31,7 +31,10 @@ describe('POST /orgs/{org_id}/webhooks/{id}/rotate-secret', () => {
   });
 
   const rotate = (session: string, orgId: string, id: string, body?: unknown) =>
-    t.api.request('POST', `/orgs/${orgId}/webhooks/${id}/rotate-secret`, { token: session, ...(body === undefined ? {} : { body }) });
+    t.api.request('POST', `/orgs/${orgId}/webhooks/${id}/rotate-secret`, {
+      token: session,
+      ...(body === undefined ? {} : { body }),
+    });
 
   async function testEvent(session: string, orgId: string, id: string): Promise<ReceivedWebhook> {
     const sent = await t.api.post(`/orgs/${orgId}/webhooks/${id}/test`, session, {});
@@ -42,7 +45,9 @@ describe('POST /orgs/{org_id}/webhooks/{id}/rotate-secret', () => {
 
   it('returns a new secret once; during the overlap both sign, after it only the new one, and the old one is then cleared', async () => {
     const w = await t.seed.world('owner');
-    const created = (await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })).body;
+    const created = (
+      await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })
+    ).body;
 
     const rotated = await rotate(w.session, w.orgId, created.id);
     expect(rotated.status).toBe(200);
@@ -54,9 +59,14 @@ describe('POST /orgs/{org_id}/webhooks/{id}/rotate-secret', () => {
     expect(got.body.previous_secret_expires_at).toBe(rotated.body.previous_secret_expires_at);
 
     // Both sealed, neither in clear.
-    const { rows } = await t.db.pool.query(`SELECT secret_box, previous_secret_box FROM webhook_endpoints WHERE id = $1`, [created.id]);
+    const { rows } = await t.db.pool.query(
+      `SELECT secret_box, previous_secret_box FROM webhook_endpoints WHERE id = $1`,
+      [created.id],
+    );
     for (const secret of [created.secret, rotated.body.secret]) {
-      expect(Buffer.concat([rows[0].secret_box, rows[0].previous_secret_box]).toString('latin1')).not.toContain(secret.slice(6));
+      expect(Buffer.concat([rows[0].secret_box, rows[0].previous_secret_box]).toString('latin1')).not.toContain(
+        secret.slice(6),
+      );
     }
 
     const during = await testEvent(w.session, w.orgId, created.id);
@@ -65,21 +75,31 @@ describe('POST /orgs/{org_id}/webhooks/{id}/rotate-secret', () => {
     expect(verifiesWith(rotated.body.secret, during)).toBe(true);
 
     // The overlap ends (as a day later).
-    await t.db.pool.query(`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [created.id]);
+    await t.db.pool.query(
+      `UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [created.id],
+    );
     const after = await testEvent(w.session, w.orgId, created.id);
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(verifiesWith(rotated.body.secret, after)).toBe(true);
     expect(verifiesWith(created.secret, after)).toBe(false);
 
     await t.app.get(WebhookDispatcher).prune(new Date());
-    const cleared = await t.db.pool.query(`SELECT previous_secret_box, previous_secret_expires_at FROM webhook_endpoints WHERE id = $1`, [created.id]);
+    const cleared = await t.db.pool.query(
+      `SELECT previous_secret_box, previous_secret_expires_at FROM webhook_endpoints WHERE id = $1`,
+      [created.id],
+    );
     expect(cleared.rows[0]).toEqual({ previous_secret_box: null, previous_secret_expires_at: null });
-    expect((await t.api.get(`/orgs/${w.orgId}/webhooks/${created.id}`, w.session)).body).not.toHaveProperty('previous_secret_expires_at');
+    expect((await t.api.get(`/orgs/${w.orgId}/webhooks/${created.id}`, w.session)).body).not.toHaveProperty(
+      'previous_secret_expires_at',
+    );
   });
 
   it('with overlap_seconds 0 the old secret stops signing at once; a second rotation during an overlap drops the older secret', async () => {
     const w = await t.seed.world('admin');
-    const created = (await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })).body;
+    const created = (
+      await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })
+    ).body;
     const first = (await rotate(w.session, w.orgId, created.id, { overlap_seconds: 600 })).body;
     const second = await rotate(w.session, w.orgId, created.id, { overlap_seconds: 0 });
     expect(second.status).toBe(200);
@@ -99,30 +119,46 @@ describe('POST /orgs/{org_id}/webhooks/{id}/rotate-secret', () => {
 
   it('is audited without the secret', async () => {
     const w = await t.seed.world('owner');
-    const created = (await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })).body;
+    const created = (
+      await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })
+    ).body;
     const rotated = (await rotate(w.session, w.orgId, created.id, { overlap_seconds: 3600 })).body;
     const audit = await t.api.get(`/orgs/${w.orgId}/audit-events?action=webhook.secret_rotated`, w.session);
     expect(audit.body.events).toEqual([
-      expect.objectContaining({ actor: expect.objectContaining({ type: 'user', id: w.userId }), target: { type: 'webhook', id: created.id }, details: { overlap_seconds: 3600 } }),
+      expect.objectContaining({
+        actor: expect.objectContaining({ type: 'user', id: w.userId }),
+        target: { type: 'webhook', id: created.id },
+        details: { overlap_seconds: 3600 },
+      }),
     ]);
     expect(audit.text).not.toContain(rotated.secret.slice(6));
   });
 
   it.each([
-    [{ overlap_seconds: -1 }], [{ overlap_seconds: 604_801 }], [{ overlap_seconds: 1.5 }], [{ overlap_seconds: '60' }], [{ overlap_seconds: null }],
+    [{ overlap_seconds: -1 }],
+    [{ overlap_seconds: 604_801 }],
+    [{ overlap_seconds: 1.5 }],
+    [{ overlap_seconds: '60' }],
+    [{ overlap_seconds: null }],
   ])('refuses %j with 400 naming the field and its bounds, changing nothing', async (body) => {
     const w = await t.seed.world('owner');
-    const created = (await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })).body;
+    const created = (
+      await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })
+    ).body;
     const res = await rotate(w.session, w.orgId, created.id, body);
     expect(res.status).toBe(400);
     expect(res.body.message).toBe('overlap_seconds must be an integer from 0 to 604800');
-    const { rows } = await t.db.pool.query(`SELECT previous_secret_box FROM webhook_endpoints WHERE id = $1`, [created.id]);
+    const { rows } = await t.db.pool.query(`SELECT previous_secret_box FROM webhook_endpoints WHERE id = $1`, [
+      created.id,
+    ]);
     expect(rows[0].previous_secret_box).toBeNull();
   });
 
   it('refuses an unknown field with 400', async () => {
     const w = await t.seed.world('owner');
-    const created = (await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })).body;
+    const created = (
+      await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })
+    ).body;
     const res = await rotate(w.session, w.orgId, created.id, { grace_period_seconds: 10 });
     expect(res.status).toBe(400);
     expect(res.body.message).toBe('grace_period_seconds is not an accepted field');
@@ -130,7 +166,9 @@ describe('POST /orgs/{org_id}/webhooks/{id}/rotate-secret', () => {
 
   it('follows the other webhook routes: members and viewers 403, API keys 403, another org and unknown ids 404', async () => {
     const w = await t.seed.world('owner');
-    const created = (await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })).body;
+    const created = (
+      await t.api.post(`/orgs/${w.orgId}/webhooks`, w.session, { url, event_types: ['api_key.created'] })
+    ).body;
     for (const role of ['member', 'viewer'] as const) {
       const m = await t.seed.colleague(w.orgId, role);
       expect((await rotate(m.session, w.orgId, created.id)).status).toBe(403);
@@ -144,7 +182,9 @@ describe('POST /orgs/{org_id}/webhooks/{id}/rotate-secret', () => {
     expect((await rotate(other.session, other.orgId, created.id)).status).toBe(404);
     expect((await rotate(w.session, w.orgId, NOWHERE)).status).toBe(404);
     expect((await rotate(w.session, w.orgId, 'not-a-uuid')).status).toBe(400);
-    const { rows } = await t.db.pool.query(`SELECT previous_secret_box FROM webhook_endpoints WHERE id = $1`, [created.id]);
+    const { rows } = await t.db.pool.query(`SELECT previous_secret_box FROM webhook_endpoints WHERE id = $1`, [
+      created.id,
+    ]);
     expect(rows[0].previous_secret_box).toBeNull();
   });
 });

@@ -15,15 +15,24 @@ describe('webhook sender: outbound safety', () => {
   let port: string;
   const looked: string[] = [];
   const resolver: Resolver = async (host, timeoutMs) => {
-    if (host === 'silent.example') return new Promise((_, reject) => setTimeout(() => reject(Object.assign(new Error('timeout'), { code: 'ETIMEOUT' })), timeoutMs));
+    if (host === 'silent.example')
+      return new Promise((_, reject) =>
+        setTimeout(() => reject(Object.assign(new Error('timeout'), { code: 'ETIMEOUT' })), timeoutMs),
+      );
     looked.push(host);
-    const table: Record<string, string> = { 'internal.example': '10.20.30.40', 'loopback.example': '127.0.0.1', 'metadata.example': '169.254.169.254' };
+    const table: Record<string, string> = {
+      'internal.example': '10.20.30.40',
+      'loopback.example': '127.0.0.1',
+      'metadata.example': '169.254.169.254',
+    };
     return table[host] ? [{ address: table[host], family: 4 }] : [];
   };
   // Every port is allowed here except where a test says otherwise: the receivers listen on ephemeral ports.
   const ANY_PORT: Array<[number, number]> = [[1, 65535]];
-  const guard = (allowCidrs: string[], allowedPorts = ANY_PORT) => new OutboundGuard({ allowCidrs, allowedPorts, resolver });
-  const sender = (allow: string[], httpsOnly = false) => new WebhookSender({ guard: guard(allow), timeoutMs: 2000, httpsOnly });
+  const guard = (allowCidrs: string[], allowedPorts = ANY_PORT) =>
+    new OutboundGuard({ allowCidrs, allowedPorts, resolver });
+  const sender = (allow: string[], httpsOnly = false) =>
+    new WebhookSender({ guard: guard(allow), timeoutMs: 2000, httpsOnly });
   const message = { id: 'msg_1', body: '{"type":"webhook.test","timestamp":"2026-01-01T00:00:00.000Z","data":{}}' };
 
   beforeAll(async () => {
@@ -48,12 +57,29 @@ describe('webhook sender: outbound safety', () => {
   });
 
   it('refuses a port outside WEBHOOK_ALLOWED_PORTS even inside an allowed CIDR, before connecting', async () => {
-    const only443 = new WebhookSender({ guard: guard(['127.0.0.1/32'], [[443, 443]]), timeoutMs: 2000, httpsOnly: false });
+    const only443 = new WebhookSender({
+      guard: guard(['127.0.0.1/32'], [[443, 443]]),
+      timeoutMs: 2000,
+      httpsOnly: false,
+    });
     const result = await only443.send(`http://127.0.0.1:${port}/hook`, [SECRET], message);
     expect(result).toMatchObject({ ok: false, status: null, error: 'refused: port not allowed' });
     expect(receiver.received).toEqual([]);
-    const ranged = new WebhookSender({ guard: guard(['127.0.0.1/32'], [[443, 443], [Number(port), Number(port)]]), timeoutMs: 2000, httpsOnly: false });
-    expect(await ranged.send(`http://127.0.0.1:${port}/hook`, [SECRET], message)).toMatchObject({ ok: true, status: 200 });
+    const ranged = new WebhookSender({
+      guard: guard(
+        ['127.0.0.1/32'],
+        [
+          [443, 443],
+          [Number(port), Number(port)],
+        ],
+      ),
+      timeoutMs: 2000,
+      httpsOnly: false,
+    });
+    expect(await ranged.send(`http://127.0.0.1:${port}/hook`, [SECRET], message)).toMatchObject({
+      ok: true,
+      status: 200,
+    });
     receiver.received.length = 0;
   });
 

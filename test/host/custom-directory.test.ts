@@ -1,7 +1,14 @@
 import { Injectable, Module } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memberKey, OrgDirectory, type MemberContext, type MintStanding, type Plan, type Role } from '../../src/index.js';
+import {
+  memberKey,
+  OrgDirectory,
+  type MemberContext,
+  type MintStanding,
+  type Plan,
+  type Role,
+} from '../../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { Seeder } from '../support/seed.js';
 import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
@@ -10,7 +17,10 @@ import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
 @Injectable()
 class HostAccounts {
   readonly orgs = new Map<string, { plan: Plan }>();
-  readonly members = new Map<string, { userId: string; orgId: string; email: string; role: Role; hasWorkspace: boolean }>();
+  readonly members = new Map<
+    string,
+    { userId: string; orgId: string; email: string; role: Role; hasWorkspace: boolean }
+  >();
 
   addMember(orgId: string, role: Role, plan: Plan = 'free') {
     if (!this.orgs.has(orgId)) this.orgs.set(orgId, { plan });
@@ -33,7 +43,14 @@ class HostOrgDirectory extends OrgDirectory {
 
   private context(m: { userId: string; orgId: string; email: string; role: Role }): MemberContext {
     const memberCount = [...this.accounts.members.values()].filter((x) => x.orgId === m.orgId).length;
-    return { userId: m.userId, orgId: m.orgId, email: m.email, role: m.role, plan: this.accounts.orgs.get(m.orgId)!.plan, memberCount };
+    return {
+      userId: m.userId,
+      orgId: m.orgId,
+      email: m.email,
+      role: m.role,
+      plan: this.accounts.orgs.get(m.orgId)!.plan,
+      memberCount,
+    };
   }
 
   async mintStanding(userId: string, orgId: string): Promise<MintStanding | null> {
@@ -76,7 +93,12 @@ describe.each(PLATFORMS)('a host on %s with its own OrgDirectory', (platform) =>
   const seed = () => new Seeder(db.pool);
 
   beforeAll(async () => {
-    host = await startHost({ platform, databaseUrl: db.url, orgDirectory: HostOrgDirectory, directoryImports: [HostAccountsModule] });
+    host = await startHost({
+      platform,
+      databaseUrl: db.url,
+      orgDirectory: HostOrgDirectory,
+      directoryImports: [HostAccountsModule],
+    });
     accounts = host.app.get(HostAccounts, { strict: false });
   });
   afterAll(async () => host?.close());

@@ -33,7 +33,10 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
   }
 
   async function capturesUsed(orgId: string): Promise<number> {
-    const { rows } = await db.pool.query<{ captures: number }>(`SELECT captures FROM usage_counters WHERE org_id = $1`, [orgId]);
+    const { rows } = await db.pool.query<{ captures: number }>(
+      `SELECT captures FROM usage_counters WHERE org_id = $1`,
+      [orgId],
+    );
     return rows[0]?.captures ?? 0;
   }
 
@@ -70,7 +73,11 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
     const refused = await host.api.post('/decisions', key, { title: 'one too many' });
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('60');
-    expect(refused.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests', message: expect.stringContaining('captures') });
+    expect(refused.body).toMatchObject({
+      statusCode: 429,
+      error: 'Too Many Requests',
+      message: expect.stringContaining('captures'),
+    });
     expect(await capturesUsed(w.orgId)).toBe(2);
   });
 
@@ -130,7 +137,12 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
     const { key } = await mint(w.session, w.orgId, []);
     const me = await host.api.get('/me', key);
     expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ user_id: w.userId, org_id: w.orgId, scopes: ['decisions:read'], org_role: 'viewer' });
+    expect(me.body).toMatchObject({
+      user_id: w.userId,
+      org_id: w.orgId,
+      scopes: ['decisions:read'],
+      org_role: 'viewer',
+    });
   });
 
   it("answers GET /api-keys in the org's API version (the contract's unless moved), or the one Api-Version names", async () => {
@@ -153,7 +165,10 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
 
     const bad = await host.api.get('/api-keys', w.session, { 'Api-Version': '2026-11-15' });
     expect(bad.status).toBe(400);
-    expect(bad.body).toMatchObject({ statusCode: 400, message: expect.stringContaining('Api-Version header "2026-11-15" is not a version of this API') });
+    expect(bad.body).toMatchObject({
+      statusCode: 400,
+      message: expect.stringContaining('Api-Version header "2026-11-15" is not a version of this API'),
+    });
   });
 
   it("shapes the module's errors as JSON through Nest's default filter: 400 for a bad or malformed body, 403 for a key on a session-only route, 404 for a foreign org", async () => {

@@ -17,7 +17,15 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, BaseExceptionFilter, REQUEST, Reflector } from '@nestjs/core';
+import {
+  APP_FILTER,
+  APP_GUARD,
+  APP_INTERCEPTOR,
+  APP_PIPE,
+  BaseExceptionFilter,
+  REQUEST,
+  Reflector,
+} from '@nestjs/core';
 import { ApiOkResponse, ApiProperty, ApiSchema, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
@@ -44,7 +52,11 @@ let seed: Seeder;
 beforeAll(async () => ({ db, seed } = await createSeededDatabase()));
 afterAll(async () => db?.drop());
 
-async function mintKey(host: HostApp, scopes: string[], world?: { session: string; orgId: string }): Promise<{ key: string; id: string; orgId: string }> {
+async function mintKey(
+  host: HostApp,
+  scopes: string[],
+  world?: { session: string; orgId: string },
+): Promise<{ key: string; id: string; orgId: string }> {
   const w = world ?? (await seed.world('owner'));
   const res = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes });
   expect(res.status).toBe(201);
@@ -58,7 +70,10 @@ class RequestScopedDirectory extends TypeOrmOrgDirectory {}
 /** A directory that is a singleton by declaration but injects the request, which makes it request-scoped. */
 @Injectable()
 class RequestReadingDirectory extends TypeOrmOrgDirectory {
-  constructor(@InjectDataSource() db: DataSource, @Inject(REQUEST) readonly request: unknown) {
+  constructor(
+    @InjectDataSource() db: DataSource,
+    @Inject(REQUEST) readonly request: unknown,
+  ) {
     super(db);
   }
 }
@@ -138,7 +153,9 @@ class ImportsFeatureModule {}
 
 // The same feature module written wrongly: a second forRoot.
 @Module({
-  imports: [KeysUsageIdentityModule.forRoot({ apiKeySecret: TEST_API_KEY_SECRET, session: { secret: TEST_SESSION_SECRET } })],
+  imports: [
+    KeysUsageIdentityModule.forRoot({ apiKeySecret: TEST_API_KEY_SECRET, session: { secret: TEST_SESSION_SECRET } }),
+  ],
   controllers: [ImportsController],
 })
 class SecondRootFeatureModule {}
@@ -154,7 +171,7 @@ class HostLoggingFilter extends BaseExceptionFilter {
 }
 
 describe.each(PLATFORMS)('a host on %s', (platform) => {
-  describe("with a global ValidationPipe({ whitelist, forbidNonWhitelisted, transform }), its own exception filter and ClassSerializerInterceptor", () => {
+  describe('with a global ValidationPipe({ whitelist, forbidNonWhitelisted, transform }), its own exception filter and ClassSerializerInterceptor', () => {
     let plain: HostApp;
     let strict: HostApp;
     beforeAll(async () => {
@@ -163,7 +180,10 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
         platform,
         databaseUrl: db.url,
         hostProviders: [
-          { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
+          {
+            provide: APP_PIPE,
+            useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }),
+          },
           { provide: APP_FILTER, useClass: HostLoggingFilter },
           { provide: APP_INTERCEPTOR, useClass: ClassSerializerInterceptor },
         ],
@@ -174,7 +194,7 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
       await strict?.close();
     });
 
-    it("answers every request of our contract exactly as a host without them does", async () => {
+    it('answers every request of our contract exactly as a host without them does', async () => {
       const w = await seed.world('owner');
       const { key } = await mintKey(plain, ['decisions:read']);
       const requests: Array<[string, string, string | undefined, unknown]> = [
@@ -234,11 +254,27 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
 
     it('mints the same record through both', async () => {
       const w = await seed.world('owner');
-      const a = await plain.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'ci', scopes: ['decisions:read'] });
-      const b = await strict.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'ci', scopes: ['decisions:read'] });
+      const a = await plain.api.post('/api-keys', w.session, {
+        org_id: w.orgId,
+        name: 'ci',
+        scopes: ['decisions:read'],
+      });
+      const b = await strict.api.post('/api-keys', w.session, {
+        org_id: w.orgId,
+        name: 'ci',
+        scopes: ['decisions:read'],
+      });
       expect([a.status, b.status]).toEqual([201, 201]);
       expect(Object.keys(b.body).sort()).toEqual(Object.keys(a.body).sort());
-      expect({ ...b.body, id: null, key: null, prefix: null, lookup: null, last4: null, created_at: null }).toEqual({ ...a.body, id: null, key: null, prefix: null, lookup: null, last4: null, created_at: null });
+      expect({ ...b.body, id: null, key: null, prefix: null, lookup: null, last4: null, created_at: null }).toEqual({
+        ...a.body,
+        id: null,
+        key: null,
+        prefix: null,
+        lookup: null,
+        last4: null,
+        created_at: null,
+      });
     });
   });
 
@@ -257,16 +293,34 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
 
     it("runs the host's migrations into 'app', refuses to boot until the connections resolve tables there, then serves", async () => {
       // The schema alone: migrations land in 'app', and the boot says what else to set.
-      await expect(startHost({ platform, databaseUrl: databaseUrl(name), dataSource: { schema: 'app' } })).rejects.toThrow(
-        /schema is "app" but its connections resolve unqualified tables in "public".*search_path=app/s,
-      );
+      await expect(
+        startHost({ platform, databaseUrl: databaseUrl(name), dataSource: { schema: 'app' } }),
+      ).rejects.toThrow(/schema is "app" but its connections resolve unqualified tables in "public".*search_path=app/s);
       const tables = await pool.query<{ schemaname: string; tablename: string }>(
         `SELECT schemaname, tablename FROM pg_tables WHERE schemaname IN ('app', 'public') ORDER BY 1, 2`,
       );
       expect(tables.rows.map((r) => `${r.schemaname}.${r.tablename}`)).toEqual(
         [
-          'api_key_counts', 'api_key_stale_warnings', 'api_keys', 'audit_events', 'auth_failure_counts', 'cache_leases', 'event_marks', 'event_outbox', 'key_rate_windows', 'memberships', 'migrations', 'org_key_policies', 'orgs',
-          'usage_attribution', 'usage_counters', 'users', 'verification_invalidations', 'webhook_deliveries', 'webhook_endpoints', 'workspaces',
+          'api_key_counts',
+          'api_key_stale_warnings',
+          'api_keys',
+          'audit_events',
+          'auth_failure_counts',
+          'cache_leases',
+          'event_marks',
+          'event_outbox',
+          'key_rate_windows',
+          'memberships',
+          'migrations',
+          'org_key_policies',
+          'orgs',
+          'usage_attribution',
+          'usage_counters',
+          'users',
+          'verification_invalidations',
+          'webhook_deliveries',
+          'webhook_endpoints',
+          'workspaces',
         ].map((t) => `app.${t}`),
       );
 
@@ -281,7 +335,9 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
         expect(minted.status).toBe(201);
         expect((await host.api.get('/me', minted.body.key)).body).toMatchObject({ org_id: w.orgId, user_id: w.userId });
         expect((await host.api.post('/decisions', minted.body.key, { title: 'in app' })).status).toBe(201);
-        expect((await pool.query(`SELECT captures FROM app.usage_counters WHERE org_id = $1`, [w.orgId])).rows[0].captures).toBe(1);
+        expect(
+          (await pool.query(`SELECT captures FROM app.usage_counters WHERE org_id = $1`, [w.orgId])).rows[0].captures,
+        ).toBe(1);
       } finally {
         await host.close();
       }
@@ -302,9 +358,9 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
     it('is refused at boot, naming forFeature()', async () => {
       // Refused while the app is built, so nothing can close it: it opens no database connection.
       const dataSource = { manualInitialization: true };
-      await expect(startHost({ platform, databaseUrl: db.url, hostImports: [SecondRootFeatureModule], dataSource })).rejects.toThrow(
-        /forRoot\(\)\/forRootAsync\(\) is imported 2 times.*KeysUsageIdentityModule\.forFeature\(\)/s,
-      );
+      await expect(
+        startHost({ platform, databaseUrl: db.url, hostImports: [SecondRootFeatureModule], dataSource }),
+      ).rejects.toThrow(/forRoot\(\)\/forRootAsync\(\) is imported 2 times.*KeysUsageIdentityModule\.forFeature\(\)/s);
     });
   });
 
@@ -368,7 +424,9 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
     afterAll(async () => host?.close());
 
     it("keeps the host's Error schema, declares the schemes our decorators name, and documents host routes with their security", () => {
-      const config = addKeysUsageIdentitySecurity(new DocumentBuilder().setTitle('Host').addBearerAuth(undefined, 'hostJwt')).build();
+      const config = addKeysUsageIdentitySecurity(
+        new DocumentBuilder().setTitle('Host').addBearerAuth(undefined, 'hostJwt'),
+      ).build();
       const doc = SwaggerModule.createDocument(host.app, config);
       const schemas = doc.components!.schemas as Record<string, { properties?: Record<string, unknown> }>;
       expect(Object.keys(schemas.Error.properties!).sort()).toEqual(['code', 'detail']);
@@ -378,7 +436,9 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
       expect(Object.keys(schemes).sort()).toEqual(['apiKey', 'hostJwt', 'session']);
       // Every scheme an operation names is declared in the document.
       for (const [path, item] of Object.entries(doc.paths)) {
-        for (const [method, op] of Object.entries(item as Record<string, { security?: Array<Record<string, unknown>> }>)) {
+        for (const [method, op] of Object.entries(
+          item as Record<string, { security?: Array<Record<string, unknown>> }>,
+        )) {
           for (const requirement of op.security ?? []) {
             for (const name of Object.keys(requirement)) expect(schemes, `${method} ${path}`).toHaveProperty(name);
           }
@@ -401,12 +461,16 @@ describe('a host whose schema is built by TypeORM’s synchronize instead of the
       databaseUrl: databaseUrl(name),
       dataSource: { synchronize: true, migrationsRun: false, uuidExtension: 'pgcrypto' },
     });
-    await expect(boot).rejects.toThrow(/lacks kui_charge_batch, kui_count_api_keys, kui_notify_verification.*Run the migrations: add MIGRATIONS/s);
+    await expect(boot).rejects.toThrow(
+      /lacks kui_charge_batch, kui_count_api_keys, kui_notify_verification.*Run the migrations: add MIGRATIONS/s,
+    );
 
     // synchronize did build the tables: what the check caught is what only the migrations add.
     const pool = new pg.Pool({ connectionString: databaseUrl(name), max: 1 });
     try {
-      const tables = await pool.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('usage_counters', 'api_keys')`);
+      const tables = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('usage_counters', 'api_keys')`,
+      );
       expect(tables.rows[0].n).toBe(2);
     } finally {
       await pool.end();

@@ -1,6 +1,13 @@
 import { Controller, Get, Post } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Authenticated, Charges, CurrentPrincipal, RateLimited, RequireScopes, type Principal } from '../../src/index.js';
+import {
+  Authenticated,
+  Charges,
+  CurrentPrincipal,
+  RateLimited,
+  RequireScopes,
+  type Principal,
+} from '../../src/index.js';
 import { createSeededDatabase, type TestDatabase } from '../support/database.js';
 import type { Seeder } from '../support/seed.js';
 import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
@@ -43,7 +50,10 @@ describe.each(PLATFORMS)('a host route with @RateLimited on %s', (platform) => {
     const w = await seed.world('owner');
     const minted = await host.api.post('/api-keys', w.session, { org_id: w.orgId });
     const key = minted.body.key as string;
-    const patched = await host.api.request('PATCH', `/api-keys/${minted.body.id}`, { token: w.session, body: { credits: { remaining: 12 }, metadata: { team: 'batch' } } });
+    const patched = await host.api.request('PATCH', `/api-keys/${minted.body.id}`, {
+      token: w.session,
+      body: { credits: { remaining: 12 }, metadata: { team: 'batch' } },
+    });
     expect(patched.status).toBe(200);
     const first = await host.api.get('/reports', key);
     expect(first.status).toBe(200);
@@ -61,7 +71,11 @@ describe.each(PLATFORMS)('a host route with @RateLimited on %s', (platform) => {
   it('applies the key’s credits before the org’s meter, and a refusal charges neither', async () => {
     const w = await seed.world('owner');
     const plain = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'] });
-    const spent = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'], credits: { remaining: 0 } });
+    const spent = await host.api.post('/api-keys', w.session, {
+      org_id: w.orgId,
+      scopes: ['decisions:write'],
+      credits: { remaining: 0 },
+    });
     const refused = await host.api.post('/uploads', spent.body.key, {});
     expect(refused.status).toBe(429);
     expect(refused.body.message).toContain('credits');

@@ -39,7 +39,11 @@ describe.each(PLATFORMS)('a key’s credits on a request refused after the guard
 
   const keyWithCredits = async (remaining: number) => {
     const w = await seed.world('owner');
-    const minted = await host.api.post('/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'], credits: { remaining } });
+    const minted = await host.api.post('/api-keys', w.session, {
+      org_id: w.orgId,
+      scopes: ['decisions:write'],
+      credits: { remaining },
+    });
     expect(minted.status).toBe(201);
     return minted.body.key as string;
   };

@@ -27,7 +27,10 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
 
     it("moves every route of the module under the prefix and leaves the host's routes where they were", async () => {
       const w = await seed.world('owner');
-      const minted = await host.api.post('/account/api-keys', w.session, { org_id: w.orgId, scopes: ['decisions:write'] });
+      const minted = await host.api.post('/account/api-keys', w.session, {
+        org_id: w.orgId,
+        scopes: ['decisions:write'],
+      });
       expect(minted.status).toBe(201);
       const key: string = minted.body.key;
 
@@ -52,8 +55,17 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
 
     it('mounts no route of the module at all', async () => {
       const w = await seed.world('owner');
-      for (const [method, path] of [['POST', '/api-keys'], ['GET', '/api-keys'], ['DELETE', `/api-keys/${NOWHERE}`], ['GET', '/usage'], ['GET', '/me']]) {
-        const res = await host.api.request(method, path, { token: w.session, body: method === 'POST' ? { org_id: w.orgId } : undefined });
+      for (const [method, path] of [
+        ['POST', '/api-keys'],
+        ['GET', '/api-keys'],
+        ['DELETE', `/api-keys/${NOWHERE}`],
+        ['GET', '/usage'],
+        ['GET', '/me'],
+      ]) {
+        const res = await host.api.request(method, path, {
+          token: w.session,
+          body: method === 'POST' ? { org_id: w.orgId } : undefined,
+        });
         expect(res.status, `${method} ${path}`).toBe(404);
       }
     });
@@ -61,7 +73,9 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
     it('still verifies keys and charges meters on host routes, with keys minted and usage read through the exported services', async () => {
       const w = await seed.world('owner');
       const principal: Principal = testSession({ userId: w.userId, email: w.email });
-      const minted = await host.app.get(ApiKeysService).mint(principal, { org_id: w.orgId, scopes: ['decisions:write'] });
+      const minted = await host.app
+        .get(ApiKeysService)
+        .mint(principal, { org_id: w.orgId, scopes: ['decisions:write'] });
       expect(minted.key).toMatch(/^svc_live_/);
 
       expect((await host.api.post('/decisions', minted.key, { title: 'ok' })).status).toBe(201);
@@ -84,7 +98,11 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
       const throttled = await host.api.post('/decisions', 'not-a-credential', {});
       expect(throttled.status).toBe(429);
       expect(throttled.headers.get('retry-after')).toBe('60');
-      expect(throttled.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringContaining('failed authentication') });
+      expect(throttled.body).toEqual({
+        statusCode: 429,
+        error: 'Too Many Requests',
+        message: expect.stringContaining('failed authentication'),
+      });
       expect((await host.api.get('/health')).status).toBe(200);
 
       clock.advance(60_000);
@@ -105,7 +123,11 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
       const res = await host.api.post('/api-keys', w.session, { org_id: w.orgId });
       expect(res.status).toBe(501);
       expect(res.headers.get('content-type')).toMatch(/application\/json/);
-      expect(res.body).toEqual({ statusCode: 501, error: 'Not Implemented', message: 'API keys are not configured on this deployment' });
+      expect(res.body).toEqual({
+        statusCode: 501,
+        error: 'Not Implemented',
+        message: 'API keys are not configured on this deployment',
+      });
       expect((await host.api.post('/decisions', w.session, {})).status).toBe(201);
     });
   });
@@ -132,17 +154,27 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule.forRoot with isGlobal: false o
 
     // The refused app is never closed (create rejects): it must open no connection that the
     // database drop at the end would then break under a pool nobody listens to.
-    const typeorm = TypeOrmModule.forRoot({ type: 'postgres', url: db.url, entities: [...ENTITIES], extra: { max: 2 }, manualInitialization: !featureImportsSecurity });
+    const typeorm = TypeOrmModule.forRoot({
+      type: 'postgres',
+      url: db.url,
+      entities: [...ENTITIES],
+      extra: { max: 2 },
+      manualInitialization: !featureImportsSecurity,
+    });
     @Module({ imports: [typeorm, SecurityModule, FeatureModule] })
     class RootModule {}
     return RootModule;
   }
 
   const create = (featureImportsSecurity: boolean) =>
-    NestFactory.create(hostWith(featureImportsSecurity), platform === 'express' ? new ExpressAdapter() : new FastifyAdapter(), {
-      logger: false,
-      abortOnError: false,
-    });
+    NestFactory.create(
+      hostWith(featureImportsSecurity),
+      platform === 'express' ? new ExpressAdapter() : new FastifyAdapter(),
+      {
+        logger: false,
+        abortOnError: false,
+      },
+    );
 
   it('serves the guards to a feature module that imports the re-exporting module', async () => {
     const app: INestApplication = await create(true);

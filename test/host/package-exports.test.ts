@@ -35,7 +35,8 @@ function reachablePackages(entry: string): Set<string> {
     // Module specifiers only: import lines, re-exports, the closing line of a multi-line import,
     // dynamic import(). (Not any string after the word "from": a property or parameter named
     // `from` compiles to the literal "from" followed by more strings.)
-    const specifiers = /^import\s[^'"]*?['"]([^'"]+)['"]|^export\s[^'"]*?\bfrom\s*['"]([^'"]+)['"]|^\}\s*from\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]/gm;
+    const specifiers =
+      /^import\s[^'"]*?['"]([^'"]+)['"]|^export\s[^'"]*?\bfrom\s*['"]([^'"]+)['"]|^\}\s*from\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]/gm;
     for (const m of code.matchAll(specifiers)) {
       const spec = m[1] ?? m[2] ?? m[3] ?? m[4];
       if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
@@ -58,21 +59,61 @@ describe(`the built package, imported as '${pkg.name}'`, () => {
     const names = JSON.parse(run([join(consumer, 'list-exports.mjs')])) as string[];
     expect(names).toEqual(
       expect.arrayContaining([
-        'KeysUsageIdentityModule', 'KEYS_USAGE_IDENTITY_OPTIONS', 'EventsModule',
-        'Authenticated', 'SessionOnly', 'RequireScopes', 'CurrentPrincipal', 'Charges',
-        'CredentialGuard', 'SessionOnlyGuard', 'ScopesGuard', 'KeyLimitsGuard', 'ChargeInterceptor',
-        'UsageService', 'UsageLimitExceededError', 'UnknownOrgError', 'METERS', 'isMeter', 'DEFAULT_PLAN_LIMITS',
-        'ApiKeysService', 'OrgDirectory', 'TypeOrmOrgDirectory', 'memberKey',
-        'ENTITIES', 'MIGRATIONS', 'runMigrationsLocked', 'Clock', 'SystemClock', 'SCOPES', 'ROLES', 'PLANS',
+        'KeysUsageIdentityModule',
+        'KEYS_USAGE_IDENTITY_OPTIONS',
+        'EventsModule',
+        'Authenticated',
+        'SessionOnly',
+        'RequireScopes',
+        'CurrentPrincipal',
+        'Charges',
+        'CredentialGuard',
+        'SessionOnlyGuard',
+        'ScopesGuard',
+        'KeyLimitsGuard',
+        'ChargeInterceptor',
+        'UsageService',
+        'UsageLimitExceededError',
+        'UnknownOrgError',
+        'METERS',
+        'isMeter',
+        'DEFAULT_PLAN_LIMITS',
+        'ApiKeysService',
+        'OrgDirectory',
+        'TypeOrmOrgDirectory',
+        'memberKey',
+        'ENTITIES',
+        'MIGRATIONS',
+        'runMigrationsLocked',
+        'Clock',
+        'SystemClock',
+        'SCOPES',
+        'ROLES',
+        'PLANS',
       ]),
     );
   });
 
   it('reaches no server-only module from its entry (no Fastify, PGlite, pino, prom-client or terminus)', () => {
     const allowed = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]);
-    const used = [...reachablePackages(join(root, 'dist/index.js'))].filter((p) => !p.startsWith('node:') && !builtinModules.includes(p));
+    const used = [...reachablePackages(join(root, 'dist/index.js'))].filter(
+      (p) => !p.startsWith('node:') && !builtinModules.includes(p),
+    );
     expect(used.filter((p) => !allowed.has(p))).toEqual([]);
-    const serverOnly = ['fastify', '@fastify/static', '@nestjs/platform-fastify', '@nestjs/platform-express', '@electric-sql/pglite', '@electric-sql/pglite-socket', 'pino', 'pino-http', 'pino-pretty', 'nestjs-pino', 'prom-client', '@nestjs/terminus'];
+    const serverOnly = [
+      'fastify',
+      '@fastify/static',
+      '@nestjs/platform-fastify',
+      '@nestjs/platform-express',
+      '@electric-sql/pglite',
+      '@electric-sql/pglite-socket',
+      'pino',
+      'pino-http',
+      'pino-pretty',
+      'nestjs-pino',
+      'prom-client',
+      '@nestjs/terminus',
+    ];
     for (const standaloneOnly of serverOnly) {
       expect(used).not.toContain(standaloneOnly);
     }
@@ -86,12 +127,18 @@ const library = JSON.parse(readFileSync(join(root, 'library/package.json'), 'utf
   peerDependenciesMeta: Record<string, { optional?: boolean }>;
 };
 /** Peers a host installs only for what needs them (pg-boss and standardwebhooks: EventsModule). */
-const optionalPeers = Object.keys(library.peerDependenciesMeta).filter((name) => library.peerDependenciesMeta[name].optional);
+const optionalPeers = Object.keys(library.peerDependenciesMeta).filter(
+  (name) => library.peerDependenciesMeta[name].optional,
+);
 // Outside the repository: a package the host did not install must not be found in the repo's own node_modules.
 const scratch = join(tmpdir(), `kui-scratch-host-${process.pid}`);
 
 function npm(args: string[], cwd: string): string {
-  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', timeout: 180_000 });
+  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
   if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
@@ -107,8 +154,15 @@ function namesIn(tree: LsNode, into = new Set<string>()): Set<string> {
 }
 
 /** Starts a host process that prints `listening <port>`, and an API client for it. */
-async function startHostProcess(file: string, env: Record<string, string>): Promise<{ child: ChildProcess; api: ApiClient }> {
-  const child = spawn(process.execPath, [file], { cwd: dirname(file), env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startHostProcess(
+  file: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; api: ApiClient }> {
+  const child = spawn(process.execPath, [file], {
+    cwd: dirname(file),
+    env: { ...process.env, ...env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const port = await new Promise<number>((resolvePort, reject) => {
     let out = '';
     let err = '';
@@ -135,7 +189,11 @@ describe('the library packed by `npm run pack:library` and installed from its ta
   let packed: { tarball: string; files: string[]; packages: string[] };
   let shipped: string[];
   let db: TestDatabase;
-  const env = () => ({ DATABASE_URL: db.url, API_KEY_SECRET: TEST_API_KEY_SECRET, SESSION_JWT_SECRET: TEST_SESSION_SECRET });
+  const env = () => ({
+    DATABASE_URL: db.url,
+    API_KEY_SECRET: TEST_API_KEY_SECRET,
+    SESSION_JWT_SECRET: TEST_SESSION_SECRET,
+  });
 
   beforeAll(async () => {
     run([join(root, 'scripts/run-built.mjs'), 'index.js']);
@@ -146,12 +204,21 @@ describe('the library packed by `npm run pack:library` and installed from its ta
     // A new host project: the peers at the versions this repo tests with, then the tarball.
     rmSync(scratch, { recursive: true, force: true });
     mkdirSync(scratch, { recursive: true });
-    writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'scratch-host', private: true, type: 'module' }));
-    const version = (name: string) => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
-    const peers = [...Object.keys(library.peerDependencies).filter((name) => !optionalPeers.includes(name)), '@nestjs/platform-express'].map((name) => `${name}@${version(name)}`);
+    writeFileSync(
+      join(scratch, 'package.json'),
+      JSON.stringify({ name: 'scratch-host', private: true, type: 'module' }),
+    );
+    const version = (name: string) =>
+      (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
+        .version;
+    const peers = [
+      ...Object.keys(library.peerDependencies).filter((name) => !optionalPeers.includes(name)),
+      '@nestjs/platform-express',
+    ].map((name) => `${name}@${version(name)}`);
     npm(['install', '--prefer-offline', ...peers], scratch);
     npm(['install', '--prefer-offline', packed.tarball], scratch);
-    for (const f of ['main.mjs', 'app.module.mjs', 'accounts-org-directory.mjs']) cpSync(join(consumerOut, f), join(scratch, f));
+    for (const f of ['main.mjs', 'app.module.mjs', 'accounts-org-directory.mjs'])
+      cpSync(join(consumerOut, f), join(scratch, f));
     for (const f of ['commonjs-host.cjs', 'events-host.mjs']) cpSync(join(consumer, f), join(scratch, f));
     db = await createTestDatabase();
   }, 300_000);
@@ -162,25 +229,68 @@ describe('the library packed by `npm run pack:library` and installed from its ta
   });
 
   it('ships the dist files reachable from dist/index.js, the guide and the manifest, and none of the server', () => {
-    expect(shipped).toEqual(expect.arrayContaining(['package/package.json', 'package/README.md', 'package/docs/embedding.md', 'package/dist/index.js', 'package/dist/index.d.ts']));
-    for (const serverOnly of ['main.js', 'bootstrap.js', 'app.module.js', 'cli/', 'health/', 'metrics/', 'observability/', 'account/', 'database/embedded.js', 'http/']) {
+    expect(shipped).toEqual(
+      expect.arrayContaining([
+        'package/package.json',
+        'package/README.md',
+        'package/docs/embedding.md',
+        'package/dist/index.js',
+        'package/dist/index.d.ts',
+      ]),
+    );
+    for (const serverOnly of [
+      'main.js',
+      'bootstrap.js',
+      'app.module.js',
+      'cli/',
+      'health/',
+      'metrics/',
+      'observability/',
+      'account/',
+      'database/embedded.js',
+      'http/',
+    ]) {
       expect(shipped.filter((f) => f.startsWith(`package/dist/${serverOnly}`))).toEqual([]);
     }
     // The packed README links the guide, and the guide is in the package.
-    expect(readFileSync(join(scratch, 'node_modules/keys-usage-identity/README.md'), 'utf8')).toContain('](docs/embedding.md)');
+    expect(readFileSync(join(scratch, 'node_modules/keys-usage-identity/README.md'), 'utf8')).toContain(
+      '](docs/embedding.md)',
+    );
   });
 
   it("puts none of the server's dependencies into the host's `npm ls --all`", () => {
-    const serverOnly = Object.keys(pkg.dependencies).filter((name) => !(name in library.dependencies) && !(name in library.peerDependencies));
-    expect(serverOnly).toEqual(expect.arrayContaining(['pino', 'nestjs-pino', 'prom-client', '@nestjs/terminus', '@electric-sql/pglite', 'fastify', '@fastify/static']));
+    const serverOnly = Object.keys(pkg.dependencies).filter(
+      (name) => !(name in library.dependencies) && !(name in library.peerDependencies),
+    );
+    expect(serverOnly).toEqual(
+      expect.arrayContaining([
+        'pino',
+        'nestjs-pino',
+        'prom-client',
+        '@nestjs/terminus',
+        '@electric-sql/pglite',
+        'fastify',
+        '@fastify/static',
+      ]),
+    );
     const installed = namesIn(JSON.parse(npm(['ls', '--all', '--json'], scratch)) as LsNode);
     expect(installed.has('keys-usage-identity')).toBe(true);
     expect(serverOnly.filter((name) => installed.has(name))).toEqual([]);
     // The events peers are optional: a host that does not import EventsModule goes without them.
     expect(optionalPeers.sort()).toEqual(['pg-boss', 'standardwebhooks']);
     expect(optionalPeers.filter((name) => installed.has(name))).toEqual([]);
-    const manifest = JSON.parse(readFileSync(join(scratch, 'node_modules/keys-usage-identity/package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(Object.keys(manifest.dependencies).sort()).toEqual(['dataloader', 'jsonwebtoken', 'jwks-rsa', 'lru-cache', 'passport-custom', 'passport-jwt', 'rate-limiter-flexible']);
+    const manifest = JSON.parse(
+      readFileSync(join(scratch, 'node_modules/keys-usage-identity/package.json'), 'utf8'),
+    ) as { dependencies: Record<string, string> };
+    expect(Object.keys(manifest.dependencies).sort()).toEqual([
+      'dataloader',
+      'jsonwebtoken',
+      'jwks-rsa',
+      'lru-cache',
+      'passport-custom',
+      'passport-jwt',
+      'rate-limiter-flexible',
+    ]);
   });
 
   it("needs at run time only its manifest's dependencies and peers and Node itself", () => {
@@ -223,13 +333,34 @@ describe('the library packed by `npm run pack:library` and installed from its ta
     }
   });
   it('exports EventsModule; a host importing it without pg-boss and standardwebhooks stops at start with a message naming them', async () => {
-    const names = JSON.parse(run(['--input-type=module', '-e', "import * as lib from 'keys-usage-identity'; process.stdout.write(JSON.stringify(Object.keys(lib)))"], scratch)) as string[];
+    const names = JSON.parse(
+      run(
+        [
+          '--input-type=module',
+          '-e',
+          "import * as lib from 'keys-usage-identity'; process.stdout.write(JSON.stringify(Object.keys(lib)))",
+        ],
+        scratch,
+      ),
+    ) as string[];
     expect(names).toContain('EventsModule');
-    await expect(startHostProcess(join(scratch, 'events-host.mjs'), env())).rejects.toThrow(/EventsModule needs its optional peer dependencies: npm install pg-boss standardwebhooks/);
+    await expect(startHostProcess(join(scratch, 'events-host.mjs'), env())).rejects.toThrow(
+      /EventsModule needs its optional peer dependencies: npm install pg-boss standardwebhooks/,
+    );
   });
 
   it('a host that imports EventsModule, with its optional peers installed, receives a signed event at its webhook', async () => {
-    npm(['install', '--prefer-offline', ...optionalPeers.map((name) => `${name}@${(JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version}`)], scratch);
+    npm(
+      [
+        'install',
+        '--prefer-offline',
+        ...optionalPeers.map(
+          (name) =>
+            `${name}@${(JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version}`,
+        ),
+      ],
+      scratch,
+    );
     const receiver = new WebhookReceiver();
     const url = await receiver.start();
     const { child, api } = await startHostProcess(join(scratch, 'events-host.mjs'), env());
@@ -240,7 +371,9 @@ describe('the library packed by `npm run pack:library` and installed from its ta
       receiver.secret = hook.body.secret;
       const minted = await api.post('/api-keys', w.session, { org_id: w.orgId, name: 'from the host' });
       expect(minted.status).toBe(201);
-      await receiver.until(() => receiver.ofType('api_key.created').some((r) => r.verified!.data.id === minted.body.id));
+      await receiver.until(() =>
+        receiver.ofType('api_key.created').some((r) => r.verified!.data.id === minted.body.id),
+      );
       const event = receiver.ofType('api_key.created').find((r) => r.verified!.data.id === minted.body.id)!;
       expect(event.verified!.data).toMatchObject({ org_id: w.orgId, name: 'from the host' });
       expect(event.body).not.toContain(minted.body.key);

@@ -36,7 +36,15 @@ export function accountBrowser(tier: BrowserTier, options: { permissions?: strin
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: tier.run ? tier.path : undefined,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1440, height: 900 },
       permissions: options.permissions,
     });

@@ -35,9 +35,20 @@ export type BrowserTier = { run: true; path: string } | { run: false; fail: bool
 export function browserTier(env: NodeJS.ProcessEnv = process.env): BrowserTier {
   const path = findChromium(env);
   if (path) return { run: true, path };
-  const where = env.CHROMIUM_PATH !== undefined ? `CHROMIUM_PATH=${env.CHROMIUM_PATH} is not an executable` : `no ${NAMES.join(' / ')} on the PATH`;
+  const where =
+    env.CHROMIUM_PATH !== undefined
+      ? `CHROMIUM_PATH=${env.CHROMIUM_PATH} is not an executable`
+      : `no ${NAMES.join(' / ')} on the PATH`;
   if (env.CI === 'true') {
-    return { run: false, fail: true, notice: `Browser tests cannot run under CI=true: ${where}. Install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.` };
+    return {
+      run: false,
+      fail: true,
+      notice: `Browser tests cannot run under CI=true: ${where}. Install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.`,
+    };
   }
-  return { run: false, fail: false, notice: `Browser tests SKIPPED: ${where}. Install Chromium (e.g. apt-get install -y chromium) or set CHROMIUM_PATH to run them.` };
+  return {
+    run: false,
+    fail: false,
+    notice: `Browser tests SKIPPED: ${where}. Install Chromium (e.g. apt-get install -y chromium) or set CHROMIUM_PATH to run them.`,
+  };
 }

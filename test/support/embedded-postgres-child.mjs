@@ -36,7 +36,20 @@ const server = new EmbeddedPostgres({
   createPostgresUser: userInfo().uid === 0,
   initdbFlags: ['--encoding=UTF8', '--no-sync'],
   // Durability off: it lives for one run.
-  postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+  postgresFlags: [
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+    '-c',
+    'max_connections=200',
+  ],
   onLog: (message) => log.push(message),
   onError: (error) => log.push(String(error)),
 });
@@ -55,7 +68,9 @@ try {
   await server.start();
 } catch (error) {
   rmSync(databaseDir, { recursive: true, force: true });
-  process.stderr.write(`Could not start the embedded PostgreSQL: ${error?.message ?? 'it exited'}\n${log.join('').slice(-2000)}\n`);
+  process.stderr.write(
+    `Could not start the embedded PostgreSQL: ${error?.message ?? 'it exited'}\n${log.join('').slice(-2000)}\n`,
+  );
   process.exit(1);
 }
 process.stdin.on('end', () => void stop(0));

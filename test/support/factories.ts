@@ -14,9 +14,23 @@ import { TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from './seed.js';
 export { TestClock } from './clock.js';
 export { testPrincipal, testSession } from './principal.js';
 export { FakeDirectory } from './fakes.js';
-export { handSignedJwt, JsonText, jwtPart, Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET, type SessionOptions } from './seed.js';
+export {
+  handSignedJwt,
+  JsonText,
+  jwtPart,
+  Seeder,
+  TEST_API_KEY_SECRET,
+  TEST_SESSION_SECRET,
+  type SessionOptions,
+} from './seed.js';
 export { insertKeyRow, insertKeyRows, testKeyHash, type KeyRow, type KeyRowOptions } from './key-rows.js';
-export { createSeededDatabase, createTestDatabase, openRepositoryDatabase, type RepositoryDatabase, type TestDatabase } from './database.js';
+export {
+  createSeededDatabase,
+  createTestDatabase,
+  openRepositoryDatabase,
+  type RepositoryDatabase,
+  type TestDatabase,
+} from './database.js';
 
 /** The module's settings as the test apps have them (the test secrets), with `options` on top. */
 export function testSettings(options: Partial<KeysUsageIdentityOptions> = {}): Settings {

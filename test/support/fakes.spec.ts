@@ -33,7 +33,14 @@ describe('FakeDirectory', () => {
     directory.join('u1', 'o1', 'owner', { workspace: true });
     directory.join('u2', 'o1', 'viewer', { plan: 'pro' });
     const contexts = await directory.memberContexts([{ userId: 'u1', orgId: 'o1' }]);
-    expect(contexts.get(memberKey('u1', 'o1'))).toEqual({ userId: 'u1', orgId: 'o1', email: 'u1@example.com', role: 'owner', plan: 'pro', memberCount: 2 });
+    expect(contexts.get(memberKey('u1', 'o1'))).toEqual({
+      userId: 'u1',
+      orgId: 'o1',
+      email: 'u1@example.com',
+      role: 'owner',
+      plan: 'pro',
+      memberCount: 2,
+    });
     expect(await directory.mintStanding('u1', 'o1')).toEqual({ role: 'owner', hasWorkspace: true });
     directory.leave('u1', 'o1');
     expect(await directory.mintStanding('u1', 'o1')).toBeNull();

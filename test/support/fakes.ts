@@ -23,7 +23,12 @@ interface FakeMembership {
 function page<T extends { id: string; createdAt: Date }>(rows: T[], p: DirectoryPage): T[] {
   return rows
     .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
-    .filter((r) => !p.after || r.createdAt < p.after.createdAt || (r.createdAt.getTime() === p.after.createdAt.getTime() && r.id < p.after.id))
+    .filter(
+      (r) =>
+        !p.after ||
+        r.createdAt < p.after.createdAt ||
+        (r.createdAt.getTime() === p.after.createdAt.getTime() && r.id < p.after.id),
+    )
     .slice(0, p.limit + 1);
 }
 
@@ -58,7 +63,12 @@ export class FakeDirectory extends OrgDirectory {
    * Makes the user a member of the org with the role (creating either if unknown), as of
    * `joinedAt` (default: a moment after the previous join, so the order is stable).
    */
-  join(userId: string, orgId: string, role: Role, options: { workspace?: boolean; joinedAt?: Date; plan?: Plan } = {}): void {
+  join(
+    userId: string,
+    orgId: string,
+    role: Role,
+    options: { workspace?: boolean; joinedAt?: Date; plan?: Plan } = {},
+  ): void {
     if (!this.orgs.has(orgId)) this.org(options.plan ?? 'free', orgId);
     else if (options.plan) this.orgs.get(orgId)!.plan = options.plan;
     if (!this.users.has(userId)) this.user(userId);
@@ -97,7 +107,14 @@ export class FakeDirectory extends OrgDirectory {
 
   private context(m: FakeMembership): MemberContext {
     const members = [...this.memberships.values()].filter((o) => o.orgId === m.orgId).length;
-    return { userId: m.userId, orgId: m.orgId, email: this.users.get(m.userId)!, role: m.role, plan: this.orgs.get(m.orgId)!.plan, memberCount: members };
+    return {
+      userId: m.userId,
+      orgId: m.orgId,
+      email: this.users.get(m.userId)!,
+      role: m.role,
+      plan: this.orgs.get(m.orgId)!.plan,
+      memberCount: members,
+    };
   }
 
   async mintStanding(userId: string, orgId: string): Promise<MintStanding | null> {
@@ -134,7 +151,13 @@ export class FakeDirectory extends OrgDirectory {
     this.called('listUserOrgs', userId, p);
     const rows = [...this.memberships.values()]
       .filter((m) => m.userId === userId)
-      .map((m) => ({ id: m.orgId, name: this.orgs.get(m.orgId)!.name, plan: this.orgs.get(m.orgId)!.plan, role: m.role, createdAt: m.createdAt }));
+      .map((m) => ({
+        id: m.orgId,
+        name: this.orgs.get(m.orgId)!.name,
+        plan: this.orgs.get(m.orgId)!.plan,
+        role: m.role,
+        createdAt: m.createdAt,
+      }));
     return page(rows, p);
   }
 

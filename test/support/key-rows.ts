@@ -40,7 +40,13 @@ export const testKeyHash = (key: string): Buffer => hashApiKey(TEST_KEY_SECRET, 
 export async function insertKeyRows(pool: pg.Pool, rows: KeyRowOptions[]): Promise<KeyRow[]> {
   const written = rows.map((r) => {
     const generated = generateApiKey();
-    return { options: r, id: r.id ?? randomUUID(), key: generated.key, lookup: generated.lookup, last4: r.last4 ?? generated.last4 };
+    return {
+      options: r,
+      id: r.id ?? randomUUID(),
+      key: generated.key,
+      lookup: generated.lookup,
+      last4: r.last4 ?? generated.last4,
+    };
   });
   const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
   await pool.query(

@@ -3,8 +3,19 @@ import type { EntityManager } from 'typeorm';
 import type { ApiKeyEntity } from '../../src/api-keys/api-key.entity.js';
 import type { ApiKeyPolicyRepository } from '../../src/api-keys/api-key-policy.repository.js';
 import type { KeyPolicyPort } from '../../src/api-keys/key-policy.port.js';
-import type { ApiKeyWriteRepository, MintWrite, NewApiKey, RevokeWrite } from '../../src/api-keys/api-key-write.repository.js';
-import type { ApiKeyRepository, KeyListFilter, KeyRow, NewSecret, RevokedKey } from '../../src/api-keys/api-key.repository.js';
+import type {
+  ApiKeyWriteRepository,
+  MintWrite,
+  NewApiKey,
+  RevokeWrite,
+} from '../../src/api-keys/api-key-write.repository.js';
+import type {
+  ApiKeyRepository,
+  KeyListFilter,
+  KeyRow,
+  NewSecret,
+  RevokedKey,
+} from '../../src/api-keys/api-key.repository.js';
 import { KeyChanges } from '../../src/api-keys/key-changes.js';
 import type { AuditEntry, AuditService } from '../../src/audit/audit.service.js';
 import type { VerificationInvalidation } from '../../src/auth/verification-cache/verification-invalidation.js';
@@ -25,8 +36,17 @@ export class Written {
 }
 
 const revokedKey = (row: ApiKeyEntity, alreadyRevoked: boolean): RevokedKey => ({
-  id: row.id, orgId: row.orgId, userId: row.userId, name: row.name, alreadyRevoked,
-  lookup: row.lookup, last4: row.last4, scopes: row.scopes, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: row.revokedAt,
+  id: row.id,
+  orgId: row.orgId,
+  userId: row.userId,
+  name: row.name,
+  alreadyRevoked,
+  lookup: row.lookup,
+  last4: row.last4,
+  scopes: row.scopes,
+  createdAt: row.createdAt,
+  expiresAt: row.expiresAt,
+  revokedAt: row.revokedAt,
 });
 
 /** The key tables in memory: the write repository's and the management repository's contracts. `failInserts` makes the next writes throw. */
@@ -42,15 +62,33 @@ export class FakeKeys {
   async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
     const { key } = write;
     const active = this.rows.filter(
-      (r) => r.userId === key.userId && r.orgId === key.orgId && !r.revokedAt && (!r.expiresAt || r.expiresAt > key.createdAt),
+      (r) =>
+        r.userId === key.userId &&
+        r.orgId === key.orgId &&
+        !r.revokedAt &&
+        (!r.expiresAt || r.expiresAt > key.createdAt),
     );
     if (active.length >= cap) return null;
     this.inserted.push(key);
     const failure = this.failInserts.shift();
     if (failure) throw failure;
     const row: ApiKeyEntity = {
-      ...key, createdBy: key.createdBy ?? null, approval: key.approval ?? null, lastUsedAt: null, revokedAt: null, previousLookup: null, previousKeyHash: null, previousExpiresAt: null,
-      enabled: true, rateLimits: null, creditsRemaining: null, creditsRefill: null, creditsPeriod: null, creditsEpoch: 0, allowedCidrs: null, metadata: null,
+      ...key,
+      createdBy: key.createdBy ?? null,
+      approval: key.approval ?? null,
+      lastUsedAt: null,
+      revokedAt: null,
+      previousLookup: null,
+      previousKeyHash: null,
+      previousExpiresAt: null,
+      enabled: true,
+      rateLimits: null,
+      creditsRemaining: null,
+      creditsRefill: null,
+      creditsPeriod: null,
+      creditsEpoch: 0,
+      allowedCidrs: null,
+      metadata: null,
     };
     this.rows.push(row);
     // One statement: the events are written with the key or not at all. The fake audit's prepare returns the entry itself.
@@ -65,12 +103,23 @@ export class FakeKeys {
     return this.rows
       .filter((r) => r.userId === userId && (!orgId || r.orgId === orgId))
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
-      .filter((r) => !after || r.createdAt < after.createdAt || (r.createdAt.getTime() === after.createdAt.getTime() && r.id < after.id))
+      .filter(
+        (r) =>
+          !after ||
+          r.createdAt < after.createdAt ||
+          (r.createdAt.getTime() === after.createdAt.getTime() && r.id < after.id),
+      )
       .slice(0, take)
       .map((r) => ({ ...r, state: r.revokedAt ? 'revoked' : 'active' }));
   }
 
-  async revokeWriting(scope: 'user_id' | 'org_id', owner: string, keyId: string, at: Date, write: RevokeWrite): Promise<RevokedKey | null> {
+  async revokeWriting(
+    scope: 'user_id' | 'org_id',
+    owner: string,
+    keyId: string,
+    at: Date,
+    write: RevokeWrite,
+  ): Promise<RevokedKey | null> {
     this.revokeCalls.push({ scope, owner, keyId, at });
     const row = this.rows.find((r) => r.id === keyId && (scope === 'user_id' ? r.userId : r.orgId) === owner);
     if (!row) return null;
@@ -79,9 +128,15 @@ export class FakeKeys {
     // As the statement does: the template's event with the org, the key and its name, and the event, only when revoked now.
     if (!alreadyRevoked && write.audit) {
       const template = write.audit.template as never as Omit<AuditEntry, 'orgId'>;
-      this.written.audit.push({ ...template, orgId: row.orgId, target: { ...template.target, id: row.id }, details: { ...template.details, name: row.name } });
+      this.written.audit.push({
+        ...template,
+        orgId: row.orgId,
+        target: { ...template.target, id: row.id },
+        details: { ...template.details, name: row.name },
+      });
     }
-    if (!alreadyRevoked && write.event) this.written.events.push({ type: 'api_key.revoked', data: { revoked_by: write.event.revokedBy } });
+    if (!alreadyRevoked && write.event)
+      this.written.events.push({ type: 'api_key.revoked', data: { revoked_by: write.event.revokedBy } });
     return revokedKey(row, alreadyRevoked);
   }
 
@@ -94,18 +149,32 @@ export class FakeKeys {
     return revokedKey(row, alreadyRevoked);
   }
 
-  async rotateOwned(userId: string, keyId: string, secret: NewSecret, now: Date, graceEndsAt: Date | null): Promise<ApiKeyEntity | null> {
-    const row = this.rows.find((r) => r.id === keyId && r.userId === userId && !r.revokedAt && (!r.expiresAt || r.expiresAt > now));
+  async rotateOwned(
+    userId: string,
+    keyId: string,
+    secret: NewSecret,
+    now: Date,
+    graceEndsAt: Date | null,
+  ): Promise<ApiKeyEntity | null> {
+    const row = this.rows.find(
+      (r) => r.id === keyId && r.userId === userId && !r.revokedAt && (!r.expiresAt || r.expiresAt > now),
+    );
     if (!row) return null;
     const failure = this.failInserts.shift();
     if (failure) throw failure;
     Object.assign(row, {
-      previousLookup: graceEndsAt ? row.lookup : null, previousKeyHash: graceEndsAt ? row.keyHash : null, previousExpiresAt: graceEndsAt, ...secret,
+      previousLookup: graceEndsAt ? row.lookup : null,
+      previousKeyHash: graceEndsAt ? row.keyHash : null,
+      previousExpiresAt: graceEndsAt,
+      ...secret,
     });
     return { ...row };
   }
 
-  async keyStanding(userId: string, keyId: string): Promise<{ revokedAt: Date | null; expiresAt: Date | null; orgId: string } | null> {
+  async keyStanding(
+    userId: string,
+    keyId: string,
+  ): Promise<{ revokedAt: Date | null; expiresAt: Date | null; orgId: string } | null> {
     const row = this.rows.find((r) => r.id === keyId && r.userId === userId);
     return row ? { revokedAt: row.revokedAt, expiresAt: row.expiresAt, orgId: row.orgId } : null;
   }
@@ -165,4 +234,7 @@ export function keyChangesOverFakes() {
 }
 
 /** The org key policy port of an org that set none: everything allowed, nothing held for approval. */
-export const noKeyPolicy: KeyPolicyPort = { judgeMint: async () => ({ pending: false }), judgeRotation: async () => undefined };
+export const noKeyPolicy: KeyPolicyPort = {
+  judgeMint: async () => ({ pending: false }),
+  judgeRotation: async () => undefined,
+};

@@ -19,7 +19,8 @@ export const SECRET = 'unit-api-key-secret-0123456789abcdef-0123456789';
 export const NOW = new Date('2030-01-15T12:00:00Z');
 export const ORG = '11111111-1111-4111-8111-111111111111';
 
-export const connectionRefused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+export const connectionRefused = () =>
+  Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
 export function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -88,8 +89,16 @@ class InMemoryKeyStore extends ApiKeyStore {
   async touchLastUsed(): Promise<void> {}
 }
 
-export function verifierOver(keys: FakeKeyRows, directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource), cached = false) {
-  const settings = new Settings({ apiKeySecret: SECRET, session: { secret: 's'.repeat(32) }, clock: new TestClock(NOW) });
+export function verifierOver(
+  keys: FakeKeyRows,
+  directory: OrgDirectory = new TypeOrmOrgDirectory({} as DataSource),
+  cached = false,
+) {
+  const settings = new Settings({
+    apiKeySecret: SECRET,
+    session: { secret: 's'.repeat(32) },
+    clock: new TestClock(NOW),
+  });
   const lastUsed = new LastUsedWriter(keys.repository);
   vi.spyOn(lastUsed, 'touch').mockImplementation(() => undefined);
   const metrics = new AuthMetrics();

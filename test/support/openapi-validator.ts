@@ -49,28 +49,43 @@ export class OpenApiResponseValidator {
   /** The problems with one response, empty when it is what the document promises. */
   problems(method: string, url: string, res: LiveResponse): string[] {
     const { pathname, searchParams } = new URL(url);
-    const operation = this.api.matchOperation({ method: method.toLowerCase(), path: pathname, headers: {}, query: Object.fromEntries(searchParams) });
+    const operation = this.api.matchOperation({
+      method: method.toLowerCase(),
+      path: pathname,
+      headers: {},
+      query: Object.fromEntries(searchParams),
+    });
     if (!operation || BELOW_ROUTING.has(res.status)) return [];
     const where = `${method.toUpperCase()} ${pathname} answered ${res.status}`;
     const documented = operation.responses ?? {};
     const response = documented[String(res.status)] ?? documented[`${String(res.status)[0]}XX`] ?? documented.default;
-    if (!response) return [`${where}, which ${operation.operationId} does not document (documented: ${Object.keys(documented).join(', ')})`];
+    if (!response)
+      return [
+        `${where}, which ${operation.operationId} does not document (documented: ${Object.keys(documented).join(', ')})`,
+      ];
     const out: string[] = [];
     const content = 'content' in response ? response.content : undefined;
     const contentType = res.headers.get('content-type') ?? '';
     if (!content || Object.keys(content).length === 0) {
       if (res.text !== '') out.push(`${where} with a body, but the document describes none`);
     } else if (/^application\/json\b/.test(contentType)) {
-      if (!content['application/json']) out.push(`${where} with JSON, but the document describes ${Object.keys(content).join(', ')}`);
+      if (!content['application/json'])
+        out.push(`${where} with JSON, but the document describes ${Object.keys(content).join(', ')}`);
       else {
         const result = this.api.validateResponse(res.body, operation, res.status);
-        for (const e of result.errors ?? []) out.push(`${where}: body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+        for (const e of result.errors ?? [])
+          out.push(`${where}: body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
       }
     } else if (!Object.keys(content).some((type) => contentType.startsWith(type))) {
-      out.push(`${where} as ${contentType || 'no content type'}, but the document describes ${Object.keys(content).join(', ')}`);
+      out.push(
+        `${where} as ${contentType || 'no content type'}, but the document describes ${Object.keys(content).join(', ')}`,
+      );
     }
     const headers = Object.fromEntries([...res.headers].map(([k, v]) => [k.toLowerCase(), v]));
-    const result = this.api.validateResponseHeaders(headers, operation, { statusCode: res.status, setMatchType: SetMatchType.Superset });
+    const result = this.api.validateResponseHeaders(headers, operation, {
+      statusCode: res.status,
+      setMatchType: SetMatchType.Superset,
+    });
     for (const e of result.errors ?? []) out.push(`${where}: headers${e.instancePath} ${e.message}`);
     return out;
   }

@@ -17,5 +17,13 @@ export function testPrincipal(overrides: Partial<Principal> = {}): Principal {
 
 /** A signed-in session with no org selected (no X-Org-Id): how session-only routes see their caller. */
 export function testSession(overrides: Partial<Principal> = {}): Principal {
-  return testPrincipal({ kind: 'session', orgId: null, orgRole: null, orgMemberCount: 0, plan: null, scopes: [], ...overrides });
+  return testPrincipal({
+    kind: 'session',
+    orgId: null,
+    orgRole: null,
+    orgMemberCount: 0,
+    plan: null,
+    scopes: [],
+    ...overrides,
+  });
 }

@@ -56,9 +56,7 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) =>
-      ok({ code, stdout, stderr, json: () => JSON.parse(stdout) }),
-    );
+    child.on('close', (code) => ok({ code, stdout, stderr, json: () => JSON.parse(stdout) }));
   });
 }
 

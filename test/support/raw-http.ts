@@ -26,7 +26,8 @@ export class RawTimeoutError extends Error {}
  */
 export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 5_000): Promise<RawResponse> {
   const u = new URL(baseUrl);
-  const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+  const body =
+    req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
   const lines = [`${req.method} ${req.path} HTTP/1.1`, `Host: ${u.host}`, 'Connection: close'];
   for (const [name, value] of req.headers ?? []) lines.push(`${name}: ${value}`);
   const framed = (req.headers ?? []).some(([n]) => /^(content-length|transfer-encoding)$/i.test(n));
@@ -38,7 +39,11 @@ export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 5_000):
     const socket = net.connect(Number(u.port), u.hostname);
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new RawTimeoutError(`no complete response to ${req.method} ${JSON.stringify(req.path.slice(0, 80))} within ${timeoutMs} ms`));
+      reject(
+        new RawTimeoutError(
+          `no complete response to ${req.method} ${JSON.stringify(req.path.slice(0, 80))} within ${timeoutMs} ms`,
+        ),
+      );
     }, timeoutMs);
     socket.on('connect', () => {
       socket.write(body ? Buffer.concat([head, body]) : head);
@@ -57,7 +62,13 @@ export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 5_000):
       clearTimeout(timer);
       const parsed = tryParse(Buffer.concat(chunks), req.method, true);
       if (parsed) resolve(parsed);
-      else reject(error ?? new Error(`connection closed without a complete response: ${JSON.stringify(Buffer.concat(chunks).toString('latin1').slice(0, 200))}`));
+      else
+        reject(
+          error ??
+            new Error(
+              `connection closed without a complete response: ${JSON.stringify(Buffer.concat(chunks).toString('latin1').slice(0, 200))}`,
+            ),
+        );
     };
     socket.on('error', (e) => finish(e));
     socket.on('close', () => finish());

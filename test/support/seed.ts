@@ -28,22 +28,34 @@ export const jwtPart = (value: unknown): string =>
  * A JWT over any header and payload, HS256-signed by hand (by default with the test session
  * secret): for tokens a JWT library refuses to write (odd headers, claims of any type).
  */
-export function handSignedJwt(header: unknown, payload: unknown, secret: string | Buffer = TEST_SESSION_SECRET): string {
+export function handSignedJwt(
+  header: unknown,
+  payload: unknown,
+  secret: string | Buffer = TEST_SESSION_SECRET,
+): string {
   const data = `${jwtPart(header)}.${jwtPart(payload)}`;
   return `${data}.${createHmac('sha256', secret).update(data).digest('base64url')}`;
 }
 
 /** Seeds directory rows straight into a test database and signs sessions as an identity provider would. */
 export class Seeder {
-  constructor(private readonly pool: pg.Pool, private readonly sessionSecret = TEST_SESSION_SECRET) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly sessionSecret = TEST_SESSION_SECRET,
+  ) {}
 
   async org(plan: Plan = 'free', name = 'Org'): Promise<string> {
-    const { rows } = await this.pool.query<{ id: string }>(`INSERT INTO orgs (name, plan) VALUES ($1, $2) RETURNING id`, [name, plan]);
+    const { rows } = await this.pool.query<{ id: string }>(
+      `INSERT INTO orgs (name, plan) VALUES ($1, $2) RETURNING id`,
+      [name, plan],
+    );
     return rows[0].id;
   }
 
   async user(email = `u-${randomUUID()}@example.com`): Promise<{ id: string; email: string }> {
-    const { rows } = await this.pool.query<{ id: string }>(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [email]);
+    const { rows } = await this.pool.query<{ id: string }>(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [
+      email,
+    ]);
     return { id: rows[0].id, email };
   }
 
@@ -71,7 +83,10 @@ export class Seeder {
   }
 
   async workspace(orgId: string, userId: string): Promise<void> {
-    await this.pool.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [orgId, userId]);
+    await this.pool.query(`INSERT INTO workspaces (org_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+      orgId,
+      userId,
+    ]);
   }
 
   session(userId: string, email: string, options: SessionOptions = {}): string {
@@ -86,7 +101,9 @@ export class Seeder {
 
   /** The org's audit events as stored, oldest first (raw rows, for assertions). */
   async auditEvents(orgId: string): Promise<Array<Record<string, any>>> {
-    const { rows } = await this.pool.query(`SELECT * FROM audit_events WHERE org_id = $1 ORDER BY created_at, id`, [orgId]);
+    const { rows } = await this.pool.query(`SELECT * FROM audit_events WHERE org_id = $1 ORDER BY created_at, id`, [
+      orgId,
+    ]);
     return rows;
   }
 

@@ -48,7 +48,11 @@ export class TcpProxy {
   /** `filterNotifications`: read the server's messages, so `dropNotifications` can take effect (no TLS). */
   static async start(targetUrl: string, options: { filterNotifications?: boolean } = {}): Promise<TcpProxy> {
     const u = new URL(targetUrl);
-    const proxy = new TcpProxy({ host: u.hostname, port: Number(u.port || 5432) }, 0, options.filterNotifications ?? false);
+    const proxy = new TcpProxy(
+      { host: u.hostname, port: Number(u.port || 5432) },
+      0,
+      options.filterNotifications ?? false,
+    );
     await proxy.listen(0);
     return proxy;
   }

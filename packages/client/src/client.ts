@@ -31,7 +31,11 @@ function authentication(credential: Credential | undefined, apiVersion: string):
   return {
     async onRequest({ request }) {
       request.headers.set('Api-Version', apiVersion);
-      if (credential !== undefined) request.headers.set('Authorization', `Bearer ${typeof credential === 'string' ? credential : await credential()}`);
+      if (credential !== undefined)
+        request.headers.set(
+          'Authorization',
+          `Bearer ${typeof credential === 'string' ? credential : await credential()}`,
+        );
       return request;
     },
   };
@@ -53,7 +57,11 @@ export class KeysUsageIdentityClient {
   constructor(options: ClientOptions) {
     this.apiVersion = options.apiVersion ?? LATEST_API_VERSION;
     const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-    this.raw = createClient<paths>({ baseUrl: options.baseUrl, headers: options.headers, fetch: retryingFetch(send, options.retry) });
+    this.raw = createClient<paths>({
+      baseUrl: options.baseUrl,
+      headers: options.headers,
+      fetch: retryingFetch(send, options.retry),
+    });
     this.raw.use(authentication(options.credential, this.apiVersion));
     this.keys = new Keys(this.raw);
     this.usage = new Usage(this.raw);

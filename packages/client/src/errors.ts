@@ -5,7 +5,12 @@ import { retryAfterMs } from './retry.js';
 export type ErrorBody = components['schemas']['KuiError'];
 
 function isErrorBody(body: unknown): body is ErrorBody {
-  return typeof body === 'object' && body !== null && typeof (body as Partial<ErrorBody>).message === 'string' && typeof (body as Partial<ErrorBody>).statusCode === 'number';
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as Partial<ErrorBody>).message === 'string' &&
+    typeof (body as Partial<ErrorBody>).statusCode === 'number'
+  );
 }
 
 /** An answer that is not 2xx (after any retries). `body` is the service's error body when it sent one. */
@@ -16,7 +21,11 @@ export class ApiError extends Error {
 
   constructor(response: Response, body: unknown) {
     const error = isErrorBody(body) ? body : undefined;
-    super(error ? `${response.status} ${error.error}: ${error.message}` : `${response.status} ${response.statusText}`.trim());
+    super(
+      error
+        ? `${response.status} ${error.error}: ${error.message}`
+        : `${response.status} ${response.statusText}`.trim(),
+    );
     this.name = 'ApiError';
     this.status = response.status;
     this.body = error;

@@ -1,7 +1,17 @@
 import type { Client } from 'openapi-fetch';
 import { dataOf } from './errors.js';
 import type { paths } from './generated/openapi.js';
-import type { ApiKey, ApiKeyList, KeyDailyUsageReport, KeyUsageQuery, ListKeysQuery, MintedApiKey, MintKeyRequest, RotatedApiKey, RotateKeyRequest } from './types.js';
+import type {
+  ApiKey,
+  ApiKeyList,
+  KeyDailyUsageReport,
+  KeyUsageQuery,
+  ListKeysQuery,
+  MintedApiKey,
+  MintKeyRequest,
+  RotatedApiKey,
+  RotateKeyRequest,
+} from './types.js';
 
 /** The caller's own keys: mint, list, rotate, revoke (browser session only; an API key gets 403). */
 export class Keys {

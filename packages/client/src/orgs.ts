@@ -2,7 +2,16 @@ import type { Client } from 'openapi-fetch';
 import { dataOf } from './errors.js';
 import type { paths } from './generated/openapi.js';
 import type {
-  AuditEventPage, KeyDailyUsageReport, KeyUsageQuery, ListAuditEventsQuery, ListMembersQuery, ListOrgKeysQuery, ListOrgsQuery, OrgApiKeyList, OrgList, OrgMemberList,
+  AuditEventPage,
+  KeyDailyUsageReport,
+  KeyUsageQuery,
+  ListAuditEventsQuery,
+  ListMembersQuery,
+  ListOrgKeysQuery,
+  ListOrgsQuery,
+  OrgApiKeyList,
+  OrgList,
+  OrgMemberList,
 } from './types.js';
 
 /** The caller's orgs and, for owners and admins, their members, keys and audit log (browser session only). */
@@ -26,12 +35,18 @@ export class Orgs {
 
   /** Revokes any member's key in the org (owners and admins). */
   async revokeKey(orgId: string, keyId: string): Promise<void> {
-    await dataOf(this.api.DELETE('/orgs/{org_id}/api-keys/{keyID}', { params: { path: { org_id: orgId, keyID: keyId } } }));
+    await dataOf(
+      this.api.DELETE('/orgs/{org_id}/api-keys/{keyID}', { params: { path: { org_id: orgId, keyID: keyId } } }),
+    );
   }
 
   /** A member's key's daily usage over `from`..`to` (owners and admins). */
   keyUsage(orgId: string, keyId: string, query: KeyUsageQuery = {}): Promise<KeyDailyUsageReport> {
-    return dataOf(this.api.GET('/orgs/{org_id}/api-keys/{keyID}/usage', { params: { path: { org_id: orgId, keyID: keyId }, query } }));
+    return dataOf(
+      this.api.GET('/orgs/{org_id}/api-keys/{keyID}/usage', {
+        params: { path: { org_id: orgId, keyID: keyId }, query },
+      }),
+    );
   }
 
   /** The org's audit log, newest first (owners and admins). */

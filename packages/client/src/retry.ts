@@ -67,7 +67,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * says (exponential backoff when it says nothing), at most `maxRetries` times and never longer
  * than `maxWaitMs` at once. The last answer is returned as it came.
  */
-export function retryingFetch(send: (request: Request) => Promise<Response>, options: RetryOptions = {}): (request: Request) => Promise<Response> {
+export function retryingFetch(
+  send: (request: Request) => Promise<Response>,
+  options: RetryOptions = {},
+): (request: Request) => Promise<Response> {
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   return async (request) => {
@@ -79,7 +82,13 @@ export function retryingFetch(send: (request: Request) => Promise<Response>, opt
       if (waitMs > maxWaitMs) return response;
       // The answer is dropped: free its connection now.
       await response.body?.cancel();
-      options.onRetry?.({ attempt: attempt + 1, status: response.status, method: request.method, url: request.url, waitMs });
+      options.onRetry?.({
+        attempt: attempt + 1,
+        status: response.status,
+        method: request.method,
+        url: request.url,
+        waitMs,
+      });
       await sleep(waitMs, request.signal);
     }
   };

@@ -3,7 +3,9 @@
 import type { components, operations } from './generated/openapi.js';
 
 type Schemas = components['schemas'];
-type QueryOf<O extends keyof operations> = operations[O]['parameters'] extends { query?: infer Q } ? NonNullable<Q> : never;
+type QueryOf<O extends keyof operations> = operations[O]['parameters'] extends { query?: infer Q }
+  ? NonNullable<Q>
+  : never;
 
 export type ApiKey = Schemas['ApiKey'];
 export type MintedApiKey = Schemas['MintedApiKey'];

@@ -2,8 +2,17 @@ import type { Client } from 'openapi-fetch';
 import { dataOf } from './errors.js';
 import type { paths } from './generated/openapi.js';
 import type {
-  CreatedWebhook, CreateWebhookRequest, ListDeliveriesQuery, ListWebhooksQuery, RotatedWebhookSecret, RotateWebhookSecretRequest, UpdateWebhookRequest, Webhook,
-  WebhookDeliveryList, WebhookList, WebhookQueued,
+  CreatedWebhook,
+  CreateWebhookRequest,
+  ListDeliveriesQuery,
+  ListWebhooksQuery,
+  RotatedWebhookSecret,
+  RotateWebhookSecretRequest,
+  UpdateWebhookRequest,
+  Webhook,
+  WebhookDeliveryList,
+  WebhookList,
+  WebhookQueued,
 } from './types.js';
 
 /** An org's webhook endpoints and their delivery log (owners and admins, browser session only). */
@@ -37,7 +46,9 @@ export class Webhooks {
 
   /** A new signing secret; the old one keeps signing beside it for `overlap_seconds`. */
   rotateSecret(orgId: string, id: string, body?: RotateWebhookSecretRequest): Promise<RotatedWebhookSecret> {
-    return dataOf(this.api.POST('/orgs/{org_id}/webhooks/{id}/rotate-secret', { params: Webhooks.at(orgId, id), body }));
+    return dataOf(
+      this.api.POST('/orgs/{org_id}/webhooks/{id}/rotate-secret', { params: Webhooks.at(orgId, id), body }),
+    );
   }
 
   /** Queues a `webhook.test` event to the endpoint. */
@@ -47,11 +58,17 @@ export class Webhooks {
 
   /** The endpoint's delivery attempts, newest first. */
   deliveries(orgId: string, id: string, query: ListDeliveriesQuery = {}): Promise<WebhookDeliveryList> {
-    return dataOf(this.api.GET('/orgs/{org_id}/webhooks/{id}/deliveries', { params: { ...Webhooks.at(orgId, id), query } }));
+    return dataOf(
+      this.api.GET('/orgs/{org_id}/webhooks/{id}/deliveries', { params: { ...Webhooks.at(orgId, id), query } }),
+    );
   }
 
   /** Sends a delivery's event again. */
   retryDelivery(orgId: string, id: string, deliveryId: string): Promise<WebhookQueued> {
-    return dataOf(this.api.POST('/orgs/{org_id}/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { org_id: orgId, id, delivery_id: deliveryId } } }));
+    return dataOf(
+      this.api.POST('/orgs/{org_id}/webhooks/{id}/deliveries/{delivery_id}/retry', {
+        params: { path: { org_id: orgId, id, delivery_id: deliveryId } },
+      }),
+    );
   }
 }

@@ -60,7 +60,9 @@ describe('the typed client against the running service', () => {
     expect(asked).toBe(1);
 
     // `raw`: the typed openapi-fetch client underneath, for any route of the document.
-    const { data, error, response } = await pinned.raw.GET('/orgs/{org_id}/members', { params: { path: { org_id: owner.orgId } } });
+    const { data, error, response } = await pinned.raw.GET('/orgs/{org_id}/members', {
+      params: { path: { org_id: owner.orgId } },
+    });
     expect(response.status).toBe(200);
     expect(error).toBeUndefined();
     expect(data?.members.map((m) => m.user_id)).toContain(owner.userId);
@@ -76,7 +78,9 @@ describe('the typed client against the running service', () => {
     expect(first.keys).toHaveLength(2);
     expect(first.next_cursor).toEqual(expect.any(String));
     const second = await session.keys.list({ limit: 2, cursor: first.next_cursor! });
-    expect([...first.keys, ...second.keys].map((k) => k.id).sort()).toEqual([minted.id, ...others.map((k) => k.id)].sort());
+    expect([...first.keys, ...second.keys].map((k) => k.id).sort()).toEqual(
+      [minted.id, ...others.map((k) => k.id)].sort(),
+    );
     const all: ApiKey[] = [];
     for await (const key of session.keys.listAll({ limit: 1 })) all.push(key);
     expect(all.map((k) => k.id).sort()).toEqual([minted.id, ...others.map((k) => k.id)].sort());
@@ -103,7 +107,12 @@ describe('the typed client against the running service', () => {
   it('usage and identity, with an API key and with a session naming its org', async () => {
     const { key } = await session.keys.mint({ org_id: owner.orgId, scopes: ['decisions:read'] });
     const withKey = new KeysUsageIdentityClient({ baseUrl: t.url, credential: key });
-    expect(await withKey.me()).toMatchObject({ user_id: owner.userId, org_id: owner.orgId, org_role: 'owner', scopes: ['decisions:read'] });
+    expect(await withKey.me()).toMatchObject({
+      user_id: owner.userId,
+      org_id: owner.orgId,
+      org_role: 'owner',
+      scopes: ['decisions:read'],
+    });
     const usage = await withKey.usage.get();
     expect(usage).toMatchObject({ plan: 'free', mcp_queries: { used: 0 }, resets_at: expect.any(String) });
     const today = new Date().toISOString().slice(0, 10);
@@ -115,19 +124,27 @@ describe('the typed client against the running service', () => {
     expect((await session.usage.daily({ orgId: owner.orgId })).days.length).toBeGreaterThan(0);
   });
 
-  it('orgs: lists the caller\'s orgs, members, org keys, a key\'s usage, revokes a member\'s key and reads the audit log', async () => {
+  it("orgs: lists the caller's orgs, members, org keys, a key's usage, revokes a member's key and reads the audit log", async () => {
     const colleague = await t.seed.colleague(owner.orgId, 'member');
-    const theirs = await new KeysUsageIdentityClient({ baseUrl: t.url, credential: colleague.session }).keys.mint({ org_id: owner.orgId, name: 'theirs' });
+    const theirs = await new KeysUsageIdentityClient({ baseUrl: t.url, credential: colleague.session }).keys.mint({
+      org_id: owner.orgId,
+      name: 'theirs',
+    });
 
     expect((await session.orgs.list()).orgs).toEqual([expect.objectContaining({ id: owner.orgId, role: 'owner' })]);
     const members = await session.orgs.members(owner.orgId, { limit: 1 });
     expect(members.members).toHaveLength(1);
     const rest = await session.orgs.members(owner.orgId, { cursor: members.next_cursor! });
-    expect([...members.members, ...rest.members].map((m) => m.user_id).sort()).toEqual([owner.userId, colleague.userId].sort());
+    expect([...members.members, ...rest.members].map((m) => m.user_id).sort()).toEqual(
+      [owner.userId, colleague.userId].sort(),
+    );
 
     const keys = await session.orgs.keys(owner.orgId, { user_id: colleague.userId });
     expect(keys.keys).toEqual([expect.objectContaining({ id: theirs.id, user_id: colleague.userId, state: 'active' })]);
-    expect(await session.orgs.keyUsage(owner.orgId, theirs.id)).toMatchObject({ key_id: theirs.id, org_id: owner.orgId });
+    expect(await session.orgs.keyUsage(owner.orgId, theirs.id)).toMatchObject({
+      key_id: theirs.id,
+      org_id: owner.orgId,
+    });
     await session.orgs.revokeKey(owner.orgId, theirs.id);
     expect((await session.orgs.keys(owner.orgId, { user_id: colleague.userId })).keys[0].state).toBe('revoked');
 
@@ -136,11 +153,18 @@ describe('the typed client against the running service', () => {
   });
 
   it('webhooks: creates, lists, reads, updates, rotates the secret, sends a test, lists and retries deliveries, deletes', async () => {
-    const created = await session.webhooks.create(owner.orgId, { url, event_types: ['api_key.created'], description: 'from the client' });
+    const created = await session.webhooks.create(owner.orgId, {
+      url,
+      event_types: ['api_key.created'],
+      description: 'from the client',
+    });
     expect(created.secret).toMatch(/^whsec_/);
     expect((await session.webhooks.list(owner.orgId)).webhooks.map((w) => w.id)).toEqual([created.id]);
     expect(await session.webhooks.get(owner.orgId, created.id)).toMatchObject({ id: created.id, url, enabled: true });
-    const updated = await session.webhooks.update(owner.orgId, created.id, { description: 'renamed', event_types: ['api_key.created', 'api_key.revoked'] });
+    const updated = await session.webhooks.update(owner.orgId, created.id, {
+      description: 'renamed',
+      event_types: ['api_key.created', 'api_key.revoked'],
+    });
     expect(updated).toMatchObject({ description: 'renamed', event_types: ['api_key.created', 'api_key.revoked'] });
     const rotated = await session.webhooks.rotateSecret(owner.orgId, created.id, { overlap_seconds: 0 });
     expect(rotated.secret).not.toBe(created.secret);
@@ -151,7 +175,11 @@ describe('the typed client against the running service', () => {
     let deliveries;
     do deliveries = await session.webhooks.deliveries(owner.orgId, created.id, { limit: 10 });
     while (deliveries.deliveries.length === 0);
-    expect(deliveries.deliveries[0]).toMatchObject({ event_id: queued.event_id, event_type: 'webhook.test', status: 'succeeded' });
+    expect(deliveries.deliveries[0]).toMatchObject({
+      event_id: queued.event_id,
+      event_type: 'webhook.test',
+      status: 'succeeded',
+    });
 
     const again = await session.webhooks.retryDelivery(owner.orgId, created.id, deliveries.deliveries[0].id);
     expect(again.event_id).toEqual(expect.any(String));
@@ -161,7 +189,7 @@ describe('the typed client against the running service', () => {
     await expect(session.webhooks.get(owner.orgId, created.id)).rejects.toMatchObject({ status: 404 });
   });
 
-  it('throws an ApiError carrying the service\'s error body for a refusal (here a 400 naming the field)', async () => {
+  it("throws an ApiError carrying the service's error body for a refusal (here a 400 naming the field)", async () => {
     const error = await session.keys.mint({ org_id: 'not-a-uuid' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(400);

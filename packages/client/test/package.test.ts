@@ -40,12 +40,30 @@ describe('the client packed by `npm run pack:client`, installed from its tarball
     packed = JSON.parse(exec(process.execPath, [join(root, 'scripts/pack-client.mjs')], root)) as typeof packed;
     rmSync(scratch, { recursive: true, force: true });
     mkdirSync(scratch, { recursive: true });
-    writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'scratch-client', private: true, type: 'module' }));
-    exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', packed.tarball], scratch);
+    writeFileSync(
+      join(scratch, 'package.json'),
+      JSON.stringify({ name: 'scratch-client', private: true, type: 'module' }),
+    );
+    exec(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', packed.tarball],
+      scratch,
+    );
     writeFileSync(join(scratch, 'main.ts'), CONSUMER);
     writeFileSync(
       join(scratch, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['ES2023', 'DOM'], types: [], skipLibCheck: false }, files: ['main.ts', 'env.d.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          target: 'ES2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          lib: ['ES2023', 'DOM'],
+          types: [],
+          skipLibCheck: false,
+        },
+        files: ['main.ts', 'env.d.ts'],
+      }),
     );
     // The consumer reads process.env; nothing else of Node's types is needed.
     writeFileSync(join(scratch, 'env.d.ts'), 'declare const process: { env: Record<string, string | undefined> };\n');
@@ -60,20 +78,40 @@ describe('the client packed by `npm run pack:client`, installed from its tarball
   });
 
   it('ships the compiled client, its declarations, the OpenAPI document and the README, with openapi-fetch its only dependency', () => {
-    expect(packed.files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'openapi.json', 'dist/index.js', 'dist/index.d.ts', 'dist/generated/openapi.d.ts']));
-    expect(packed.files.filter((f) => f.includes('test') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
-    const manifest = JSON.parse(readFileSync(join(scratch, 'node_modules/@keys-usage-identity/client/package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+    expect(packed.files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'openapi.json',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/generated/openapi.d.ts',
+      ]),
+    );
+    expect(packed.files.filter((f) => f.includes('test') || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
+    const manifest = JSON.parse(
+      readFileSync(join(scratch, 'node_modules/@keys-usage-identity/client/package.json'), 'utf8'),
+    ) as { version: string; dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies)).toEqual(['openapi-fetch']);
-    expect(manifest.version).toBe((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(manifest.version).toBe(
+      (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version,
+    );
   });
 
-  it("type-checks a consumer against the packed declarations, then mints, lists and revokes a key from it", async () => {
+  it('type-checks a consumer against the packed declarations, then mints, lists and revokes a key from it', async () => {
     expect(typecheck).toBe('');
     const w = await t.seed.world('owner');
     // Asynchronously: the service answers from this very process.
-    const run = await promisify(execFile)(process.execPath, [join(scratch, 'main.js')], { cwd: scratch, timeout: 60_000, env: { ...process.env, BASE_URL: t.url, SESSION: w.session, ORG_ID: w.orgId } });
+    const run = await promisify(execFile)(process.execPath, [join(scratch, 'main.js')], {
+      cwd: scratch,
+      timeout: 60_000,
+      env: { ...process.env, BASE_URL: t.url, SESSION: w.session, ORG_ID: w.orgId },
+    });
     const out = JSON.parse(run.stdout) as {
-      id: string; listed: string[]; after: number; version: string;
+      id: string;
+      listed: string[];
+      after: number;
+      version: string;
     };
     expect(out.listed).toEqual([out.id]);
     expect(out.after).toBe(401);

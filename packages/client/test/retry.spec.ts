@@ -11,7 +11,10 @@ function scripted(...answers: Array<() => Response>) {
   return { send, seen };
 }
 
-const answer = (status: number, headers: Record<string, string> = {}) => () => new Response(status === 204 ? null : JSON.stringify({ status }), { status, headers });
+const answer =
+  (status: number, headers: Record<string, string> = {}) =>
+  () =>
+    new Response(status === 204 ? null : JSON.stringify({ status }), { status, headers });
 
 describe('retryAfterMs', () => {
   it('reads delta-seconds and HTTP-dates, and nothing else', () => {
@@ -32,12 +35,21 @@ describe('retryingFetch', () => {
     const retries: RetryEvent[] = [];
     const started = performance.now();
     const response = await retryingFetch(send, { onRetry: (e) => retries.push(e) })(
-      new Request('http://127.0.0.1:1/api-keys', { method: 'POST', body: '{"org_id":"x"}', headers: { 'Content-Type': 'application/json' } }),
+      new Request('http://127.0.0.1:1/api-keys', {
+        method: 'POST',
+        body: '{"org_id":"x"}',
+        headers: { 'Content-Type': 'application/json' },
+      }),
     );
     expect(response.status).toBe(201);
     expect(performance.now() - started).toBeGreaterThanOrEqual(450);
-    expect(seen).toEqual([{ method: 'POST', body: '{"org_id":"x"}' }, { method: 'POST', body: '{"org_id":"x"}' }]);
-    expect(retries).toEqual([{ attempt: 1, status: 429, method: 'POST', url: 'http://127.0.0.1:1/api-keys', waitMs: 500 }]);
+    expect(seen).toEqual([
+      { method: 'POST', body: '{"org_id":"x"}' },
+      { method: 'POST', body: '{"org_id":"x"}' },
+    ]);
+    expect(retries).toEqual([
+      { attempt: 1, status: 429, method: 'POST', url: 'http://127.0.0.1:1/api-keys', waitMs: 500 },
+    ]);
   });
 
   it('retries a 503 only for a method safe to repeat: its outcome may be unknown', async () => {
@@ -77,7 +89,9 @@ describe('retryingFetch', () => {
     expect(performance.now() - started).toBeLessThan(500);
     expect(seen).toHaveLength(1);
     const backoff = scripted(answer(503), answer(200));
-    expect((await retryingFetch(backoff.send, { maxWaitMs: 100 })(new Request('http://127.0.0.1:1/me'))).status).toBe(503);
+    expect((await retryingFetch(backoff.send, { maxWaitMs: 100 })(new Request('http://127.0.0.1:1/me'))).status).toBe(
+      503,
+    );
   });
 
   it('stops waiting when the request is aborted', async () => {

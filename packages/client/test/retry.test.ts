@@ -27,13 +27,18 @@ describe('the typed client retrying a 429 from the running service', () => {
   beforeEach(async () => {
     clock.set(new Date(nextMinute()));
     const w = await t.seed.world('owner');
-    key = (await new KeysUsageIdentityClient({ baseUrl: t.url, credential: w.session }).keys.mint({ org_id: w.orgId })).key;
+    key = (await new KeysUsageIdentityClient({ baseUrl: t.url, credential: w.session }).keys.mint({ org_id: w.orgId }))
+      .key;
   });
 
   /** Puts this address over its limit in a window of its own, `secondsLeft` before the window ends. */
   async function throttle(secondsLeft: number): Promise<void> {
     clock.set(new Date(nextMinute() + (60 - secondsLeft) * 1000));
-    const guesser = new KeysUsageIdentityClient({ baseUrl: t.url, credential: 'svc_live_not-a-key', retry: { maxRetries: 0 } });
+    const guesser = new KeysUsageIdentityClient({
+      baseUrl: t.url,
+      credential: 'svc_live_not-a-key',
+      retry: { maxRetries: 0 },
+    });
     for (let i = 0; i < LIMIT; i++) await expect(guesser.me()).rejects.toMatchObject({ status: 401 });
   }
 
@@ -64,19 +69,34 @@ describe('the typed client retrying a 429 from the running service', () => {
   it('gives up after maxRetries and throws the last 429, with its Retry-After', async () => {
     await throttle(1);
     const retries: RetryEvent[] = [];
-    const client = new KeysUsageIdentityClient({ baseUrl: t.url, credential: key, retry: { maxRetries: 2, onRetry: (e) => retries.push(e) } });
+    const client = new KeysUsageIdentityClient({
+      baseUrl: t.url,
+      credential: key,
+      retry: { maxRetries: 2, onRetry: (e) => retries.push(e) },
+    });
     const started = performance.now();
     const error = await client.me().catch((e: unknown) => e);
     expect(performance.now() - started).toBeGreaterThanOrEqual(2_000);
     expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 429, retryAfterMs: 1_000, body: { statusCode: 429, error: 'Too Many Requests' } });
-    expect(retries.map((r) => [r.attempt, r.status, r.waitMs])).toEqual([[1, 429, 1_000], [2, 429, 1_000]]);
+    expect(error).toMatchObject({
+      status: 429,
+      retryAfterMs: 1_000,
+      body: { statusCode: 429, error: 'Too Many Requests' },
+    });
+    expect(retries.map((r) => [r.attempt, r.status, r.waitMs])).toEqual([
+      [1, 429, 1_000],
+      [2, 429, 1_000],
+    ]);
   });
 
   it('does not wait longer than maxWaitMs: a Retry-After beyond it is returned at once', async () => {
     await throttle(60);
     const retries: RetryEvent[] = [];
-    const client = new KeysUsageIdentityClient({ baseUrl: t.url, credential: key, retry: { maxWaitMs: 5_000, onRetry: (e) => retries.push(e) } });
+    const client = new KeysUsageIdentityClient({
+      baseUrl: t.url,
+      credential: key,
+      retry: { maxWaitMs: 5_000, onRetry: (e) => retries.push(e) },
+    });
     const started = performance.now();
     await expect(client.me()).rejects.toMatchObject({ status: 429, retryAfterMs: 60_000 });
     expect(performance.now() - started).toBeLessThan(1_000);

@@ -17,7 +17,10 @@ describe('the typed client retrying a 503 from the running service', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     proxy = await TcpProxy.start(db.url);
-    t = await startTestApp({ db: { ...db, url: proxy.urlFor(db.url) }, env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' } });
+    t = await startTestApp({
+      db: { ...db, url: proxy.urlFor(db.url) },
+      env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' },
+    });
     owner = await t.seed.world('owner');
   });
   afterAll(async () => {
@@ -48,16 +51,30 @@ describe('the typed client retrying a 503 from the running service', () => {
     expect(retries.map((r) => r.waitMs)).toEqual(retries.map((_, i) => 500 * 2 ** i));
   });
 
-  it('does not send a mint again after a 503 (its outcome may be unknown), and the 503 is an ApiError carrying the service\'s body', async () => {
+  it("does not send a mint again after a 503 (its outcome may be unknown), and the 503 is an ApiError carrying the service's body", async () => {
     await proxy.refuse();
     try {
       const retries: RetryEvent[] = [];
-      const client = new KeysUsageIdentityClient({ baseUrl: t.url, credential: owner.session, retry: { onRetry: (e) => retries.push(e) } });
+      const client = new KeysUsageIdentityClient({
+        baseUrl: t.url,
+        credential: owner.session,
+        retry: { onRetry: (e) => retries.push(e) },
+      });
       await expect(client.keys.mint({ org_id: owner.orgId })).rejects.toMatchObject({ status: 503 });
       expect(retries).toEqual([]);
-      const error = await new KeysUsageIdentityClient({ baseUrl: t.url, credential: owner.session, retry: { maxRetries: 0 } }).keys.list().catch((e: unknown) => e);
+      const error = await new KeysUsageIdentityClient({
+        baseUrl: t.url,
+        credential: owner.session,
+        retry: { maxRetries: 0 },
+      }).keys
+        .list()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ApiError);
-      expect(error).toMatchObject({ status: 503, retryAfterMs: null, body: { statusCode: 503, error: 'Service Unavailable' } });
+      expect(error).toMatchObject({
+        status: 503,
+        retryAfterMs: null,
+        body: { statusCode: 503, error: 'Service Unavailable' },
+      });
     } finally {
       await proxy.restore();
     }

@@ -3,7 +3,11 @@ import { SCOPES, type Scope } from '../../common/roles.js';
 import { KEY_STATES, type KeyState } from '../key-state.js';
 
 /** OpenAPI description of the key record (contract 2.1); `implements` keeps it in step with the real type. */
-@ApiSchema({ name: 'ApiKey', description: 'An API key record, as listed: never the key itself. Fields that do not apply yet are omitted, not null.' })
+@ApiSchema({
+  name: 'ApiKey',
+  description:
+    'An API key record, as listed: never the key itself. Fields that do not apply yet are omitted, not null.',
+})
 export class ApiKeyRecordDto {
   @ApiProperty({ format: 'uuid', description: 'Key id, used for revocation.' })
   id: string;
@@ -11,10 +15,12 @@ export class ApiKeyRecordDto {
   @ApiProperty({ format: 'uuid', description: 'The org the key is bound to and answers over.' })
   org_id: string;
 
-  @ApiProperty({ maxLength: 100, description: "The caller's label (\"\" when none was given)." })
+  @ApiProperty({ maxLength: 100, description: 'The caller\'s label ("" when none was given).' })
   name: string;
 
-  @ApiProperty({ description: 'Public id as it appears inside the key: helps a person recognise it, cannot be used to authenticate.' })
+  @ApiProperty({
+    description: 'Public id as it appears inside the key: helps a person recognise it, cannot be used to authenticate.',
+  })
   lookup: string;
 
   @ApiProperty({ minLength: 4, maxLength: 4, description: "The key's last four characters." })
@@ -26,59 +32,106 @@ export class ApiKeyRecordDto {
   @ApiProperty({ format: 'date-time', description: 'Mint time (RFC 3339).' })
   created_at: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'Present when the key was minted with a non-zero expires_in_days; it stops verifying then.' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Present when the key was minted with a non-zero expires_in_days; it stops verifying then.',
+  })
   expires_at?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'Present once the key has authenticated (updated at most once a minute).' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Present once the key has authenticated (updated at most once a minute).',
+  })
   last_used_at?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Present once the key is revoked.' })
   revoked_at?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'Present while a rotation’s grace period runs: the replaced secret verifies until then.' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Present while a rotation’s grace period runs: the replaced secret verifies until then.',
+  })
   previous_secret_expires_at?: string;
 
   @ApiPropertyOptional({
     enum: ['pending', 'denied'],
-    description: "Present only for a key minted under the org's approval policy: `pending` until an owner or admin approves it (it does not verify until then; approved, the field goes away), `denied` once refused (it never verifies).",
+    description:
+      "Present only for a key minted under the org's approval policy: `pending` until an owner or admin approves it (it does not verify until then; approved, the field goes away), `denied` once refused (it never verifies).",
   })
   status?: 'pending' | 'denied';
 
-  @ApiPropertyOptional({ description: 'Present (false) while the key is disabled: it answers 401 until enabled again.' })
+  @ApiPropertyOptional({
+    description: 'Present (false) while the key is disabled: it answers 401 until enabled again.',
+  })
   enabled?: boolean;
 
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'Present when the key has its own rate windows { name, limit, window_seconds }.' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object' },
+    description: 'Present when the key has its own rate windows { name, limit, window_seconds }.',
+  })
   rate_limits?: Array<{ name: string; limit: number; window_seconds: number }>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Present when the key has credits: { remaining, refill?, next_refill_at? }. `remaining` counts credits instances have leased and not yet spent as spent.' })
-  credits?: { remaining: number; refill?: { amount: number; interval: 'daily' | 'monthly'; day_of_month?: number }; next_refill_at?: string };
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'Present when the key has credits: { remaining, refill?, next_refill_at? }. `remaining` counts credits instances have leased and not yet spent as spent.',
+  })
+  credits?: {
+    remaining: number;
+    refill?: { amount: number; interval: 'daily' | 'monthly'; day_of_month?: number };
+    next_refill_at?: string;
+  };
 
   @ApiPropertyOptional({ type: [String], description: 'Present when the key may be used only from these networks.' })
   allowed_cidrs?: string[];
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Present when the key has metadata.' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Present when the key has metadata.',
+  })
   metadata?: Record<string, unknown>;
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })
 export class MintedApiKeyDto extends ApiKeyRecordDto {
-  @ApiProperty({ pattern: '^svc_live_[A-Za-z0-9_]+$', description: 'The full key. Shown only in this response; store it now.' })
+  @ApiProperty({
+    pattern: '^svc_live_[A-Za-z0-9_]+$',
+    description: 'The full key. Shown only in this response; store it now.',
+  })
   key: string;
 }
 
 @ApiSchema({ name: 'ApiKeyList' })
 export class ApiKeyListDto {
-  @ApiProperty({ type: () => ApiKeyRecordDto, isArray: true, description: 'One page (at most `limit`, default and maximum 100) of the keys the caller minted, newest first.' })
+  @ApiProperty({
+    type: () => ApiKeyRecordDto,
+    isArray: true,
+    description: 'One page (at most `limit`, default and maximum 100) of the keys the caller minted, newest first.',
+  })
   keys: ApiKeyRecordDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass it as `?cursor=` for the next page; null on the last page. Opaque.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass it as `?cursor=` for the next page; null on the last page. Opaque.',
+  })
   next_cursor: string | null;
 }
 
-@ApiSchema({ name: 'RotatedApiKey', description: 'The key record (same id, name, org, scopes and expiry; new lookup and last4) plus the new key, returned exactly once.' })
+@ApiSchema({
+  name: 'RotatedApiKey',
+  description:
+    'The key record (same id, name, org, scopes and expiry; new lookup and last4) plus the new key, returned exactly once.',
+})
 export class RotatedApiKeyDto extends MintedApiKeyDto {}
 
-@ApiSchema({ name: 'OrgApiKey', description: 'A key bound to the org, as its owners and admins see it. Never the key itself.' })
+@ApiSchema({
+  name: 'OrgApiKey',
+  description: 'A key bound to the org, as its owners and admins see it. Never the key itself.',
+})
 export class OrgApiKeyDto extends ApiKeyRecordDto {
   @ApiProperty({ format: 'uuid', description: 'The user who minted the key.' })
   user_id: string;
@@ -86,13 +139,18 @@ export class OrgApiKeyDto extends ApiKeyRecordDto {
   @ApiPropertyOptional({ description: "That user's e-mail." })
   owner_email?: string;
 
-  @ApiProperty({ enum: ['member', 'removed'], description: '`removed`: the owner is no longer a member of the org, so the key no longer verifies.' })
+  @ApiProperty({
+    enum: ['member', 'removed'],
+    description: '`removed`: the owner is no longer a member of the org, so the key no longer verifies.',
+  })
   owner_status: 'member' | 'removed';
 
   @ApiProperty({ enum: KEY_STATES })
   state: KeyState;
 
-  @ApiPropertyOptional({ description: 'Service keys only: `{ "type": "org" }`, a key the org owns (`user_id` is its service account).' })
+  @ApiPropertyOptional({
+    description: 'Service keys only: `{ "type": "org" }`, a key the org owns (`user_id` is its service account).',
+  })
   owner?: { type: 'org' };
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Service keys only: the owner or admin who minted it.' })
@@ -101,7 +159,11 @@ export class OrgApiKeyDto extends ApiKeyRecordDto {
 
 @ApiSchema({ name: 'OrgApiKeyList' })
 export class OrgApiKeyListDto {
-  @ApiProperty({ type: () => OrgApiKeyDto, isArray: true, description: 'Newest first; revoked and expired keys included unless filtered.' })
+  @ApiProperty({
+    type: () => OrgApiKeyDto,
+    isArray: true,
+    description: 'Newest first; revoked and expired keys included unless filtered.',
+  })
   keys: OrgApiKeyDto[];
 
   @ApiPropertyOptional({ description: 'Present when more keys exist: pass it as `cursor`.' })

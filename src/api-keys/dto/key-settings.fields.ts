@@ -1,7 +1,12 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { registerDecorator } from 'class-validator';
-import { allowedCidrsProblem, creditsProblem, metadataProblem, rateLimitsProblem } from '../../auth/key-limits/key-settings.js';
+import {
+  allowedCidrsProblem,
+  creditsProblem,
+  metadataProblem,
+  rateLimitsProblem,
+} from '../../auth/key-limits/key-settings.js';
 
 /*
  * The per-key settings as request fields, shared by the mint body and the PATCH body: each one's
@@ -43,7 +48,11 @@ export const RateLimitsSetting = () =>
       type: 'array',
       items: {
         type: 'object',
-        properties: { name: { type: 'string' }, limit: { type: 'integer', minimum: 1 }, window_seconds: { type: 'integer', minimum: 1, maximum: 86400 } },
+        properties: {
+          name: { type: 'string' },
+          limit: { type: 'integer', minimum: 1 },
+          window_seconds: { type: 'integer', minimum: 1, maximum: 86400 },
+        },
         required: ['name', 'limit', 'window_seconds'],
       },
     }),
@@ -61,7 +70,11 @@ export const CreditsSetting = () =>
         remaining: { type: 'integer', minimum: 0 },
         refill: {
           type: 'object',
-          properties: { amount: { type: 'integer', minimum: 1 }, interval: { type: 'string', enum: ['daily', 'monthly'] }, day_of_month: { type: 'integer', minimum: 1, maximum: 31 } },
+          properties: {
+            amount: { type: 'integer', minimum: 1 },
+            interval: { type: 'string', enum: ['daily', 'monthly'] },
+            day_of_month: { type: 'integer', minimum: 1, maximum: 31 },
+          },
           required: ['amount', 'interval'],
         },
       },
@@ -76,13 +89,20 @@ export const AllowedCidrsSetting = () =>
       nullable: true,
       type: [String],
       maxItems: 20,
-      description: 'Up to 20 IPv4/IPv6 CIDRs the key may be used from (403 elsewhere). 0.0.0.0/0 and ::/0 only explicitly; other prefixes under /8 (IPv4) or /16 (IPv6) are refused. Absent or null: anywhere.',
+      description:
+        'Up to 20 IPv4/IPv6 CIDRs the key may be used from (403 elsewhere). 0.0.0.0/0 and ::/0 only explicitly; other prefixes under /8 (IPv4) or /16 (IPv6) are refused. Absent or null: anywhere.',
     }),
     KeySetting(allowedCidrsProblem),
   );
 
 export const MetadataSetting = () =>
   applyDecorators(
-    ApiPropertyOptional({ nullable: true, type: 'object', additionalProperties: true, description: 'A JSON object of at most 1 KB and 4 levels, given to host code on the principal; never on GET /me. Absent or null: none.' }),
+    ApiPropertyOptional({
+      nullable: true,
+      type: 'object',
+      additionalProperties: true,
+      description:
+        'A JSON object of at most 1 KB and 4 levels, given to host code on the principal; never on GET /me. Absent or null: none.',
+    }),
     KeySetting(metadataProblem),
   );

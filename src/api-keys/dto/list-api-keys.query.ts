@@ -13,7 +13,8 @@ export class ListApiKeysQuery extends PageQuery {
 
   @ApiPropertyOptional({
     enum: KEY_STATES,
-    description: 'Only keys in this state: active (neither revoked nor expired), revoked, or expired (and not revoked).',
+    description:
+      'Only keys in this state: active (neither revoked nor expired), revoked, or expired (and not revoked).',
   })
   @ValidateIf((o: ListApiKeysQuery) => o.state !== undefined)
   @IsIn(KEY_STATES, { message: `state must be one of ${KEY_STATES.join(', ')}` })

@@ -6,7 +6,10 @@ export const DEFAULT_GRACE_PERIOD_SECONDS = 86_400;
 const RULE = `grace_period_seconds must be an integer from 0 to ${MAX_GRACE_PERIOD_SECONDS}`;
 
 /** POST /api-keys/{keyID}/rotate. */
-@ApiSchema({ name: 'RotateApiKeyRequest', description: 'Unknown fields are refused (400). An empty body takes the default grace period.' })
+@ApiSchema({
+  name: 'RotateApiKeyRequest',
+  description: 'Unknown fields are refused (400). An empty body takes the default grace period.',
+})
 export class RotateApiKeyDto {
   @ApiPropertyOptional({
     type: 'integer',

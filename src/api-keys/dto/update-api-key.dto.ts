@@ -4,9 +4,12 @@ import { IsStorableText, MaxStringLength, present } from '../../common/validatio
 import { AllowedCidrsSetting, CreditsSetting, MetadataSetting, RateLimitsSetting } from './key-settings.fields.js';
 import type { CreditsValue } from './key-settings.fields.js';
 
-
 /** PATCH /api-keys/{keyID} and PATCH /orgs/{org_id}/api-keys/{keyID}: only the fields sent change. */
-@ApiSchema({ name: 'UpdateApiKeyRequest', description: 'The settings to change; omitted fields stay as they are, null clears a setting. Unknown fields are refused (400).' })
+@ApiSchema({
+  name: 'UpdateApiKeyRequest',
+  description:
+    'The settings to change; omitted fields stay as they are, null clears a setting. Unknown fields are refused (400).',
+})
 export class UpdateApiKeyDto {
   @ApiPropertyOptional({ maxLength: 100 })
   @present('name')
@@ -15,7 +18,9 @@ export class UpdateApiKeyDto {
   @IsStorableText()
   name?: string;
 
-  @ApiPropertyOptional({ description: 'false: the key answers 401 like a revoked one until enabled again (same id, secret and history).' })
+  @ApiPropertyOptional({
+    description: 'false: the key answers 401 like a revoked one until enabled again (same id, secret and history).',
+  })
   @present('enabled')
   @IsBoolean({ message: 'enabled must be a boolean' })
   enabled?: boolean;

@@ -3,7 +3,10 @@ import { AUDIT_ACTIONS } from '../audit-actions.js';
 
 @ApiSchema({ name: 'AuditActor' })
 export class AuditActorDto {
-  @ApiProperty({ enum: ['user', 'operator', 'system'], description: 'A signed-in user, the operator CLI, or the service itself.' })
+  @ApiProperty({
+    enum: ['user', 'operator', 'system'],
+    description: 'A signed-in user, the operator CLI, or the service itself.',
+  })
   type: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: "The user's id (type user)." })
@@ -31,7 +34,10 @@ export class AuditTargetDto {
   id: string;
 }
 
-@ApiSchema({ name: 'AuditEvent', description: 'One recorded change. Facts that are unknown (e.g. no client address for a CLI action) are omitted.' })
+@ApiSchema({
+  name: 'AuditEvent',
+  description: 'One recorded change. Facts that are unknown (e.g. no client address for a CLI action) are omitted.',
+})
 export class AuditEventDto {
   @ApiProperty({ format: 'uuid' })
   id: string;

@@ -4,7 +4,6 @@ import { PageQuery } from '../../common/pagination.js';
 import { IsRfc3339, IsUuidString, present } from '../../common/validation.js';
 import { AUDIT_ACTIONS } from '../audit-actions.js';
 
-
 /** `GET /orgs/{org_id}/audit-events`: a page, narrowed by any of the filters (all must hold). */
 export class ListAuditEventsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: AUDIT_ACTIONS, description: 'Only events of this action.' })

@@ -48,14 +48,24 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
-    this.jobs.add({ name: 'credit-leases-return', everyMs: CREDIT_IDLE_MS, firstRunAfterMs: CREDIT_IDLE_MS, run: () => this.returnIdle(Date.now() - CREDIT_IDLE_MS) });
+    this.jobs.add({
+      name: 'credit-leases-return',
+      everyMs: CREDIT_IDLE_MS,
+      firstRunAfterMs: CREDIT_IDLE_MS,
+      run: () => this.returnIdle(Date.now() - CREDIT_IDLE_MS),
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.returnIdle(Number.POSITIVE_INFINITY);
   }
 
-  take(keyId: string, credits: { refill: CreditRefill | null; epoch: number }, cost: number, now: Date): CreditAdmission | Promise<CreditAdmission> {
+  take(
+    keyId: string,
+    credits: { refill: CreditRefill | null; epoch: number },
+    cost: number,
+    now: Date,
+  ): CreditAdmission | Promise<CreditAdmission> {
     const t = now.getTime();
     const period = credits.refill ? refillPeriodStart(credits.refill, now).getTime() : null;
     let lease = this.leases.get(keyId);
@@ -72,7 +82,11 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
       return 0;
     }
     if (lease && lease.notBefore > t && cost >= lease.refusedCost) return this.spent(credits.refill, now);
-    if (!lease) this.leases.set(keyId, (lease = { epoch: credits.epoch, period, tokens: 0, notBefore: 0, refusedCost: 0, lastUsed: t, pending: null }));
+    if (!lease)
+      this.leases.set(
+        keyId,
+        (lease = { epoch: credits.epoch, period, tokens: 0, notBefore: 0, refusedCost: 0, lastUsed: t, pending: null }),
+      );
     return this.lease(keyId, credits, cost, now, lease);
   }
 
@@ -107,7 +121,13 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
     return refill ? Math.max(1, nextRefill(refill, now).getTime() - now.getTime()) : -1;
   }
 
-  private async lease(keyId: string, credits: { refill: CreditRefill | null; epoch: number }, cost: number, now: Date, lease: Lease): Promise<CreditAdmission> {
+  private async lease(
+    keyId: string,
+    credits: { refill: CreditRefill | null; epoch: number },
+    cost: number,
+    now: Date,
+    lease: Lease,
+  ): Promise<CreditAdmission> {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (!lease.pending) lease.pending = this.fetch(keyId, cost, lease).finally(() => (lease.pending = null));
       const stillApplies = await lease.pending;
@@ -124,18 +144,20 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
 
   /** False when the key has no credits any more (a change this instance's row predates). */
   private fetch(keyId: string, cost: number, lease: Lease): Promise<boolean> {
-    return this.store.leaseCredits(keyId, cost, lease.period === null ? null : new Date(lease.period), MAX_CREDIT_BLOCK).then((grant) => {
-      if (!grant) return false;
-      if (grant.epoch !== lease.epoch) {
-        lease.epoch = grant.epoch;
-        lease.tokens = 0;
-      }
-      if (grant.granted > 0) lease.tokens += grant.granted;
-      else {
-        lease.notBefore = Date.now() + RECHECK_MS;
-        lease.refusedCost = cost;
-      }
-      return true;
-    });
+    return this.store
+      .leaseCredits(keyId, cost, lease.period === null ? null : new Date(lease.period), MAX_CREDIT_BLOCK)
+      .then((grant) => {
+        if (!grant) return false;
+        if (grant.epoch !== lease.epoch) {
+          lease.epoch = grant.epoch;
+          lease.tokens = 0;
+        }
+        if (grant.granted > 0) lease.tokens += grant.granted;
+        else {
+          lease.notBefore = Date.now() + RECHECK_MS;
+          lease.refusedCost = cost;
+        }
+        return true;
+      });
   }
 }

@@ -72,7 +72,15 @@ export class KeyLimitStore {
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  leaseWindow(keyId: string, name: string, capacity: number, perMs: number, want: number, now: Date, cost: number): Promise<WindowGrant> {
+  leaseWindow(
+    keyId: string,
+    name: string,
+    capacity: number,
+    perMs: number,
+    want: number,
+    now: Date,
+    cost: number,
+  ): Promise<WindowGrant> {
     return this.windows.load({ keyId, name, capacity, perMs, want, now, cost });
   }
 
@@ -82,14 +90,22 @@ export class KeyLimitStore {
   }
 
   async returnCredits(keyId: string, amount: number, epoch: number, period: Date | null): Promise<void> {
-    await pgPool(this.db).query({ name: 'kui_return_credits', text: RETURN_CREDITS_SQL, values: [keyId, amount, epoch, period] });
+    await pgPool(this.db).query({
+      name: 'kui_return_credits',
+      text: RETURN_CREDITS_SQL,
+      values: [keyId, amount, epoch, period],
+    });
   }
 
   /**
    * A lease statement, tried again if it lost a deadlock: leases lock their rows in key order, as
    * the last-used writer does, but an org-wide change (a policy's lifetime, stale keys) may not.
    */
-  private async query<R extends object>(statement: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }> {
+  private async query<R extends object>(statement: {
+    name: string;
+    text: string;
+    values: unknown[];
+  }): Promise<{ rows: R[] }> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await pgPool(this.db).query<R & QueryResultRow>(statement);
@@ -106,7 +122,15 @@ export class KeyLimitStore {
       const { rows } = await this.query<{ key_id: string; name: string; granted: number; left: number }>({
         name: 'kui_lease_windows',
         text: LEASE_WINDOWS_SQL,
-        values: [of.map((a) => a.keyId), of.map((a) => a.name), of.map((a) => a.capacity), of.map((a) => a.perMs), of.map((a) => a.want), of.map((a) => a.now), of.map((a) => a.cost)],
+        values: [
+          of.map((a) => a.keyId),
+          of.map((a) => a.name),
+          of.map((a) => a.capacity),
+          of.map((a) => a.perMs),
+          of.map((a) => a.want),
+          of.map((a) => a.now),
+          of.map((a) => a.cost),
+        ],
       });
       const byWindow = new Map(rows.map((r) => [`${r.key_id} ${r.name}`, r]));
       for (const i of round) {
@@ -122,7 +146,13 @@ export class KeyLimitStore {
     const grants: (CreditGrant | null)[] = new Array(asks.length).fill(null);
     for (const round of rounds(asks, (a) => a.keyId)) {
       const of = round.map((i) => asks[i]!);
-      const { rows } = await this.query<{ id: string; granted: string; epoch: number; period: Date | null; left: string }>({
+      const { rows } = await this.query<{
+        id: string;
+        granted: string;
+        epoch: number;
+        period: Date | null;
+        left: string;
+      }>({
         name: 'kui_lease_credits',
         text: LEASE_CREDITS_SQL,
         values: [of.map((a) => a.keyId), of.map((a) => a.cost), of.map((a) => a.period), of.map((a) => a.maxBlock)],

@@ -55,7 +55,12 @@ function fakes(window: (name: string) => number | Promise<number>, credit: () =>
     }
   }
   const store = new KeyLimitStore(undefined as never);
-  const sut = new KeyLimitsGuard(new Reflector(), new ScriptedWindows(store), new ScriptedCredits(store, new PeriodicJobs()), testSettings());
+  const sut = new KeyLimitsGuard(
+    new Reflector(),
+    new ScriptedWindows(store),
+    new ScriptedCredits(store, new PeriodicJobs()),
+    testSettings(),
+  );
   return { log, sut };
 }
 
@@ -76,12 +81,21 @@ class FakeResponse extends EventEmitter {
   }
 }
 
-function context(limits: KeyLimits | undefined, handler: 'plain' | 'costly' = 'plain', ip = '203.0.113.5', kind: Principal['kind'] = 'api_key') {
+function context(
+  limits: KeyLimits | undefined,
+  handler: 'plain' | 'costly' = 'plain',
+  ip = '203.0.113.5',
+  kind: Principal['kind'] = 'api_key',
+) {
   const principal: Principal = { ...testPrincipal({ kind }), keyId: 'k1', limits };
   const raw = new FakeResponse();
   // Fastify's reply: the raw Node response under `.raw`.
   const reply = { raw, header: (n: string, v: string) => raw.setHeader(n, v) };
-  return { ctx: new ExecutionContextHost([{ user: principal, ip }, reply], Routes, Routes.prototype[handler]), headers: raw.headers, raw };
+  return {
+    ctx: new ExecutionContextHost([{ user: principal, ip }, reply], Routes, Routes.prototype[handler]),
+    headers: raw.headers,
+    raw,
+  };
 }
 
 describe('KeyLimitsGuard', () => {
@@ -96,7 +110,10 @@ describe('KeyLimitsGuard', () => {
 
   it("counts a host route's cost against its named window and the credits, synchronously when leases cover it", () => {
     const { sut, log } = fakes(() => 0);
-    const { ctx, headers, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null }, 'costly');
+    const { ctx, headers, raw } = context(
+      { windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null },
+      'costly',
+    );
     expect(sut.canActivate(ctx)).toBe(true);
     expect(log).toEqual(['take search 3', 'credits 3']);
     expect(headers['RateLimit-Policy']).toBe('"search";q=5;w=1');
@@ -108,7 +125,12 @@ describe('KeyLimitsGuard', () => {
 
   it('limits a service key as any key: its windows and credits are taken', () => {
     const { sut, log } = fakes(() => 0);
-    const { ctx } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null }, 'plain', '203.0.113.5', 'service');
+    const { ctx } = context(
+      { windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null },
+      'plain',
+      '203.0.113.5',
+      'service',
+    );
     expect(sut.canActivate(ctx)).toBe(true);
     expect(log).toEqual(['take default 1', 'credits 1']);
   });
@@ -123,7 +145,10 @@ describe('KeyLimitsGuard', () => {
   });
 
   it('gives back the windows when the credits refuse, and answers 429 with Retry-After', () => {
-    const { sut, log } = fakes(() => 0, () => -1);
+    const { sut, log } = fakes(
+      () => 0,
+      () => -1,
+    );
     const { ctx, headers, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
     expect(() => sut.canActivate(ctx)).toThrow(HttpException);
     expect(log).toEqual(['take default 1', 'credits 1', 'back default 1']);
@@ -160,7 +185,10 @@ describe('KeyLimitsGuard', () => {
   });
 
   it('takes a lease asynchronously when this instance holds none, and gives back on a later refusal', async () => {
-    const { sut, log } = fakes(() => Promise.resolve(0), () => Promise.resolve(0));
+    const { sut, log } = fakes(
+      () => Promise.resolve(0),
+      () => Promise.resolve(0),
+    );
     const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
     const result = sut.canActivate(ctx);
     expect(result).toBeInstanceOf(Promise);

@@ -45,7 +45,8 @@ interface Attempt {
 const policies = new WeakMap<readonly RateWindow[], string>();
 const policyOf = (windows: readonly RateWindow[]): string => {
   let text = policies.get(windows);
-  if (text === undefined) policies.set(windows, (text = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.window_seconds}`).join(', ')));
+  if (text === undefined)
+    policies.set(windows, (text = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.window_seconds}`).join(', ')));
   return text;
 };
 
@@ -84,7 +85,15 @@ export class KeyLimitsGuard implements CanActivate {
     if (limits?.allows && !limits.allows(request.ip ?? '')) throw new ForbiddenException(ERRORS.keyAddressRefused);
     const spec = this.specOf(ctx);
     const windows = this.windowsNamed(own ?? planned, spec.window);
-    const attempt: Attempt = { keyId: principal.keyId!, windows, credits: limits?.credits ?? null, cost: spec.cost, response: ctx.getArgByIndex<unknown>(1), windowsTaken: 0, creditsTaken: false };
+    const attempt: Attempt = {
+      keyId: principal.keyId!,
+      windows,
+      credits: limits?.credits ?? null,
+      cost: spec.cost,
+      response: ctx.getArgByIndex<unknown>(1),
+      windowsTaken: 0,
+      creditsTaken: false,
+    };
     return this.admit(attempt);
   }
 
@@ -131,7 +140,10 @@ export class KeyLimitsGuard implements CanActivate {
       // The refused window's effective window ends when Retry-After does (the draft: never after it).
       this.headers(a.keyId, a.windows, a.response, w, retry);
       setResponseHeader(a.response, 'Retry-After', String(retry));
-      throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyRateLimited(w.name) }, HttpStatus.TOO_MANY_REQUESTS);
+      throw new HttpException(
+        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyRateLimited(w.name) },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
     }
     a.windowsTaken++;
   }
@@ -141,7 +153,10 @@ export class KeyLimitsGuard implements CanActivate {
       this.giveBack(a, false);
       // Without a refill nothing comes back by itself: a day, by which its owner may have added credits.
       setResponseHeader(a.response, 'Retry-After', String(wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 86_400));
-      throw new HttpException({ statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyCreditsSpent }, HttpStatus.TOO_MANY_REQUESTS);
+      throw new HttpException(
+        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyCreditsSpent },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
     }
     a.creditsTaken = true;
   }
@@ -185,7 +200,13 @@ export class KeyLimitsGuard implements CanActivate {
   }
 
   /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-11), on every answer of a limited route. */
-  private headers(keyId: string, windows: readonly RateWindow[], response: unknown, refused?: RateWindow, retry?: number): void {
+  private headers(
+    keyId: string,
+    windows: readonly RateWindow[],
+    response: unknown,
+    refused?: RateWindow,
+    retry?: number,
+  ): void {
     if (windows.length === 0) return;
     setResponseHeader(response, 'RateLimit-Policy', policyOf(windows));
     let text = '';
@@ -209,7 +230,11 @@ export class KeyLimitsGuard implements CanActivate {
     let byHandler = this.specs.get(cls);
     if (!byHandler) this.specs.set(cls, (byHandler = new WeakMap()));
     let spec = byHandler.get(handler);
-    if (!spec) byHandler.set(handler, (spec = this.reflector.getAllAndOverride(RateLimitedMeta, [handler, cls]) ?? DEFAULT_RATE_LIMIT));
+    if (!spec)
+      byHandler.set(
+        handler,
+        (spec = this.reflector.getAllAndOverride(RateLimitedMeta, [handler, cls]) ?? DEFAULT_RATE_LIMIT),
+      );
     return spec;
   }
 }

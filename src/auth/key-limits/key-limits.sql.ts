@@ -15,7 +15,8 @@ const ASKS = `SELECT * FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::flo
                   AS a(key_id, name, cap, per_ms, want, now, cost)`;
 const AVAILABLE = `LEAST(a.cap, w.tokens + GREATEST(0, extract(epoch FROM (a.now - w.at)) * 1000) * a.per_ms)`;
 // A quarter of what the bucket holds (at least the cost, at most the ask): the other instances find some left.
-const grant = (available: string) => `CASE WHEN ${available} >= a.cost THEN LEAST(floor(${available}), a.want, GREATEST(a.cost, ceil(${available} / 4))) ELSE 0 END`;
+const grant = (available: string) =>
+  `CASE WHEN ${available} >= a.cost THEN LEAST(floor(${available}), a.want, GREATEST(a.cost, ceil(${available} / 4))) ELSE 0 END`;
 export const LEASE_WINDOWS_SQL = `
   WITH a AS (${ASKS})
   INSERT INTO key_rate_windows AS w (key_id, name, tokens, at, last_grant)

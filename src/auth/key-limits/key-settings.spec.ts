@@ -1,10 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { allowedCidrsProblem, cidrMatcher, creditsProblem, metadataProblem, nextRefill, parseCidr, rateLimitsProblem, refillPeriodStart } from './key-settings.js';
+import {
+  allowedCidrsProblem,
+  cidrMatcher,
+  creditsProblem,
+  metadataProblem,
+  nextRefill,
+  parseCidr,
+  rateLimitsProblem,
+  refillPeriodStart,
+} from './key-settings.js';
 
 describe('key settings rules', () => {
   it('accept networks, bare addresses and the explicit everywhere, and refuse the rest naming the entry', () => {
-    expect(allowedCidrsProblem(['203.0.113.0/24', '2001:db8::/32', '198.51.100.7', '::1', '0.0.0.0/0', '::/0'])).toBeNull();
-    expect(allowedCidrsProblem(['10.0.0.0/8', '10.0.0.1/8'])).toMatch(/^allowed_cidrs\[1\] has host bits set: write the network address \(for example 10\.0\.0\.0\/8\)/);
+    expect(
+      allowedCidrsProblem(['203.0.113.0/24', '2001:db8::/32', '198.51.100.7', '::1', '0.0.0.0/0', '::/0']),
+    ).toBeNull();
+    expect(allowedCidrsProblem(['10.0.0.0/8', '10.0.0.1/8'])).toMatch(
+      /^allowed_cidrs\[1\] has host bits set: write the network address \(for example 10\.0\.0\.0\/8\)/,
+    );
     expect(allowedCidrsProblem(['1.0.0.0/7'])).toMatch(/^allowed_cidrs\[0\] is wider than \/8/);
     expect(allowedCidrsProblem(['2000::/15'])).toMatch(/wider than \/16/);
     expect(allowedCidrsProblem(['10.0.0.0/33'])).toMatch(/prefix length from 0 to 32/);
@@ -25,10 +38,21 @@ describe('key settings rules', () => {
 
   it('refuse windows, credits and metadata outside their rules', () => {
     expect(rateLimitsProblem([{ name: 'default', limit: 10, window_seconds: 1 }])).toBeNull();
-    expect(rateLimitsProblem([{ name: 'a', limit: 1, window_seconds: 1 }, { name: 'a', limit: 2, window_seconds: 2 }])).toMatch(/rate_limits\[1\]\.name must be unique/);
-    expect(rateLimitsProblem([{ name: 'a', limit: 1, window_seconds: 1, burst: 3 }])).toBe('rate_limits[0].burst is not an accepted field');
-    expect(creditsProblem({ remaining: 5, refill: { amount: 1, interval: 'daily', day_of_month: 3 } })).toMatch(/monthly refill only/);
-    expect(creditsProblem({ remaining: 5, refill: { amount: 0, interval: 'monthly' } })).toMatch(/credits\.refill\.amount/);
+    expect(
+      rateLimitsProblem([
+        { name: 'a', limit: 1, window_seconds: 1 },
+        { name: 'a', limit: 2, window_seconds: 2 },
+      ]),
+    ).toMatch(/rate_limits\[1\]\.name must be unique/);
+    expect(rateLimitsProblem([{ name: 'a', limit: 1, window_seconds: 1, burst: 3 }])).toBe(
+      'rate_limits[0].burst is not an accepted field',
+    );
+    expect(creditsProblem({ remaining: 5, refill: { amount: 1, interval: 'daily', day_of_month: 3 } })).toMatch(
+      /monthly refill only/,
+    );
+    expect(creditsProblem({ remaining: 5, refill: { amount: 0, interval: 'monthly' } })).toMatch(
+      /credits\.refill\.amount/,
+    );
     expect(metadataProblem({ a: { b: { c: { d: 1 } } } })).toBeNull();
     expect(metadataProblem({ a: { b: { c: { d: {} } } } })).toMatch(/at most 4 levels/);
     expect(metadataProblem({ s: 'é'.repeat(510) })).toMatch(/1024 bytes/);
@@ -41,6 +65,8 @@ describe('key settings rules', () => {
     const monthly = { amount: 5, interval: 'monthly' as const, day_of_month: 31 };
     expect(refillPeriodStart(monthly, new Date('2026-03-05T00:00:00Z')).toISOString()).toBe('2026-02-28T00:00:00.000Z');
     expect(nextRefill(monthly, new Date('2026-03-05T00:00:00Z')).toISOString()).toBe('2026-03-31T00:00:00.000Z');
-    expect(nextRefill({ amount: 1, interval: 'monthly' }, new Date('2026-12-15T00:00:00Z')).toISOString()).toBe('2027-01-01T00:00:00.000Z');
+    expect(nextRefill({ amount: 1, interval: 'monthly' }, new Date('2026-12-15T00:00:00Z')).toISOString()).toBe(
+      '2027-01-01T00:00:00.000Z',
+    );
   });
 });

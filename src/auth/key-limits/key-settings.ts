@@ -32,7 +32,8 @@ export const MAX_AMOUNT = 1_000_000_000_000;
 const WINDOW_NAME = /^[A-Za-z0-9_.:-]{1,32}$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isCount = (v: unknown, min: number, max: number): v is number => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
+const isCount = (v: unknown, min: number, max: number): v is number =>
+  Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
 const onlyFields = (field: string, v: Record<string, unknown>, allowed: string[]): string | null => {
   const unknown = Object.keys(v).find((k) => !allowed.includes(k));
   return unknown === undefined ? null : `${field}.${unknown} is not an accepted field`;
@@ -40,7 +41,8 @@ const onlyFields = (field: string, v: Record<string, unknown>, allowed: string[]
 
 /** Each check returns null when `value` is acceptable, else the 400's message naming the field and the rule. */
 export function rateLimitsProblem(value: unknown, field = 'rate_limits'): string | null {
-  if (!Array.isArray(value)) return `${field} must be an array of at most ${MAX_WINDOWS} windows { name, limit, window_seconds }`;
+  if (!Array.isArray(value))
+    return `${field} must be an array of at most ${MAX_WINDOWS} windows { name, limit, window_seconds }`;
   if (value.length > MAX_WINDOWS) return `${field} may hold at most ${MAX_WINDOWS} windows`;
   const names = new Set<string>();
   for (let i = 0; i < value.length; i++) {
@@ -49,11 +51,13 @@ export function rateLimitsProblem(value: unknown, field = 'rate_limits'): string
     if (!isObject(w)) return `${at} must be an object { name, limit, window_seconds }`;
     const extra = onlyFields(at, w, ['name', 'limit', 'window_seconds']);
     if (extra) return extra;
-    if (typeof w.name !== 'string' || !WINDOW_NAME.test(w.name)) return `${at}.name must be 1 to 32 letters, digits or _ . : -`;
+    if (typeof w.name !== 'string' || !WINDOW_NAME.test(w.name))
+      return `${at}.name must be 1 to 32 letters, digits or _ . : -`;
     if (names.has(w.name)) return `${at}.name must be unique within ${field}`;
     names.add(w.name);
     if (!isCount(w.limit, 1, MAX_AMOUNT)) return `${at}.limit must be an integer of at least 1`;
-    if (!isCount(w.window_seconds, 1, MAX_WINDOW_SECONDS)) return `${at}.window_seconds must be an integer from 1 to ${MAX_WINDOW_SECONDS} (one day)`;
+    if (!isCount(w.window_seconds, 1, MAX_WINDOW_SECONDS))
+      return `${at}.window_seconds must be an integer from 1 to ${MAX_WINDOW_SECONDS} (one day)`;
   }
   return null;
 }
@@ -68,7 +72,8 @@ export function creditsProblem(value: unknown, field = 'credits'): string | null
   if (!isObject(r)) return `${field}.refill must be an object { amount, interval, day_of_month? }`;
   const extraRefill = onlyFields(`${field}.refill`, r, ['amount', 'interval', 'day_of_month']);
   if (extraRefill) return extraRefill;
-  if (r.interval !== 'daily' && r.interval !== 'monthly') return `${field}.refill.interval must be "daily" or "monthly"`;
+  if (r.interval !== 'daily' && r.interval !== 'monthly')
+    return `${field}.refill.interval must be "daily" or "monthly"`;
   if (!isCount(r.amount, 1, MAX_AMOUNT)) return `${field}.refill.amount must be an integer from 1 to ${MAX_AMOUNT}`;
   if (r.day_of_month !== undefined) {
     if (r.interval !== 'monthly') return `${field}.refill.day_of_month applies to a monthly refill only`;
@@ -87,14 +92,16 @@ export function allowedCidrsProblem(value: unknown, field = 'allowed_cidrs'): st
   if (value.length > MAX_CIDRS) return `${field} may hold at most ${MAX_CIDRS} CIDRs`;
   for (let i = 0; i < value.length; i++) {
     const parsed = typeof value[i] === 'string' ? parseCidr(value[i] as string) : null;
-    if (typeof parsed === 'string' || parsed === null) return `${field}[${i}] ${parsed ?? 'must be an IPv4 or IPv6 CIDR such as 203.0.113.0/24'}`;
+    if (typeof parsed === 'string' || parsed === null)
+      return `${field}[${i}] ${parsed ?? 'must be an IPv4 or IPv6 CIDR such as 203.0.113.0/24'}`;
   }
   return null;
 }
 
 export function metadataProblem(value: unknown, field = 'metadata'): string | null {
   if (!isObject(value)) return `${field} must be a JSON object`;
-  if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_METADATA_BYTES) return `${field} must be at most ${MAX_METADATA_BYTES} bytes as JSON`;
+  if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_METADATA_BYTES)
+    return `${field} must be at most ${MAX_METADATA_BYTES} bytes as JSON`;
   if (depthOf(value) > MAX_METADATA_DEPTH) return `${field} must nest at most ${MAX_METADATA_DEPTH} levels deep`;
   return null;
 }
@@ -121,11 +128,15 @@ export function parseCidr(text: string): Cidr | string {
   const prefix = prefixText === undefined ? bits : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
   if (!(prefix >= 0 && prefix <= bits)) return `must have a prefix length from 0 to ${bits}`;
   const family = version === 4 ? 'ipv4' : 'ipv6';
-  if (prefix > 0 && prefix < (version === 4 ? 8 : 16)) return `is wider than /${version === 4 ? 8 : 16}: allow everywhere explicitly with ${version === 4 ? '0.0.0.0/0' : '::/0'}`;
+  if (prefix > 0 && prefix < (version === 4 ? 8 : 16))
+    return `is wider than /${version === 4 ? 8 : 16}: allow everywhere explicitly with ${version === 4 ? '0.0.0.0/0' : '::/0'}`;
   const probe = new BlockList();
   probe.addSubnet(address!, prefix, family);
   // The network's own first address lies in it; an address with host bits set is not the network.
-  if (!probe.check(networkAddress(address!, prefix, version), family) || networkAddress(address!, prefix, version) !== normalise(address!, version)) {
+  if (
+    !probe.check(networkAddress(address!, prefix, version), family) ||
+    networkAddress(address!, prefix, version) !== normalise(address!, version)
+  ) {
     return `has host bits set: write the network address (for example ${networkAddress(address!, prefix, version)}/${prefix})`;
   }
   return { address: address!, prefix, family };
@@ -158,11 +169,17 @@ function fromBigInt(n: bigint, version: number): string {
 function compressV6(groups: string[]): string {
   let best = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== '0') { i++; continue; }
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== '0') {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLen) { best = i; bestLen = j - i; }
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
     i = j;
   }
   if (best < 0) return groups.join(':');
@@ -190,7 +207,8 @@ export function cidrMatcher(cidrs: readonly string[]): (ip: string) => boolean {
     const version = isIP(ip);
     if (version === 0) return false;
     // An IPv4 client seen through an IPv6 socket (::ffff:a.b.c.d) is matched as IPv4 too.
-    if (version === 6 && ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 && list.check(ip.slice(7), 'ipv4')) return true;
+    if (version === 6 && ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 && list.check(ip.slice(7), 'ipv4'))
+      return true;
     return list.check(ip, version === 4 ? 'ipv4' : 'ipv6');
   };
 }

@@ -27,7 +27,10 @@ export const probeTimeoutMs = (leaseMs: number) => Math.max(1000, Math.min(lease
  * with a NotificationsNotDeliveredError, instead of a cache that silently misses every change.
  * `onLost` is called once the connection is unusable (it is then the caller's to replace).
  */
-export async function openLeaseConnection(o: LeaseConnectionOptions, register: (client: pg.Client) => void): Promise<pg.Client> {
+export async function openLeaseConnection(
+  o: LeaseConnectionOptions,
+  register: (client: pg.Client) => void,
+): Promise<pg.Client> {
   const client = new pg.Client({
     ...o.pool,
     application_name: `kui-verification-lease ${o.instanceId}`,
@@ -48,7 +51,10 @@ export async function openLeaseConnection(o: LeaseConnectionOptions, register: (
   await o.notify(probe, o.instanceId);
   const ms = probeTimeoutMs(o.leaseMs);
   let timer: NodeJS.Timeout | undefined;
-  const arrived = await Promise.race([probed.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  const arrived = await Promise.race([
+    probed.then(() => true),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
+  ]);
   clearTimeout(timer);
   if (!arrived) {
     throw new NotificationsNotDeliveredError(

@@ -31,12 +31,33 @@ class FakeLease {
 }
 
 const row = (over: Partial<KeyVerificationRow> = {}): KeyVerificationRow => ({
-  id: 'k1', lookup: 'L1', keyHash: Buffer.alloc(32), previousLookup: null, previousKeyHash: null, previousExpiresAt: null, userId: 'u1', orgId: 'o1', scopes: ['decisions:read'],
-  expiresAt: null, revokedAt: null, lastUsedAt: null, email: 'a@example.com', role: 'owner', plan: 'free', memberCount: 1,
+  id: 'k1',
+  lookup: 'L1',
+  keyHash: Buffer.alloc(32),
+  previousLookup: null,
+  previousKeyHash: null,
+  previousExpiresAt: null,
+  userId: 'u1',
+  orgId: 'o1',
+  scopes: ['decisions:read'],
+  expiresAt: null,
+  revokedAt: null,
+  lastUsedAt: null,
+  email: 'a@example.com',
+  role: 'owner',
+  plan: 'free',
+  memberCount: 1,
   usage: { asks: 1, retrieves: 2, imports: 3, captures: 4 },
   ...over,
 });
-const ctx = (userId: string, orgId: string): MemberContext => ({ userId, orgId, email: 'a@example.com', role: 'owner', plan: 'free', memberCount: 1 });
+const ctx = (userId: string, orgId: string): MemberContext => ({
+  userId,
+  orgId,
+  email: 'a@example.com',
+  role: 'owner',
+  plan: 'free',
+  memberCount: 1,
+});
 
 function setup() {
   const lease = new FakeLease();

@@ -92,7 +92,8 @@ export class VerificationCache {
     if (t.userId === null && t.orgId === null) return;
     const staleSessions: string[] = [];
     for (const [k, orgs] of this.sessions.entries()) {
-      if (k.startsWith(`${t.userId}|`) || orgs.some((o) => o.orgId === t.orgId || o.userId === t.userId)) staleSessions.push(k);
+      if (k.startsWith(`${t.userId}|`) || orgs.some((o) => o.orgId === t.orgId || o.userId === t.userId))
+        staleSessions.push(k);
     }
     for (const k of staleSessions) this.sessions.delete(k);
   }

@@ -49,7 +49,10 @@ describe('awaitInvalidationsAcknowledged', () => {
     pending = 0;
     ev.announce();
     const seconds = await waiting;
-    expect(calls).toEqual([[null, 'me'], ['42', 'me']]);
+    expect(calls).toEqual([
+      [null, 'me'],
+      ['42', 'me'],
+    ]);
     expect(seconds).toBeGreaterThanOrEqual(0.05);
   });
 
@@ -73,7 +76,9 @@ describe('awaitInvalidationsAcknowledged', () => {
   it('re-checks when the first pending lease runs out, announced or not', async () => {
     const ev = events();
     let expired = false;
-    const query = async () => [{ seq: '9', pending: expired ? 0 : 1, own_pending: false, expires_in_ms: expired ? null : 30 }];
+    const query = async () => [
+      { seq: '9', pending: expired ? 0 : 1, own_pending: false, expires_in_ms: expired ? null : 30 },
+    ];
     setTimeout(() => (expired = true), 25);
     await awaitInvalidationsAcknowledged(query, 10_000, ev);
     expect(ev.waits[0]).toBe(31);
@@ -88,7 +93,12 @@ describe('awaitInvalidationsAcknowledged', () => {
     const ev = events();
     ev.hearsAcknowledgements = false;
     await awaitInvalidationsAcknowledged(query, 10_000, ev);
-    expect(calls).toEqual([[null, null], ['1', null], ['1', null], ['1', null]]);
+    expect(calls).toEqual([
+      [null, null],
+      ['1', null],
+      ['1', null],
+      ['1', null],
+    ]);
   });
 
   it("waits for this process's own lease in process: once it has applied the change, no further query", async () => {

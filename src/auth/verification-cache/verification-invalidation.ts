@@ -10,7 +10,10 @@ import { PENDING_ACKS_SQL } from './verification-lease.sql.js';
 /** Twice the longest lease any instance may be configured with (VERIFICATION_CACHE_LEASE_MS ≤ 60 s). */
 const MAX_WAIT_MS = 121_000;
 
-type Query = (sql: string, params: unknown[]) => Promise<Array<{ seq: string; pending: number; own_pending?: boolean; expires_in_ms: number | null }>>;
+type Query = (
+  sql: string,
+  params: unknown[],
+) => Promise<Array<{ seq: string; pending: number; own_pending?: boolean; expires_in_ms: number | null }>>;
 
 /** What tells the waiter that something changed: an acknowledgement announced, or only time passing. */
 export interface AcknowledgementEvents {
@@ -43,7 +46,11 @@ const SAFETY_RECHECK_MS = 250;
  * announcement, or when the first pending lease runs out, whichever comes first; never on a
  * timer's guess. Without one it polls with a short back-off.
  */
-export async function awaitInvalidationsAcknowledged(query: Query, maxWaitMs: number, events?: AcknowledgementEvents): Promise<number> {
+export async function awaitInvalidationsAcknowledged(
+  query: Query,
+  maxWaitMs: number,
+  events?: AcknowledgementEvents,
+): Promise<number> {
   const started = performance.now();
   const own = events?.hearsAcknowledgements ? events.ownInstanceId : null;
   // Read before each check: an announcement that lands while the check runs is not missed.
@@ -57,7 +64,8 @@ export async function awaitInvalidationsAcknowledged(query: Query, maxWaitMs: nu
       throw new Error('Cache invalidation not acknowledged by every instance in time');
     }
     if (events?.hearsAcknowledgements) {
-      const untilExpiry = row.pending > 0 ? Math.max(1, (row.expires_in_ms ?? SAFETY_RECHECK_MS) + 1) : SAFETY_RECHECK_MS;
+      const untilExpiry =
+        row.pending > 0 ? Math.max(1, (row.expires_in_ms ?? SAFETY_RECHECK_MS) + 1) : SAFETY_RECHECK_MS;
       await events.acknowledgementAfter(seen, Math.min(untilExpiry, SAFETY_RECHECK_MS));
     } else {
       await sleep(delay);
@@ -86,7 +94,11 @@ export class VerificationInvalidation {
   ) {}
 
   async awaitAcknowledged(): Promise<void> {
-    const seconds = await awaitInvalidationsAcknowledged((sql, params) => this.db.query(sql, params), MAX_WAIT_MS, this.lease);
+    const seconds = await awaitInvalidationsAcknowledged(
+      (sql, params) => this.db.query(sql, params),
+      MAX_WAIT_MS,
+      this.lease,
+    );
     this.metrics.invalidationAcknowledged(seconds);
   }
 }

@@ -3,7 +3,10 @@ import { parseInvalidation } from './verification-lease.sql.js';
 
 describe('parseInvalidation', () => {
   it('reads the sequence number and what a change names', () => {
-    expect(parseInvalidation('{"s": 7, "k": null, "u": "u1", "o": "o1"}')).toEqual({ seq: 7, targets: { keyId: null, userId: 'u1', orgId: 'o1' } });
+    expect(parseInvalidation('{"s": 7, "k": null, "u": "u1", "o": "o1"}')).toEqual({
+      seq: 7,
+      targets: { keyId: null, userId: 'u1', orgId: 'o1' },
+    });
   });
 
   it('reads a TRUNCATE as "drop everything", keeping its sequence number to acknowledge', () => {

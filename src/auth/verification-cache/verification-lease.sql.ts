@@ -16,8 +16,17 @@ export interface InvalidationTargets {
  */
 export function parseInvalidation(payload: string | undefined): { seq: number; targets: InvalidationTargets | null } {
   try {
-    const m = JSON.parse(payload ?? '') as { s: number; a?: boolean; k?: string | null; u?: string | null; o?: string | null };
-    return { seq: Number(m.s) || 0, targets: m.a ? null : { keyId: m.k ?? null, userId: m.u ?? null, orgId: m.o ?? null } };
+    const m = JSON.parse(payload ?? '') as {
+      s: number;
+      a?: boolean;
+      k?: string | null;
+      u?: string | null;
+      o?: string | null;
+    };
+    return {
+      seq: Number(m.s) || 0,
+      targets: m.a ? null : { keyId: m.k ?? null, userId: m.u ?? null, orgId: m.o ?? null },
+    };
   } catch {
     return { seq: 0, targets: null };
   }

@@ -11,7 +11,13 @@ import { pgPoolOf } from '../../database/pg-pool.js';
 import { AuthMetrics } from '../auth-metrics.js';
 import { Announcements } from './announcements.js';
 import { NotificationsNotDeliveredError, openLeaseConnection } from './lease-connection.js';
-import { ACK_CHANNEL, INVALIDATION_CHANNEL, LEASE_SQL, parseInvalidation, type InvalidationTargets } from './verification-lease.sql.js';
+import {
+  ACK_CHANNEL,
+  INVALIDATION_CHANNEL,
+  LEASE_SQL,
+  parseInvalidation,
+  type InvalidationTargets,
+} from './verification-lease.sql.js';
 
 export type { InvalidationTargets } from './verification-lease.sql.js';
 
@@ -77,7 +83,8 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     // adapter (a `connection` object, a pool of one) cannot, and needs none. A host's DataSource
     // on anything else gets no cache.
     this.embedded = inProcessNotificationsOf(dataSource);
-    const options = (pgPoolOf(dataSource) as { options?: pg.PoolConfig & { connection?: unknown } } | undefined)?.options ?? null;
+    const options =
+      (pgPoolOf(dataSource) as { options?: pg.PoolConfig & { connection?: unknown } } | undefined)?.options ?? null;
     this.poolOptions = !this.embedded && options && !options.connection ? options : null;
     this.enabled = settings.verificationCache.enabled && (this.poolOptions !== null || this.embedded !== undefined);
     metrics.leaseValid = () => this.usable();
@@ -180,7 +187,8 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
           instanceId: this.instanceId,
           leaseMs: this.leaseMs,
           notify: (channel, payload) => this.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]),
-          onNotification: (message) => (message.channel === ACK_CHANNEL ? this.acks.announce() : this.received(message.payload)),
+          onNotification: (message) =>
+            message.channel === ACK_CHANNEL ? this.acks.announce() : this.received(message.payload),
           onLost: (c) => this.lost(c),
         },
         (c) => (this.connecting = client = c),
@@ -196,7 +204,8 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
         if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
         throw error;
       }
-      if (!this.stopped) this.logger.warn(`verification cache lease unavailable, using the database: ${(error as Error).message}`);
+      if (!this.stopped)
+        this.logger.warn(`verification cache lease unavailable, using the database: ${(error as Error).message}`);
     } finally {
       if (client && this.connecting === client) this.connecting = null;
     }
@@ -233,11 +242,14 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
       const sent = performance.now();
       let renewed = false;
       if (this.usable()) {
-        const { rows } = await client.query<{ seq: string; renewed: boolean; caught_up: boolean | null }>(LEASE_SQL.renew, [
-          this.instanceId, this.leaseMs, this.requiredSeq,
-        ]);
+        const { rows } = await client.query<{ seq: string; renewed: boolean; caught_up: boolean | null }>(
+          LEASE_SQL.renew,
+          [this.instanceId, this.leaseMs, this.requiredSeq],
+        );
         if (rows[0].caught_up === false) {
-          this.logger.warn('verification cache: changes are not reaching this instance (notifications lost); dropping the cache and reconnecting');
+          this.logger.warn(
+            'verification cache: changes are not reaching this instance (notifications lost); dropping the cache and reconnecting',
+          );
           this.lost(client);
           return;
         }

@@ -22,14 +22,18 @@ export const DATA_COMMANDS = {
     summary: "Stream an org's audit events as JSON Lines, oldest first (read in keyset batches).",
     flags: {
       org: ORG(),
-      since: { value: '<time>', help: 'From this instant, inclusive: an RFC 3339 time or a date (YYYY-MM-DD, UTC midnight).' },
+      since: {
+        value: '<time>',
+        help: 'From this instant, inclusive: an RFC 3339 time or a date (YYYY-MM-DD, UTC midnight).',
+      },
       until: { value: '<time>', help: 'Up to this instant, exclusive: an RFC 3339 time or a date.' },
     },
     prints: 'one audit event per line: {"id","time","org_id","action","actor",...}',
     args: (f) => ({ org: uuid(f, 'org'), since: time(f, 'since'), until: time(f, 'until') }),
-    run: async (s, a) => new Streamed(async (write) => {
-      await s.exportAudit(a.org, a.since, a.until, write);
-    }),
+    run: async (s, a) =>
+      new Streamed(async (write) => {
+        await s.exportAudit(a.org, a.since, a.until, write);
+      }),
   }),
   'usage export': command({
     summary: "Stream an org's daily usage (per key with --by-key) as CSV or JSON Lines.",
@@ -43,8 +47,15 @@ export const DATA_COMMANDS = {
     prints: 'CSV with a header row, or one JSON object per line',
     args: (f) => {
       const format = f.format ?? 'csv';
-      if (format !== 'csv' && format !== 'jsonl') throw new UsageError(`--format must be csv or jsonl, got "${format}"`);
-      return { org: uuid(f, 'org'), from: f.from, to: f.to, byKey: f['by-key'] !== undefined, format: format as 'csv' | 'jsonl' };
+      if (format !== 'csv' && format !== 'jsonl')
+        throw new UsageError(`--format must be csv or jsonl, got "${format}"`);
+      return {
+        org: uuid(f, 'org'),
+        from: f.from,
+        to: f.to,
+        byKey: f['by-key'] !== undefined,
+        format: format as 'csv' | 'jsonl',
+      };
     },
     run: async (_s, a, app) => {
       const [{ UsageExporter }, { UnknownOrgError }, { BadRequestException }, { AdminError }] = await Promise.all([

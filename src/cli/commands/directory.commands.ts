@@ -26,14 +26,24 @@ export const DIRECTORY_COMMANDS = {
     run: (s, a) => s.setPlan(a.org, a.plan),
   }),
   'org set-version': command({
-    summary: "Pin an org to a dated API version (answers to requests without an Api-Version header).",
-    flags: { org: ORG(), version: { value: '<YYYY-MM-DD>', help: `A supported API version: ${new VersionTable().supported(new Date()).join(', ')}.`, required: true } },
+    summary: 'Pin an org to a dated API version (answers to requests without an Api-Version header).',
+    flags: {
+      org: ORG(),
+      version: {
+        value: '<YYYY-MM-DD>',
+        help: `A supported API version: ${new VersionTable().supported(new Date()).join(', ')}.`,
+        required: true,
+      },
+    },
     prints: '{"id","name","plan","api_version"}',
     args: (f) => {
       const version = need(f, 'version');
       const table = new VersionTable();
       const refusal = table.refusal(version, new Date());
-      if (refusal) throw new UsageError(`--version ${table.refusalMessage(version, refusal, new Date()).replace(/^Api-Version header /, '')}`);
+      if (refusal)
+        throw new UsageError(
+          `--version ${table.refusalMessage(version, refusal, new Date()).replace(/^Api-Version header /, '')}`,
+        );
       return { org: uuid(f, 'org'), version };
     },
     run: (s, a) => s.setApiVersion(a.org, a.version),
@@ -47,14 +57,19 @@ export const DIRECTORY_COMMANDS = {
     prints: '{"id","email"}',
     args: (f) => {
       const email = need(f, 'email');
-      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 320) throw new UsageError(`--email must be an e-mail address, got "${email}"`);
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 320)
+        throw new UsageError(`--email must be an e-mail address, got "${email}"`);
       return { email, id: optUuid(f, 'id') };
     },
     run: (s, a) => s.createUser(a.email, a.id),
   }),
   'member add': command({
     summary: 'Add a user to an org with a role; adding again changes the role.',
-    flags: { org: ORG(), user: USER(), role: { value: ROLES.join('|'), help: 'Role in the org (viewer: read only).', required: true } },
+    flags: {
+      org: ORG(),
+      user: USER(),
+      role: { value: ROLES.join('|'), help: 'Role in the org (viewer: read only).', required: true },
+    },
     prints: '{"org_id","user_id","role"}',
     args: (f) => {
       const role = need(f, 'role');

@@ -2,7 +2,8 @@ import { SCOPES } from '../../common/roles.js';
 import { MAX_LIFETIME_DAYS, STALE_AFTER_DAYS } from '../../key-policies/key-policy-limits.js';
 import { bool, command, daysOrNone, ORG, scopes, UsageError, uuid } from '../command-spec.js';
 
-const PRINTS = '{"max_lifetime_days","require_expiry","stale_after_days","allowed_scopes_by_role","approval_required_for","updated_at"?}';
+const PRINTS =
+  '{"max_lifetime_days","require_expiry","stale_after_days","allowed_scopes_by_role","approval_required_for","updated_at"?}';
 
 /** The org key policy (docs/key-policy.md), read and changed through the service PUT uses, as the operator. */
 export const KEY_POLICY_COMMANDS = {
@@ -12,20 +13,33 @@ export const KEY_POLICY_COMMANDS = {
     prints: PRINTS,
     args: (f) => ({ org: uuid(f, 'org') }),
     run: async (_s, a, app) => {
-      const [{ KeyPoliciesService }, { AdminError }] = await Promise.all([import('../../key-policies/key-policies.service.js'), import('../directory-admin.service.js')]);
+      const [{ KeyPoliciesService }, { AdminError }] = await Promise.all([
+        import('../../key-policies/key-policies.service.js'),
+        import('../directory-admin.service.js'),
+      ]);
       const policy = await app.get(KeyPoliciesService, { strict: false }).getAsOperator(a.org);
       if (!policy) throw new AdminError(`no org with id ${a.org}`);
       return policy;
     },
   }),
   'org set-key-policy': command({
-    summary: "Change rules of an org's key policy (the others stay as set); every instance applies it, and the keys it cuts short, before this returns.",
+    summary:
+      "Change rules of an org's key policy (the others stay as set); every instance applies it, and the keys it cuts short, before this returns.",
     flags: {
       org: ORG(),
-      'max-lifetime-days': { value: `<${MAX_LIFETIME_DAYS.min}-${MAX_LIFETIME_DAYS.max}>|none`, help: 'Keys may live at most this many days (existing ones are cut to it); none: no limit.' },
+      'max-lifetime-days': {
+        value: `<${MAX_LIFETIME_DAYS.min}-${MAX_LIFETIME_DAYS.max}>|none`,
+        help: 'Keys may live at most this many days (existing ones are cut to it); none: no limit.',
+      },
       'require-expiry': { value: 'true|false', help: 'true: every mint must give an expiry.' },
-      'stale-after-days': { value: `<${STALE_AFTER_DAYS.min}-${STALE_AFTER_DAYS.max}>|none`, help: 'Keys unused this long are revoked (warned 7 days before); none: never.' },
-      'approval-required-for': { value: '<scope,scope>|none', help: `A member's or viewer's mint asking for these scopes (${SCOPES.join(', ')}) waits for approval; none: no approval.` },
+      'stale-after-days': {
+        value: `<${STALE_AFTER_DAYS.min}-${STALE_AFTER_DAYS.max}>|none`,
+        help: 'Keys unused this long are revoked (warned 7 days before); none: never.',
+      },
+      'approval-required-for': {
+        value: '<scope,scope>|none',
+        help: `A member's or viewer's mint asking for these scopes (${SCOPES.join(', ')}) waits for approval; none: no approval.`,
+      },
     },
     prints: PRINTS,
     args: (f) => {
@@ -37,11 +51,17 @@ export const KEY_POLICY_COMMANDS = {
         approval_required_for: approval,
       };
       const rules = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
-      if (Object.keys(rules).length === 0) throw new UsageError('give at least one of --max-lifetime-days, --require-expiry, --stale-after-days, --approval-required-for');
+      if (Object.keys(rules).length === 0)
+        throw new UsageError(
+          'give at least one of --max-lifetime-days, --require-expiry, --stale-after-days, --approval-required-for',
+        );
       return { org: uuid(f, 'org'), rules };
     },
     run: async (_s, a, app) => {
-      const [{ KeyPoliciesService }, { AdminError }] = await Promise.all([import('../../key-policies/key-policies.service.js'), import('../directory-admin.service.js')]);
+      const [{ KeyPoliciesService }, { AdminError }] = await Promise.all([
+        import('../../key-policies/key-policies.service.js'),
+        import('../directory-admin.service.js'),
+      ]);
       const policy = await app.get(KeyPoliciesService, { strict: false }).changeAsOperator(a.org, a.rules);
       if (!policy) throw new AdminError(`no org with id ${a.org}`);
       return policy;

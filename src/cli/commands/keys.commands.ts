@@ -1,4 +1,9 @@
-import { allowedCidrsProblem, creditsProblem, metadataProblem, rateLimitsProblem } from '../../auth/key-limits/key-settings.js';
+import {
+  allowedCidrsProblem,
+  creditsProblem,
+  metadataProblem,
+  rateLimitsProblem,
+} from '../../auth/key-limits/key-settings.js';
 import { bool, command, UsageError, uuid, type Flags } from '../command-spec.js';
 
 /** A JSON flag checked by the same rule as the API's field; `null` clears the setting. */
@@ -20,13 +25,20 @@ function jsonFlag(f: Flags, name: string, problem: (value: unknown) => string | 
 /** API keys: their settings, as the owner's PATCH changes them, for an operator. */
 export const KEY_COMMANDS = {
   'key update': command({
-    summary: "Change a key's settings (enabled, name, rate limits, credits, networks, metadata); every instance applies it before this returns.",
+    summary:
+      "Change a key's settings (enabled, name, rate limits, credits, networks, metadata); every instance applies it before this returns.",
     flags: {
       key: { value: '<key-id>', help: 'The key (a UUID).', required: true },
       name: { value: '<name>', help: 'Its label, at most 100 characters.' },
       enabled: { value: 'true|false', help: 'false: the key answers 401 until enabled again.' },
-      'rate-limits': { value: '<json>', help: 'Windows, e.g. [{"name":"default","limit":10,"window_seconds":1}]; null clears them.' },
-      credits: { value: '<json>', help: 'e.g. {"remaining":1000,"refill":{"amount":1000,"interval":"monthly","day_of_month":1}}; null removes credits.' },
+      'rate-limits': {
+        value: '<json>',
+        help: 'Windows, e.g. [{"name":"default","limit":10,"window_seconds":1}]; null clears them.',
+      },
+      credits: {
+        value: '<json>',
+        help: 'e.g. {"remaining":1000,"refill":{"amount":1000,"interval":"monthly","day_of_month":1}}; null removes credits.',
+      },
       'allowed-cidrs': { value: '<json>', help: 'e.g. ["203.0.113.0/24"]; null: anywhere.' },
       metadata: { value: '<json>', help: 'A JSON object of at most 1 KB and 4 levels; null clears it.' },
     },
@@ -49,7 +61,10 @@ export const KEY_COMMANDS = {
         const value = jsonFlag(f, flag, problem);
         if (value !== undefined) dto[field] = value;
       }
-      if (Object.keys(dto).length === 0) throw new UsageError('give at least one of --name, --enabled, --rate-limits, --credits, --allowed-cidrs, --metadata');
+      if (Object.keys(dto).length === 0)
+        throw new UsageError(
+          'give at least one of --name, --enabled, --rate-limits, --credits, --allowed-cidrs, --metadata',
+        );
       return { key: uuid(f, 'key'), dto };
     },
     run: async (_s, a, app) => {

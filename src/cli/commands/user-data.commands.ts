@@ -16,7 +16,8 @@ export const USER_DATA_COMMANDS = {
     },
   }),
   'user erase': command({
-    summary: "Erase a user: revoke their keys, remove their memberships, pseudonymise them in the audit log, tombstone the e-mail. Idempotent; run again to complete an interrupted one.",
+    summary:
+      'Erase a user: revoke their keys, remove their memberships, pseudonymise them in the audit log, tombstone the e-mail. Idempotent; run again to complete an interrupted one.',
     flags: { user: USER() },
     prints: '{"user_id","email","keys_revoked","orgs_left","audit_events_pseudonymised"}',
     args: (f) => ({ user: uuid(f, 'user') }),
@@ -32,7 +33,10 @@ export const USER_DATA_COMMANDS = {
 
 /** The service's refusals (no such user, no API_KEY_SECRET) as the CLI's own: exit 1 with the message. */
 async function operatorErrors<T>(work: () => Promise<T>): Promise<T> {
-  const [{ HttpException }, { AdminError }] = await Promise.all([import('@nestjs/common'), import('../directory-admin.service.js')]);
+  const [{ HttpException }, { AdminError }] = await Promise.all([
+    import('@nestjs/common'),
+    import('../directory-admin.service.js'),
+  ]);
   try {
     return await work();
   } catch (error) {

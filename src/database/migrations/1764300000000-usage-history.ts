@@ -43,7 +43,9 @@ export class UsageHistory1764300000000 implements MigrationInterface {
     await q.query(`DROP FUNCTION kui_charge_batch`);
     await q.query(`DROP TABLE usage_attribution`);
     await q.query(`DROP INDEX usage_counters_day_idx`);
-    await q.query(`ALTER TABLE usage_counters DROP COLUMN plan, DROP COLUMN wallet_limit, DROP COLUMN imports_limit, DROP COLUMN captures_limit`);
+    await q.query(
+      `ALTER TABLE usage_counters DROP COLUMN plan, DROP COLUMN wallet_limit, DROP COLUMN imports_limit, DROP COLUMN captures_limit`,
+    );
   }
 }
 

@@ -52,7 +52,9 @@ export class Events1764400000000 implements MigrationInterface {
         CONSTRAINT webhook_deliveries_job_attempt_key UNIQUE (job_id, attempt),
         CONSTRAINT webhook_deliveries_status_check CHECK (status IN ('succeeded', 'failed'))
       )`);
-    await q.query(`CREATE INDEX webhook_deliveries_endpoint_created_idx ON webhook_deliveries (endpoint_id, created_at, id)`);
+    await q.query(
+      `CREATE INDEX webhook_deliveries_endpoint_created_idx ON webhook_deliveries (endpoint_id, created_at, id)`,
+    );
     // (kind, subject, mark): an expiry warning per key and window, a threshold per org, meter, day and level.
     await q.query(`
       CREATE TABLE event_marks (

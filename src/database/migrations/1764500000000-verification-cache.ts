@@ -51,13 +51,19 @@ export class VerificationCache1764500000000 implements MigrationInterface {
       CREATE TRIGGER api_keys_invalidate_update AFTER UPDATE ON api_keys FOR EACH ROW
         WHEN ((to_jsonb(OLD) - 'last_used_at') IS DISTINCT FROM (to_jsonb(NEW) - 'last_used_at'))
         EXECUTE FUNCTION kui_notify_verification()`);
-    await q.query(`CREATE TRIGGER api_keys_invalidate_delete AFTER DELETE ON api_keys FOR EACH ROW EXECUTE FUNCTION kui_notify_verification()`);
+    await q.query(
+      `CREATE TRIGGER api_keys_invalidate_delete AFTER DELETE ON api_keys FOR EACH ROW EXECUTE FUNCTION kui_notify_verification()`,
+    );
     // A membership change moves the org's member count too, so it invalidates the whole org.
     await q.query(`
       CREATE TRIGGER memberships_invalidate AFTER INSERT OR UPDATE OR DELETE ON memberships FOR EACH ROW
         EXECUTE FUNCTION kui_notify_verification()`);
-    await q.query(`CREATE TRIGGER users_invalidate AFTER UPDATE OR DELETE ON users FOR EACH ROW EXECUTE FUNCTION kui_notify_verification()`);
-    await q.query(`CREATE TRIGGER orgs_invalidate AFTER UPDATE OR DELETE ON orgs FOR EACH ROW EXECUTE FUNCTION kui_notify_verification()`);
+    await q.query(
+      `CREATE TRIGGER users_invalidate AFTER UPDATE OR DELETE ON users FOR EACH ROW EXECUTE FUNCTION kui_notify_verification()`,
+    );
+    await q.query(
+      `CREATE TRIGGER orgs_invalidate AFTER UPDATE OR DELETE ON orgs FOR EACH ROW EXECUTE FUNCTION kui_notify_verification()`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -12,7 +12,9 @@ export class ActiveKeysIndex1764700000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await useDataSourceSchema(q);
-    await q.query(`CREATE INDEX api_keys_active_owner_idx ON api_keys (user_id, org_id, expires_at) WHERE revoked_at IS NULL`);
+    await q.query(
+      `CREATE INDEX api_keys_active_owner_idx ON api_keys (user_id, org_id, expires_at) WHERE revoked_at IS NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

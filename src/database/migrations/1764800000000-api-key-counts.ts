@@ -56,7 +56,9 @@ export class ApiKeyCounts1764800000000 implements MigrationInterface {
     await q.query(`
       CREATE TRIGGER api_keys_count_delete AFTER DELETE ON api_keys FOR EACH ROW
         WHEN (OLD.revoked_at IS NULL) EXECUTE FUNCTION kui_count_api_keys()`);
-    await q.query(`CREATE TRIGGER api_keys_count_truncate AFTER TRUNCATE ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION kui_count_api_keys()`);
+    await q.query(
+      `CREATE TRIGGER api_keys_count_truncate AFTER TRUNCATE ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION kui_count_api_keys()`,
+    );
     await q.query(`
       INSERT INTO api_key_counts (user_id, org_id, unrevoked)
       SELECT user_id, org_id, count(*)::int FROM api_keys WHERE revoked_at IS NULL GROUP BY user_id, org_id`);

@@ -47,7 +47,9 @@ export class VerificationNotifyMoves1764910000000 implements MigrationInterface 
         RETURN NULL;
       END $$`);
     for (const table of TABLES) {
-      await q.query(`CREATE TRIGGER ${table}_invalidate_truncate AFTER TRUNCATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION kui_notify_verification()`);
+      await q.query(
+        `CREATE TRIGGER ${table}_invalidate_truncate AFTER TRUNCATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION kui_notify_verification()`,
+      );
     }
   }
 

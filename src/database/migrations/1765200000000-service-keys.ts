@@ -13,7 +13,9 @@ export class ServiceKeys1765200000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await useDataSourceSchema(q);
-    await q.query(`ALTER TABLE users ADD COLUMN kind text NOT NULL DEFAULT 'person' CONSTRAINT users_kind_check CHECK (kind IN ('person', 'service'))`);
+    await q.query(
+      `ALTER TABLE users ADD COLUMN kind text NOT NULL DEFAULT 'person' CONSTRAINT users_kind_check CHECK (kind IN ('person', 'service'))`,
+    );
     await q.query(`ALTER TABLE api_keys ADD COLUMN created_by uuid`);
   }
 

@@ -6,12 +6,15 @@ import { EachIn, present } from '../../common/validation.js';
 import { MAX_LIFETIME_DAYS, STALE_AFTER_DAYS } from '../key-policy-limits.js';
 
 /** Validated when given and not null (null and omitted both mean "no such rule"). */
-const given = (field: string) => ValidateIf((o: Record<string, unknown>) => o[field] !== undefined && o[field] !== null);
+const given = (field: string) =>
+  ValidateIf((o: Record<string, unknown>) => o[field] !== undefined && o[field] !== null);
 
-const ScopeList = (field: string): PropertyDecorator => (target, key) => {
-  IsArray({ message: `${field} must be an array of scopes` })(target, key as string);
-  EachIn(SCOPES, { message: `${field} may only contain ${SCOPES.join(' and ')}` })(target, key as string);
-};
+const ScopeList =
+  (field: string): PropertyDecorator =>
+  (target, key) => {
+    IsArray({ message: `${field} must be an array of scopes` })(target, key as string);
+    EachIn(SCOPES, { message: `${field} may only contain ${SCOPES.join(' and ')}` })(target, key as string);
+  };
 const SCOPE_LIST = { enum: SCOPES, isArray: true } as const;
 const SCOPE_ARRAY = { type: 'array' as const, items: { type: 'string' as const, enum: [...SCOPES] } };
 /** Inline, not a $ref: OpenAPI 3.0 cannot mark a referenced schema nullable. */
@@ -48,9 +51,20 @@ const STALE = `stale_after_days must be null or an integer from ${STALE_AFTER_DA
  * PUT /orgs/{org_id}/key-policy: the whole policy (PUT replaces it; an omitted field is its
  * default: no rule). Unknown fields are refused (400).
  */
-@ApiSchema({ name: 'KeyPolicyRequest', description: 'The whole policy: an omitted field takes its default (null or false: no rule). Unknown fields are refused (400).' })
+@ApiSchema({
+  name: 'KeyPolicyRequest',
+  description:
+    'The whole policy: an omitted field takes its default (null or false: no rule). Unknown fields are refused (400).',
+})
 export class KeyPolicyDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: MAX_LIFETIME_DAYS.min, maximum: MAX_LIFETIME_DAYS.max, nullable: true, description: 'Mints and rotations need an expiry of at most this many days; existing keys stop verifying this many days after their creation. Null: no limit.' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: MAX_LIFETIME_DAYS.min,
+    maximum: MAX_LIFETIME_DAYS.max,
+    nullable: true,
+    description:
+      'Mints and rotations need an expiry of at most this many days; existing keys stop verifying this many days after their creation. Null: no limit.',
+  })
   @given('max_lifetime_days')
   @IsInt({ message: LIFETIME })
   @Min(MAX_LIFETIME_DAYS.min, { message: LIFETIME })
@@ -62,21 +76,36 @@ export class KeyPolicyDto {
   @IsBoolean({ message: 'require_expiry must be a boolean' })
   require_expiry?: boolean;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: STALE_AFTER_DAYS.min, maximum: STALE_AFTER_DAYS.max, nullable: true, description: 'Keys unused for this many days are revoked (warned 7 days before). Null: never.' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: STALE_AFTER_DAYS.min,
+    maximum: STALE_AFTER_DAYS.max,
+    nullable: true,
+    description: 'Keys unused for this many days are revoked (warned 7 days before). Null: never.',
+  })
   @given('stale_after_days')
   @IsInt({ message: STALE })
   @Min(STALE_AFTER_DAYS.min, { message: STALE })
   @Max(STALE_AFTER_DAYS.max, { message: STALE })
   stale_after_days?: number | null;
 
-  @ApiPropertyOptional({ ...BY_ROLE_SCHEMA, description: 'Narrows what each role may grant its keys (a role left out keeps its ceiling; unknown roles are refused). Null: each role its ceiling.' })
+  @ApiPropertyOptional({
+    ...BY_ROLE_SCHEMA,
+    description:
+      'Narrows what each role may grant its keys (a role left out keeps its ceiling; unknown roles are refused). Null: each role its ceiling.',
+  })
   @given('allowed_scopes_by_role')
   @IsObject({ message: 'allowed_scopes_by_role must be an object of role: scopes' })
   @ValidateNested()
   @Type(() => AllowedScopesByRoleDto)
   allowed_scopes_by_role?: AllowedScopesByRoleDto | null;
 
-  @ApiPropertyOptional({ ...SCOPE_LIST, nullable: true, description: "A member's or viewer's mint asking for any of these scopes waits for an owner's or admin's approval. Null or []: none." })
+  @ApiPropertyOptional({
+    ...SCOPE_LIST,
+    nullable: true,
+    description:
+      "A member's or viewer's mint asking for any of these scopes waits for an owner's or admin's approval. Null or []: none.",
+  })
   @given('approval_required_for')
   @ScopeList('approval_required_for')
   approval_required_for?: Scope[] | null;
@@ -100,6 +129,9 @@ export class KeyPolicyRecordDto {
   @ApiProperty({ ...SCOPE_LIST, nullable: true })
   approval_required_for: Scope[] | null;
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'When the policy was last set; absent while the org has never set one.' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'When the policy was last set; absent while the org has never set one.',
+  })
   updated_at?: string;
 }

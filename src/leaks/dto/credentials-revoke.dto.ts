@@ -5,7 +5,14 @@ export const MAX_REPORTED_CREDENTIALS = 100;
 
 @ApiSchema({ name: 'RevokeCredentialsRequest' })
 export class RevokeCredentialsDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: MAX_REPORTED_CREDENTIALS, maxLength: 200, example: ['svc_live_YguRbYLvsx9A_8b8g5JZWZSOlorO1EmD8wwOurInRuisQ2VCuua'], description: 'Keys found where they should not be.' })
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: MAX_REPORTED_CREDENTIALS,
+    maxLength: 200,
+    example: ['svc_live_YguRbYLvsx9A_8b8g5JZWZSOlorO1EmD8wwOurInRuisQ2VCuua'],
+    description: 'Keys found where they should not be.',
+  })
   @IsArray({ message: 'credentials must be an array of strings' })
   @ArrayMinSize(1, { message: `credentials must hold 1 to ${MAX_REPORTED_CREDENTIALS} items` })
   @ArrayMaxSize(MAX_REPORTED_CREDENTIALS, { message: `credentials must hold 1 to ${MAX_REPORTED_CREDENTIALS} items` })
@@ -13,7 +20,10 @@ export class RevokeCredentialsDto {
   credentials: string[];
 }
 
-@ApiSchema({ name: 'GithubTokenReport', description: "One answer per reported token, in GitHub's secret scanning partner format." })
+@ApiSchema({
+  name: 'GithubTokenReport',
+  description: "One answer per reported token, in GitHub's secret scanning partner format.",
+})
 export class GithubTokenReportDto {
   @ApiProperty({ description: 'Hex SHA-256 of the token as reported.' }) token_hash: string;
   @ApiProperty({ description: 'The type GitHub sent, echoed.' }) token_type: string;

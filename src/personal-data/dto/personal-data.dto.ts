@@ -1,7 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ROLES } from '../../common/roles.js';
 
-@ApiSchema({ name: 'UserErasure', description: 'What an erasure did. A second run answers the same with nothing left to do (0 and []).' })
+@ApiSchema({
+  name: 'UserErasure',
+  description: 'What an erasure did. A second run answers the same with nothing left to do (0 and []).',
+})
 export class ErasureDto {
   @ApiProperty({ format: 'uuid' })
   user_id: string;
@@ -12,10 +15,18 @@ export class ErasureDto {
   @ApiProperty({ type: 'integer', description: 'Keys revoked by this run.' })
   keys_revoked: number;
 
-  @ApiProperty({ type: 'string', format: 'uuid', isArray: true, description: 'Orgs left by this run (each has a `user.erased` audit event).' })
+  @ApiProperty({
+    type: 'string',
+    format: 'uuid',
+    isArray: true,
+    description: 'Orgs left by this run (each has a `user.erased` audit event).',
+  })
   orgs_left: string[];
 
-  @ApiProperty({ type: 'integer', description: 'Audit events rewritten by this run (the id replaced by the pseudonym, the e-mail removed).' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Audit events rewritten by this run (the id replaced by the pseudonym, the e-mail removed).',
+  })
   audit_events_pseudonymised: number;
 }
 
@@ -41,7 +52,10 @@ class ExportedWorkspaceDto {
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
 
-@ApiSchema({ name: 'PersonalDataUsage', description: "One day's charges in one org by one of the person's credentials." })
+@ApiSchema({
+  name: 'PersonalDataUsage',
+  description: "One day's charges in one org by one of the person's credentials.",
+})
 class ExportedUsageDto {
   @ApiProperty({ format: 'uuid' }) org_id: string;
   @ApiProperty({ format: 'date' }) day: string;
@@ -63,10 +77,15 @@ export class PersonalDataExportDto {
   @ApiProperty({
     type: 'array',
     items: { type: 'object' },
-    description: 'Every key of the user, newest first: the key record of the list (masked: never a secret or a hash) plus `state`.',
+    description:
+      'Every key of the user, newest first: the key record of the list (masked: never a secret or a hash) plus `state`.',
   })
   api_keys: object[];
-  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Every audit event with the user as actor, in any org, oldest first (the audit event record).' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object' },
+    description: 'Every audit event with the user as actor, in any org, oldest first (the audit event record).',
+  })
   audit_events: object[];
   @ApiProperty({ type: () => ExportedUsageDto, isArray: true }) usage_attribution: ExportedUsageDto[];
 }

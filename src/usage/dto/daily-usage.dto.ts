@@ -5,21 +5,35 @@ import { MeterDto, UsageBreakdownDto } from './usage-report.dto.js';
 
 /** `?from=&to=`: checked by `resolveDayRange` (each rule a 400 naming its parameter). */
 export class DayRangeQueryDto {
-  @ApiPropertyOptional({ format: 'date', example: '2026-11-01', description: 'First UTC day (YYYY-MM-DD). Default: 29 days before `to` (or the oldest day kept).' })
+  @ApiPropertyOptional({
+    format: 'date',
+    example: '2026-11-01',
+    description: 'First UTC day (YYYY-MM-DD). Default: 29 days before `to` (or the oldest day kept).',
+  })
   @Allow()
   from?: string;
 
-  @ApiPropertyOptional({ format: 'date', example: '2026-11-23', description: 'Last UTC day (YYYY-MM-DD), not after today. Default: today. At most 92 days from `from`, inclusive.' })
+  @ApiPropertyOptional({
+    format: 'date',
+    example: '2026-11-23',
+    description: 'Last UTC day (YYYY-MM-DD), not after today. Default: today. At most 92 days from `from`, inclusive.',
+  })
   @Allow()
   to?: string;
 }
 
-@ApiSchema({ name: 'DailyUsage', description: 'One UTC day: the meters of GET /usage, with the plan and limits that applied that day.' })
+@ApiSchema({
+  name: 'DailyUsage',
+  description: 'One UTC day: the meters of GET /usage, with the plan and limits that applied that day.',
+})
 export class DailyUsageDto {
   @ApiProperty({ format: 'date', example: '2026-11-22' })
   day: string;
 
-  @ApiProperty({ enum: PLANS, description: "The plan the day's last charge was decided under; the org's current plan for a day without charges." })
+  @ApiProperty({
+    enum: PLANS,
+    description: "The plan the day's last charge was decided under; the org's current plan for a day without charges.",
+  })
   plan: Plan;
 
   @ApiProperty({ type: () => MeterDto, description: 'Query wallet (asks plus retrieves) that day.' })
@@ -35,7 +49,10 @@ export class DailyUsageDto {
   captures: MeterDto;
 }
 
-@ApiSchema({ name: 'DailyUsageReport', description: 'Every UTC day from `from` to `to`, oldest first; days without usage are zeros.' })
+@ApiSchema({
+  name: 'DailyUsageReport',
+  description: 'Every UTC day from `from` to `to`, oldest first; days without usage are zeros.',
+})
 export class DailyUsageReportDto {
   @ApiProperty({ format: 'date' })
   from: string;
@@ -47,7 +64,10 @@ export class DailyUsageReportDto {
   days: DailyUsageDto[];
 }
 
-@ApiSchema({ name: 'KeyDailyUsageReport', description: "What one API key charged, per UTC day; limits are its org's (the key spends the org's meters)." })
+@ApiSchema({
+  name: 'KeyDailyUsageReport',
+  description: "What one API key charged, per UTC day; limits are its org's (the key spends the org's meters).",
+})
 export class KeyDailyUsageReportDto extends DailyUsageReportDto {
   @ApiProperty({ format: 'uuid' })
   key_id: string;

@@ -6,7 +6,12 @@ export class MeterDto {
   @ApiProperty({ type: 'integer', minimum: 0, description: 'Used today (UTC).' })
   used: number;
 
-  @ApiProperty({ type: 'integer', minimum: 0, nullable: true, description: 'Daily limit of the plan; null when unlimited.' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    nullable: true,
+    description: 'Daily limit of the plan; null when unlimited.',
+  })
   limit: number | null;
 }
 
@@ -19,7 +24,10 @@ export class UsageBreakdownDto {
   retrieves: number;
 }
 
-@ApiSchema({ name: 'UsageReport', description: 'Plan and daily meters of the org (contract 2.2). Reading it never charges anything.' })
+@ApiSchema({
+  name: 'UsageReport',
+  description: 'Plan and daily meters of the org (contract 2.2). Reading it never charges anything.',
+})
 export class UsageReportDto {
   @ApiProperty({ enum: PLANS, description: "The org's plan." })
   plan: Plan;

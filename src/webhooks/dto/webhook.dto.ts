@@ -1,5 +1,14 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsArray, IsBoolean, IsInt, IsString, Max, Min, registerDecorator, type ValidationOptions } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsString,
+  Max,
+  Min,
+  registerDecorator,
+  type ValidationOptions,
+} from 'class-validator';
 import { PageQuery } from '../../common/pagination.js';
 import { EachIn, IsStorableText, MaxStringLength, present } from '../../common/validation.js';
 import { EVENT_TYPES } from '../../events/event-types.js';
@@ -11,13 +20,18 @@ function IsWebhookUrl(options?: ValidationOptions) {
       name: 'isWebhookUrl',
       target: object.constructor,
       propertyName,
-      options: { message: `${propertyName} must be an absolute http or https URL without user name or password`, ...options },
+      options: {
+        message: `${propertyName} must be an absolute http or https URL without user name or password`,
+        ...options,
+      },
       validator: {
         validate: (v: unknown) => {
           if (typeof v !== 'string' || v.length > 2048) return typeof v !== 'string';
           try {
             const u = new URL(v);
-            return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && u.hostname.length > 0;
+            return (
+              (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && u.hostname.length > 0
+            );
           } catch {
             return false;
           }
@@ -49,7 +63,13 @@ export class CreateWebhookDto {
   @IsWebhookUrl()
   url: string;
 
-  @ApiProperty({ type: [String], enum: EVENT_TYPES, minItems: 1, maxItems: EVENT_TYPES.length, description: EVENT_TYPES_DOC })
+  @ApiProperty({
+    type: [String],
+    enum: EVENT_TYPES,
+    minItems: 1,
+    maxItems: EVENT_TYPES.length,
+    description: EVENT_TYPES_DOC,
+  })
   @IsArray({ message: 'event_types must be an array of event types' })
   @ArrayCount(1, EVENT_TYPES.length, `event_types must name 1 to ${EVENT_TYPES.length} event types`)
   @EachIn(EVENT_TYPES, { message: `event_types may only contain ${EVENT_TYPES.join(', ')}` })
@@ -96,14 +116,18 @@ export const DEFAULT_SECRET_OVERLAP_SECONDS = 86_400;
 const OVERLAP_RULE = `overlap_seconds must be an integer from 0 to ${MAX_SECRET_OVERLAP_SECONDS}`;
 
 /** POST /orgs/{org_id}/webhooks/{id}/rotate-secret. */
-@ApiSchema({ name: 'RotateWebhookSecretRequest', description: 'Unknown fields are refused (400). An empty body takes the default overlap.' })
+@ApiSchema({
+  name: 'RotateWebhookSecretRequest',
+  description: 'Unknown fields are refused (400). An empty body takes the default overlap.',
+})
 export class RotateWebhookSecretDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 0,
     maximum: MAX_SECRET_OVERLAP_SECONDS,
     default: DEFAULT_SECRET_OVERLAP_SECONDS,
-    description: 'How long the replaced secret keeps signing beside the new one (seconds, at most 7 days); 0 stops it at once.',
+    description:
+      'How long the replaced secret keeps signing beside the new one (seconds, at most 7 days); 0 stops it at once.',
   })
   @present('overlap_seconds')
   @IsInt({ message: OVERLAP_RULE })
@@ -122,9 +146,16 @@ export class WebhookDto {
   @ApiProperty() description: string;
   @ApiProperty({ type: [String], enum: EVENT_TYPES }) event_types: string[];
   @ApiProperty() enabled: boolean;
-  @ApiPropertyOptional({ format: 'date-time', description: 'Present once a delivery exhausted its retries (about a day); cleared by a success or by enabling again.' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'Present once a delivery exhausted its retries (about a day); cleared by a success or by enabling again.',
+  })
   failing_since?: string;
-  @ApiPropertyOptional({ format: 'date-time', description: 'Present after a secret rotation with an overlap: until then the replaced secret signs too.' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Present after a secret rotation with an overlap: until then the replaced secret signs too.',
+  })
   previous_secret_expires_at?: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
@@ -132,13 +163,19 @@ export class WebhookDto {
 
 @ApiSchema({ name: 'CreatedWebhook' })
 export class CreatedWebhookDto extends WebhookDto {
-  @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'The Standard Webhooks signing secret. Shown in this response only.' })
+  @ApiProperty({
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description: 'The Standard Webhooks signing secret. Shown in this response only.',
+  })
   secret: string;
 }
 
 @ApiSchema({ name: 'RotatedWebhookSecret' })
 export class RotatedWebhookSecretDto extends WebhookDto {
-  @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'The new signing secret. Shown in this response only.' })
+  @ApiProperty({
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description: 'The new signing secret. Shown in this response only.',
+  })
   secret: string;
 }
 
@@ -153,9 +190,11 @@ export class WebhookDeliveryDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid', description: 'The event id, also the `webhook-id` header.' }) event_id: string;
   @ApiProperty() event_type: string;
-  @ApiProperty({ type: 'integer', description: '1 for the first attempt of a job, 2 for its first retry...' }) attempt: number;
+  @ApiProperty({ type: 'integer', description: '1 for the first attempt of a job, 2 for its first retry...' })
+  attempt: number;
   @ApiProperty({ enum: ['succeeded', 'failed'] }) status: string;
-  @ApiPropertyOptional({ type: 'integer', description: "The receiver's HTTP status; absent when no answer came." }) response_status?: number;
+  @ApiPropertyOptional({ type: 'integer', description: "The receiver's HTTP status; absent when no answer came." })
+  response_status?: number;
   @ApiProperty({ type: 'integer' }) latency_ms: number;
   @ApiPropertyOptional({ description: 'At most 1 KB of the response body.' }) response_body?: string;
   @ApiPropertyOptional({ description: 'Why the attempt failed (refused address, timeout, status...).' }) error?: string;

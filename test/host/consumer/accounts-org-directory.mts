@@ -2,7 +2,15 @@
 import { Injectable, Module } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { KeysUsageIdentityModule, memberKey, OrgDirectory, type MemberContext, type MintStanding, type Plan, type Role } from 'keys-usage-identity';
+import {
+  KeysUsageIdentityModule,
+  memberKey,
+  OrgDirectory,
+  type MemberContext,
+  type MintStanding,
+  type Plan,
+  type Role,
+} from 'keys-usage-identity';
 import { HostConfig, HostConfigModule } from './app.module.mjs';
 
 interface AccountRow {
@@ -77,7 +85,10 @@ export class AccountsOrgDirectory extends OrgDirectory {
     KeysUsageIdentityModule.forRootAsync({
       imports: [HostConfigModule /*, the modules whose providers your directory injects */],
       inject: [HostConfig],
-      useFactory: (config: HostConfig) => ({ apiKeySecret: config.apiKeySecret, session: { secret: config.sessionSecret } }),
+      useFactory: (config: HostConfig) => ({
+        apiKeySecret: config.apiKeySecret,
+        session: { secret: config.sessionSecret },
+      }),
       orgDirectory: AccountsOrgDirectory,
     }),
   ],

@@ -10,8 +10,17 @@ import { ENTITIES, EventsModule, KeysUsageIdentityModule, MIGRATIONS } from 'key
 class AppModule {}
 Module({
   imports: [
-    TypeOrmModule.forRoot({ type: 'postgres', url: process.env.DATABASE_URL, entities: [...ENTITIES], migrations: [...MIGRATIONS], migrationsRun: true }),
-    KeysUsageIdentityModule.forRoot({ apiKeySecret: process.env.API_KEY_SECRET, session: { secret: process.env.SESSION_JWT_SECRET } }),
+    TypeOrmModule.forRoot({
+      type: 'postgres',
+      url: process.env.DATABASE_URL,
+      entities: [...ENTITIES],
+      migrations: [...MIGRATIONS],
+      migrationsRun: true,
+    }),
+    KeysUsageIdentityModule.forRoot({
+      apiKeySecret: process.env.API_KEY_SECRET,
+      session: { secret: process.env.SESSION_JWT_SECRET },
+    }),
     EventsModule.register({
       events: {
         queue: { connectionString: process.env.DATABASE_URL },

@@ -1,5 +1,17 @@
 import 'reflect-metadata';
-import { Body, Controller, Get, HttpCode, Injectable, Module, Post, type DynamicModule, type INestApplication, type Provider, type Type } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Injectable,
+  Module,
+  Post,
+  type DynamicModule,
+  type INestApplication,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -47,7 +59,10 @@ export class DecisionsController {
   @Post()
   @RequireScopes('decisions:write')
   @Charges('captures')
-  capture(@CurrentPrincipal() principal: Principal, @Body() body: { title?: unknown }): { captured: unknown; org_id: string | null; by: string } {
+  capture(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: { title?: unknown },
+  ): { captured: unknown; org_id: string | null; by: string } {
     return { captured: body?.title ?? null, org_id: principal.orgId, by: principal.kind };
   }
 }
