@@ -58,6 +58,24 @@ describe('key settings rules', () => {
     expect(metadataProblem({ s: 'é'.repeat(510) })).toMatch(/1024 bytes/);
   });
 
+  it('refuse NUL characters and unpaired surrogates anywhere in metadata, keys and nested values included', () => {
+    for (const bad of [
+      { a: '\u0000' },
+      { a: 'x\u0000y' },
+      { 'k\u0000': 1 },
+      { a: '\ud800' },
+      { a: 'x\udc00' },
+      { a: '\udc00\ud800' },
+      { '\ud800': 'v' },
+      { a: { b: ['ok', { c: 'z\u0000' }] } },
+      { a: { '\udfff': true } },
+    ])
+      expect(metadataProblem(bad), JSON.stringify(bad)).toMatch(
+        /^metadata must not contain NUL characters or unpaired surrogates/,
+      );
+    expect(metadataProblem({ emoji: '😀', ключ: 'é', nested: { list: ['\u0001', '\ud83d\ude00'] } })).toBeNull();
+  });
+
   it('place refills at UTC midnights, a monthly one on its day or the last day of a shorter month', () => {
     const daily = { amount: 5, interval: 'daily' as const };
     expect(refillPeriodStart(daily, new Date('2026-03-05T13:00:00Z')).toISOString()).toBe('2026-03-05T00:00:00.000Z');

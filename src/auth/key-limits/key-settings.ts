@@ -103,7 +103,21 @@ export function metadataProblem(value: unknown, field = 'metadata'): string | nu
   if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_METADATA_BYTES)
     return `${field} must be at most ${MAX_METADATA_BYTES} bytes as JSON`;
   if (depthOf(value) > MAX_METADATA_DEPTH) return `${field} must nest at most ${MAX_METADATA_DEPTH} levels deep`;
+  if (!storableText(value))
+    return `${field} must not contain NUL characters or unpaired surrogates (in keys or values)`;
   return null;
+}
+
+// NUL, a high surrogate not followed by a low one, or a low one not preceded by a high one (code units, no u flag).
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** PostgreSQL's jsonb refuses \u0000 and text that is not well-formed UTF-16: no key or string may hold either. */
+function storableText(v: unknown): boolean {
+  const ok = (s: string) => !UNSTORABLE.test(s);
+  if (typeof v === 'string') return ok(v);
+  if (typeof v !== 'object' || v === null) return true;
+  if (Array.isArray(v)) return v.every(storableText);
+  return Object.entries(v).every(([k, child]) => ok(k) && storableText(child));
 }
 
 function depthOf(v: unknown): number {
