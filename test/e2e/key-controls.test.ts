@@ -48,6 +48,7 @@ describe('key controls across three instances', () => {
       [{ metadata: { a: '\u0000' } }, 'metadata'],
       [{ metadata: { a: '\ud800' } }, 'metadata'],
       [{ metadata: { nested: { 'k\u0000': ['x'] } } }, 'metadata'],
+      [{ allowed_cidrs: ['fe80::%eth0/64'] }, 'allowed_cidrs[0]'],
       [{ credits: { remaining: -1 } }, 'credits.remaining'],
       [{ credits: { remaining: 5, refill: { amount: 5 } } }, 'credits.refill.interval'],
       [{ enabled: 'no' }, 'enabled'],

@@ -23,6 +23,8 @@ describe('key settings rules', () => {
     expect(allowedCidrsProblem(['10.0.0.0/33'])).toMatch(/prefix length from 0 to 32/);
     expect(allowedCidrsProblem(['10.0.0.0/8/1'])).toMatch(/must be an IPv4 or IPv6 CIDR/);
     expect(allowedCidrsProblem([5])).toMatch(/^allowed_cidrs\[0\]/);
+    for (const zoned of ['fe80::%eth0/64', 'fe80::1%eth0', 'fe80::%1/64', '10.0.0.0%x/8'])
+      expect(allowedCidrsProblem([zoned]), zoned).toMatch(/^allowed_cidrs\[0\] must not carry a zone id/);
     expect(allowedCidrsProblem(Array(21).fill('10.0.0.0/8'))).toMatch(/at most 20/);
     expect(parseCidr('2001:db8:0:0::1/128')).toEqual({ address: '2001:db8:0:0::1', prefix: 128, family: 'ipv6' });
   });

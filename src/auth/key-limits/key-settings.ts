@@ -135,6 +135,8 @@ interface Cidr {
 
 /** A parsed CIDR, or a string saying what is wrong with it. */
 export function parseCidr(text: string): Cidr | string {
+  // A zone id (fe80::1%eth0) names an interface, not a network: isIP accepts it, the mask arithmetic does not.
+  if (text.includes('%')) return 'must not carry a zone id (%…): write the network without it';
   const [address, prefixText, ...rest] = text.split('/');
   const version = isIP(address ?? '');
   if (rest.length > 0 || version === 0) return 'must be an IPv4 or IPv6 CIDR such as 203.0.113.0/24';
