@@ -108,12 +108,12 @@ export function metadataProblem(value: unknown, field = 'metadata'): string | nu
   return null;
 }
 
-// NUL, a high surrogate not followed by a low one, or a low one not preceded by a high one (code units, no u flag).
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// A high surrogate not followed by a low one, or a low one not preceded by a high one (code units, no u flag).
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** PostgreSQL's jsonb refuses \u0000 and text that is not well-formed UTF-16: no key or string may hold either. */
 function storableText(v: unknown): boolean {
-  const ok = (s: string) => !UNSTORABLE.test(s);
+  const ok = (s: string) => !s.includes('\u0000') && !UNPAIRED_SURROGATE.test(s);
   if (typeof v === 'string') return ok(v);
   if (typeof v !== 'object' || v === null) return true;
   if (Array.isArray(v)) return v.every(storableText);
