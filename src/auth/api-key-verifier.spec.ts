@@ -154,7 +154,7 @@ describe('ApiKeyVerifier', () => {
     const b = generateApiKey();
     keys.add(a);
     keys.add(b);
-    const { verifier, lastUsed } = verifierOver(keys);
+    const { verifier } = verifierOver(keys);
     const gate = deferred<void>();
     keys.gate = gate.promise;
 
@@ -171,8 +171,6 @@ describe('ApiKeyVerifier', () => {
     }
     const answers = await Promise.all(later);
     expect(answers.map((p) => p?.keyId)).toEqual([keys.rows.get(a.lookup)!.id, keys.rows.get(b.lookup)!.id]);
-    // Last use is recorded only for verifications that succeeded.
-    expect(lastUsed.touch).toHaveBeenCalledTimes(2);
 
     // And the verifier keeps working after the failure.
     expect(await verifier.verify(b.key)).not.toBeNull();

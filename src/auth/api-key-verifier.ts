@@ -8,7 +8,7 @@ import { attachUsageSnapshot } from './usage-snapshot.js';
 import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
 import { hashApiKey, hashesEqual, KEY_LENGTH, KEY_PREFIX, parseApiKey } from './api-key-format.js';
-import { LastUsedWriter } from './last-used-writer.js';
+import { markPendingUse } from './last-use.guard.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
 import { VerificationCache, type CachedKeyRow } from './verification-cache/verification-cache.js';
@@ -52,7 +52,6 @@ export class ApiKeyVerifier {
     private readonly keys: ApiKeyStore,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
-    private readonly lastUsed: LastUsedWriter,
     private readonly metrics: AuthMetrics,
     private readonly cache: VerificationCache,
   ) {
@@ -115,7 +114,6 @@ export class ApiKeyVerifier {
     if (row.enabled === false) return this.refuse('disabled');
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
     if (!row.role || !row.email || !row.plan) return this.refuse('not_member');
-    this.lastUsed.touch(row.id, row.lastUsedAt, now);
     this.metrics.verification('ok');
     const principal: Principal = {
       kind: row.service ? 'service' : 'api_key',
@@ -128,6 +126,8 @@ export class ApiKeyVerifier {
       plan: row.plan,
       scopes: effectiveScopes(row.scopes, row.role),
     };
+    // Recorded as a use only once every guard has admitted the request (LastUseGuard).
+    markPendingUse(principal, row.id, row.lastUsedAt, now);
     if (row.limits) principal.limits = row.limits;
     if (row.metadata) principal.metadata = row.metadata;
     // Meters are never cached: a cached answer leaves GET /usage to read them.
