@@ -149,6 +149,9 @@ export class ApiKeyVerifier {
       ? await this.keys.findForVerification(unique, true, day)
       : await this.withHostDirectory(unique, day);
     for (const r of rows) {
+      // Host code gets these on its principal; frozen, a handler cannot change them for later requests.
+      deepFreeze(r.metadata);
+      deepFreeze(r.limits);
       const row = { ...r, day };
       found.set(r.lookup, row);
       // A rotated key in its grace period answers to its previous lookup too.
@@ -167,6 +170,17 @@ export class ApiKeyVerifier {
       return c ? { ...r, email: c.email, role: c.role, plan: c.plan, memberCount: c.memberCount } : r;
     });
   }
+}
+
+/**
+ * Freezes a row's metadata or limits and everything in them, once per database read: every
+ * principal built from the row (and the cached row itself) shares these objects, so none may
+ * be changed in place. A function (a key's network matcher) is frozen itself, not entered.
+ */
+function deepFreeze(value: unknown): void {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function') || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  if (typeof value === 'object') for (const child of Object.values(value)) deepFreeze(child);
 }
 
 /** The hash a key presented under `lookup` must match: the row's current one, or the one a rotation replaced. */
