@@ -62,8 +62,13 @@ describe('ApiKeyVerifier', () => {
         vi.mocked(hashApiKey),
         token === forged.key ? 'missing lookup id' : 'known lookup id',
       ).toHaveBeenCalledTimes(1);
-      expect(vi.mocked(hashesEqual)).toHaveBeenCalledTimes(1);
+      // Against the cached row's hash or its stand-in, then against the read row's or its stand-in.
+      expect(vi.mocked(hashesEqual)).toHaveBeenCalledTimes(2);
     }
+    // Neither read brought a row back: the statement matches the hash as well as the lookup id.
+    expect(
+      await keys.repository.findForVerification([known.lookup], [Buffer.alloc(32, 8)], true, '2030-01-15'),
+    ).toEqual([]);
   });
 
   it('gives each of many concurrent verifications of mixed keys its own answer, from one statement', async () => {

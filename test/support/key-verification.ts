@@ -73,11 +73,20 @@ class InMemoryKeyStore extends ApiKeyStore {
     super();
   }
 
-  async findForVerification(lookups: string[], withDirectory: boolean): Promise<KeyVerificationRow[]> {
+  async findForVerification(
+    lookups: string[],
+    hashes: Buffer[],
+    withDirectory: boolean,
+  ): Promise<KeyVerificationRow[]> {
     const table = this.table;
     table.calls.push({ lookups: [...lookups], withDirectory });
+    // As the statement: a row answers to its lookup with its hash, or its previous lookup with the previous hash.
+    const matches = (r: KeyVerificationRow, l: string) =>
+      hashes.some((h) => (r.lookup === l ? r.keyHash.equals(h) : !!r.previousKeyHash?.equals(h)));
     // The statement's snapshot is taken when it starts: later changes do not reach its answer.
-    const answer = lookups.flatMap((l) => (table.rows.has(l) ? [{ ...table.rows.get(l)! }] : []));
+    const answer = lookups.flatMap((l) =>
+      table.rows.has(l) && matches(table.rows.get(l)!, l) ? [{ ...table.rows.get(l)! }] : [],
+    );
     const gate = table.gate;
     table.gate = null;
     if (gate) await gate;
