@@ -330,6 +330,7 @@ async function main() {
   await query(`postgres://postgres@127.0.0.1:${PORTS.haproxy}/postgres`, `CREATE DATABASE ${DB}`);
   log(`database ${DB} created on the primary; starting three instances and the charging host`);
 
+  await startupRefusals();
   for (let i = 0; i < 3; i++)
     instances.push(
       startProcess(
@@ -534,6 +535,63 @@ async function main() {
   );
   check(s.span <= s.durationMs + 3000, 'switchover: no request failed for longer than the switchover itself (+3 s)');
   return { all };
+}
+
+/** Runs dist/main.js with `env` until it exits (at most 60 s); its code and output. */
+function runToExit(env) {
+  return new Promise((ok) => {
+    const child = spawn(process.execPath, ['dist/main.js'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NODE_ENV: 'test',
+        HOST: '127.0.0.1',
+        PORT: '13009',
+        ...env,
+      },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('exit', (code) => (clearTimeout(t), ok({ code, out })));
+  });
+}
+
+/** Bad input: what the service says, and that it stops, for each wrong way to give it the URLs. */
+async function startupRefusals() {
+  const base = {
+    SESSION_JWT_SECRET: SESSION_SECRET,
+    API_KEY_SECRET,
+    DATA_DIR: join(cluster.dir, 'refusals'),
+    DB_MIGRATE: 'false',
+    LOG_LEVEL: 'warn',
+  };
+  mkdirSync(base.DATA_DIR, { recursive: true });
+  const [notPostgres, directThroughPooler, pooledWithoutDirect] = await Promise.all([
+    runToExit({ ...base, DATABASE_URL: POOLED_URL, DATABASE_DIRECT_URL: 'mysql://root@127.0.0.1/kui' }),
+    runToExit({ ...base, DATABASE_URL: POOLED_URL, DATABASE_DIRECT_URL: POOLED_URL, DB_MIGRATE: 'false' }),
+    runToExit({ ...base, DATABASE_URL: POOLED_URL }),
+  ]);
+  const lines = (out, re) => out.split('\n').filter((l) => re.test(l));
+  check(
+    notPostgres.code !== 0 && lines(notPostgres.out, /DATABASE_DIRECT_URL/).length === 1,
+    `a DATABASE_DIRECT_URL that is not postgres:// stops the start with one line: ${lines(notPostgres.out, /DATABASE_DIRECT_URL/)[0]?.trim()}`,
+  );
+  check(
+    directThroughPooler.code !== 0 &&
+      /DATABASE_DIRECT_URL probably goes through a connection pooler/.test(directThroughPooler.out),
+    'a DATABASE_DIRECT_URL through PgBouncer in transaction mode is refused at start, naming it',
+  );
+  check(
+    pooledWithoutDirect.code !== 0 &&
+      /set DATABASE_DIRECT_URL/.test(pooledWithoutDirect.out) &&
+      !/retrying/.test(pooledWithoutDirect.out),
+    'DATABASE_URL through PgBouncer without DATABASE_DIRECT_URL stops at once, saying to set it',
+  );
+  if (failures.length)
+    log(`startup outputs:\n${notPostgres.out}\n${directThroughPooler.out}\n${pooledWithoutDirect.out}`);
 }
 
 function primaryKept(measured) {
