@@ -54,6 +54,11 @@ async function cleanup() {
   await cluster.stop();
 }
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+// Whatever goes wrong, nothing started here outlives the run.
+process.on('uncaughtException', (error) => {
+  log(`FAIL uncaught: ${error.stack ?? error}`);
+  void cleanup().finally(() => process.exit(1));
+});
 
 // ---------------------------------------------------------------------------------------------
 // Processes of the service
@@ -330,7 +335,6 @@ async function main() {
   await query(`postgres://postgres@127.0.0.1:${PORTS.haproxy}/postgres`, `CREATE DATABASE ${DB}`);
   log(`database ${DB} created on the primary; starting three instances and the charging host`);
 
-  await startupRefusals();
   for (let i = 0; i < 3; i++)
     instances.push(
       startProcess(
@@ -341,7 +345,11 @@ async function main() {
       ),
     );
   await Promise.all(instances.map((i) => i.ready));
-  const world = await seed(new pg.Pool({ connectionString: DIRECT_URL, max: 2 }));
+  // Bad input, on the migrated database: what the service says for each wrong way to give the URLs.
+  await startupRefusals();
+  const seeding = new pg.Pool({ connectionString: DIRECT_URL, max: 2 });
+  seeding.on('error', () => undefined); // an idle connection cut by a failover must not end the run
+  const world = await seed(seeding).finally(() => seeding.end());
   const host = startProcess(
     'charge-host',
     ['bench/charge-host.mjs'],
