@@ -381,7 +381,26 @@ async function main() {
   const load = runLoad(rec, world);
   const measured = {};
   try {
-    await sleep(5000);
+    await sleep(4000);
+
+    // 0. The pooler's server connections cut mid-transaction (as a pooler or a network drops
+    //    them): the primary ends every backend of the service's database, three times.
+    const d0 = now();
+    let cut = 0;
+    for (let i = 0; i < 3; i++) {
+      const [{ n }] = await query(
+        DIRECT_URL,
+        `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+          WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+        [DB],
+      );
+      cut += n;
+      await sleep(1000);
+    }
+    await sleep(2000);
+    const d1 = now();
+    measured.dropped = { connections: cut, ...failureSpan(rec, d0, d1), statuses: summarize(window(rec, d0, d1)) };
+    log(`cut ${cut} server connections mid-flight: ${JSON.stringify(measured.dropped.statuses)}`);
 
     // 1. A planned switchover.
     const from = await cluster.leader();
@@ -472,6 +491,15 @@ async function main() {
     `SELECT COALESCE(sum(asks), 0)::int AS asks FROM usage_counters WHERE org_id = $1`,
     [world.orgId],
   );
+  // Nothing half-written: every key stored has its mint's audit event, every revoked one its revoke's.
+  const [halves] = await query(
+    DIRECT_URL,
+    `SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.target_id = k.id AND a.action = 'api_key.minted'))::int AS mint,
+            count(*) FILTER (WHERE k.revoked_at IS NOT NULL AND NOT EXISTS (
+              SELECT 1 FROM audit_events a WHERE a.target_id = k.id AND a.action = 'api_key.revoked'))::int AS revoke
+       FROM api_keys k WHERE k.org_id = $1`,
+    [world.orgId],
+  );
   const liveInstances = instances.filter((i) => i.alive()).length;
   const liveProbes = rec.events.filter((e) => e.kind === 'live');
 
@@ -495,7 +523,12 @@ async function main() {
       'failover: /health/ready not ready for',
       notReadyFirst && readyAgain ? `${((readyAgain.t - notReadyFirst.t) / 1000).toFixed(1)} s` : 'n/a',
     ],
+    [
+      'server connections cut mid-transaction: cut / requests refused (503)',
+      `${measured.dropped.connections} / ${measured.dropped.count}`,
+    ],
     ['answers 500 (or other 5xx but 503)', serverErrors.length],
+    ['keys without their mint / revoke audit event (half-written)', `${halves.mint} / ${halves.revoke}`],
     ['requests without an answer (timeout, reset)', noAnswer.length],
     ['acknowledged mints / revokes missing on the new primary', `${lostMints.length} / ${lostRevokes.length}`],
     ['revoked keys accepted after the revoke was acknowledged', rec.violations.length],
@@ -503,7 +536,7 @@ async function main() {
     ['instances still running', `${liveInstances} of ${instances.length}`],
   ];
   process.stdout.write('\n  test:ha measured\n');
-  for (const [k, v] of table) process.stdout.write(`  ${k.padEnd(62)} ${v}\n`);
+  for (const [k, v] of table) process.stdout.write(`  ${k.padEnd(70)} ${v}\n`);
   process.stdout.write('\n');
 
   check(serverErrors.length === 0, `no 500: ${JSON.stringify(summarize(serverErrors))}`);
@@ -517,6 +550,14 @@ async function main() {
     'every instance answered /health/live throughout',
   );
   check(noAnswer.length === 0, `every request was answered (${noAnswer.length} without an answer)`);
+  check(
+    halves.mint === 0 && halves.revoke === 0,
+    'nothing half-written: every stored mint and revoke has its audit event',
+  );
+  check(
+    measured.dropped.connections > 0,
+    'the cut of server connections mid-transaction hit the service (503s, never 500s)',
+  );
   check(lostMints.length === 0, `every acknowledged mint (${rec.minted.size}) is on the new primary`);
   check(lostRevokes.length === 0, `every acknowledged revoke (${rec.revoked.size}) is on the new primary`);
   check(
