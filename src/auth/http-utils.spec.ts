@@ -17,6 +17,22 @@ describe('bearerToken', () => {
   });
 });
 
+describe('isDatabaseUnavailable', () => {
+  it.each([
+    ['the pool found no free connection in time', new Error('timeout exceeded when trying to connect')],
+    ["a new connection's own connect timeout (pg's client)", new Error('timeout expired')],
+    ['a statement that got no answer', new Error('Query read timeout')],
+    ['a dropped connection', new Error('Connection terminated unexpectedly')],
+    ['a server shutting down', Object.assign(new Error('terminating connection'), { code: '57P01' })],
+  ])('is true for %s', (_label, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it('is false for a bug', () => {
+    expect(isDatabaseUnavailable(new TypeError('undefined is not a function'))).toBe(false);
+  });
+});
+
 describe('isDatabaseUnavailable: a failover or a pooler losing its server is a 503, not a 500', () => {
   const err = (message: string, code?: string) => Object.assign(new Error(message), code ? { code } : {});
   it.each([
