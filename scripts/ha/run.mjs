@@ -657,10 +657,20 @@ async function e2eThroughPgBouncer() {
     'test/e2e/api-keys-list-revoke.test.ts',
     'test/e2e/metering.test.ts',
   ];
+  // Their databases on the machine's PostgreSQL (as npm test's), with PgBouncer in front of it.
+  const machine = `postgres://postgres@127.0.0.1:${PORTS.machinePg}/postgres`;
+  const reachable = await query(machine, 'SELECT 1').then(
+    () => true,
+    () => false,
+  );
+  if (!reachable) {
+    check(false, `end-to-end tests through PgBouncer need the machine's PostgreSQL at ${machine} (HA_MACHINE_PG_PORT)`);
+    return;
+  }
   const r = spawnSync('npx', ['vitest', 'run', '--project', 'db', ...files], {
     cwd: ROOT,
     stdio: 'inherit',
-    env: { ...process.env, TEST_DATABASE_POOLER: `127.0.0.1:${PORTS.pgbouncer}` },
+    env: { ...process.env, TEST_DATABASE_URL: machine, TEST_DATABASE_POOLER: `127.0.0.1:${PORTS.pgbouncer}` },
   });
   check(r.status === 0, `end-to-end tests through PgBouncer: ${files.join(', ')}`);
 }
