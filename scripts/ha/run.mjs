@@ -667,7 +667,11 @@ async function e2eThroughPgBouncer() {
     check(false, `end-to-end tests through PgBouncer need the machine's PostgreSQL at ${machine} (HA_MACHINE_PG_PORT)`);
     return;
   }
-  const r = spawnSync('npx', ['vitest', 'run', '--project', 'db', ...files], {
+  const vitest = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+  const r = spawnSync(process.execPath, [vitest, 'run', '--project', 'db', ...files], {
+    // Bounded, like everything here: a hung run fails instead of holding CI.
+    timeout: 6 * 60_000,
+    killSignal: 'SIGKILL',
     cwd: ROOT,
     stdio: 'inherit',
     env: { ...process.env, TEST_DATABASE_URL: machine, TEST_DATABASE_POOLER: `127.0.0.1:${PORTS.pgbouncer}` },
