@@ -170,6 +170,20 @@ export class ApiKeyRepository {
     return returnedRows<ApiKeyEntity>(await manager.query(text, [keyId, owner, ...values]))[0] ?? null;
   }
 
+  /** The scopes a key holds, its row locked until the transaction ends (a narrowing); null for no such key in the scope. */
+  async lockScopes(
+    scope: 'user_id' | 'org_id' | 'id',
+    owner: string,
+    keyId: string,
+    manager: EntityManager,
+  ): Promise<string[] | null> {
+    const rows = (await manager.query(
+      `SELECT k.scopes FROM api_keys k WHERE k.id = $1::uuid AND k.${scope} = $2::uuid FOR UPDATE`,
+      [keyId, owner],
+    )) as Array<{ scopes: string[] }>;
+    return rows[0]?.scopes ?? null;
+  }
+
   /** Why a key of the caller cannot be rotated: null when there is no such key of theirs. */
   async keyStanding(
     userId: string,

@@ -4,7 +4,8 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ADMIN_TOKEN_SCHEME } from '../personal-data/personal-data.options.js';
-import { API_KEY_SCHEME, BODY_ERRORS, SESSION_SCHEME } from '../common/openapi.js';
+import { API_KEY_SCHEME, applyScopeRegistry, BODY_ERRORS, SESSION_SCHEME } from '../common/openapi.js';
+import { ScopeRegistry } from '../common/scope-registry.js';
 import type { VersioningPolicy } from '../versioning/versioning-policy.js';
 import { documentsByVersion } from '../versioning/openapi-versions.js';
 
@@ -104,7 +105,7 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
       description: 'The METRICS_TOKEN of this deployment.',
     };
   }
-  const document = SwaggerModule.createDocument(app, config);
+  const document = applyScopeRegistry(SwaggerModule.createDocument(app, config), app.get(ScopeRegistry));
   const metrics = document.paths['/metrics']?.get;
   if (metrics) {
     metrics.security = options.metricsToken ? [{ [METRICS_TOKEN_SCHEME]: [] }] : [];

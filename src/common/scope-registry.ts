@@ -1,0 +1,159 @@
+import { BadRequestException, ForbiddenException } from '@nestjs/common';
+import { ERRORS } from './error-messages.js';
+import { ROLES, type Role } from './roles.js';
+
+/** A scope as the deployment defines it: what it lets a key do, and which roles may hold it. */
+export interface ScopeDefinition {
+  description: string;
+  roles: Role[];
+}
+
+/** What a host passes as the module's `scopes` option, or the server reads from API_KEY_SCOPES. */
+export type ScopeRegistryInput = Record<string, { description?: string; roles?: Role[] }>;
+
+/** The contract's two scopes, always registered; a registry may redefine their roles and description. */
+export const CONTRACT_SCOPES: Readonly<Record<'decisions:read' | 'decisions:write', ScopeDefinition>> = {
+  'decisions:read': { description: 'Read decisions.', roles: ['owner', 'admin', 'member', 'viewer'] },
+  'decisions:write': { description: 'Write decisions.', roles: ['owner', 'admin', 'member'] },
+};
+
+/** The scope a key gets when its mint names none (the contract's "read-only"). */
+export const DEFAULT_SCOPE = 'decisions:read';
+
+export const MAX_SCOPES = 200;
+export const MAX_SCOPE_LENGTH = 64;
+const MAX_DESCRIPTION_LENGTH = 500;
+/** `resource:action` style: lower case letters, digits, `_` and `-`, in parts joined by `:` (at least two parts). */
+const SCOPE_NAME = /^[a-z0-9_-]+(?::[a-z0-9_-]+)+$/;
+const NAME_RULE = `lower case letters, digits, "_" and "-" in parts joined by ":" (at least one ":"), at most ${MAX_SCOPE_LENGTH} characters`;
+
+/** True for a string shaped like a scope name (registered or not). */
+export function isScopeName(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_SCOPE_LENGTH && SCOPE_NAME.test(value);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Reads a registry from untrusted input (JSON or module options); the contract's two scopes are
+ * added unless named. Anything malformed throws one line naming `source` and the offending entry.
+ */
+export function parseScopeRegistry(input: unknown, source: string): Map<string, ScopeDefinition> {
+  const registry = new Map<string, ScopeDefinition>(
+    Object.entries(CONTRACT_SCOPES).map(([name, d]) => [name, { description: d.description, roles: [...d.roles] }]),
+  );
+  if (input === undefined || input === null) return registry;
+  if (!isObject(input)) {
+    throw new Error(`${source} must be an object like {"invoices:read":{"description":"…","roles":["owner"]}}`);
+  }
+  const entries = Object.entries(input);
+  if (entries.length > MAX_SCOPES) throw new Error(`${source}: at most ${MAX_SCOPES} scopes, got ${entries.length}`);
+  for (const [name, entry] of entries) {
+    const at = `${source}["${name}"]`;
+    if (!isScopeName(name)) throw new Error(`${source}: "${name}" is not a scope name (${NAME_RULE})`);
+    if (!isObject(entry)) throw new Error(`${at} must be an object with a description and roles`);
+    const unknown = Object.keys(entry).find((k) => k !== 'description' && k !== 'roles');
+    if (unknown !== undefined) throw new Error(`${at}: unknown field "${unknown}" (allowed: description, roles)`);
+    const contract = CONTRACT_SCOPES[name as keyof typeof CONTRACT_SCOPES] as ScopeDefinition | undefined;
+    const { description = contract?.description, roles = contract?.roles } = entry as {
+      description?: unknown;
+      roles?: unknown;
+    };
+    if (typeof description !== 'string' || description.length === 0 || description.length > MAX_DESCRIPTION_LENGTH) {
+      throw new Error(`${at}.description must be a string of 1 to ${MAX_DESCRIPTION_LENGTH} characters`);
+    }
+    if (!Array.isArray(roles) || roles.length === 0) {
+      throw new Error(`${at}.roles must be a non-empty array of roles (${ROLES.join(', ')})`);
+    }
+    const badRole = roles.find((r) => !(ROLES as readonly unknown[]).includes(r));
+    if (badRole !== undefined) {
+      throw new Error(`${at}.roles: unknown role ${JSON.stringify(badRole)} (allowed: ${ROLES.join(', ')})`);
+    }
+    registry.set(name, { description, roles: ROLES.filter((r) => roles.includes(r)) });
+  }
+  return registry;
+}
+
+/**
+ * The scopes this deployment defines (the contract's two unless a host or API_KEY_SCOPES adds
+ * more), and what follows from them: each role's ceiling, a key's effective scopes, what a mint
+ * may grant. A scope that is not registered counts for nobody: a key that holds one keeps
+ * verifying with the registered rest.
+ */
+export class ScopeRegistry {
+  /** In registration order: the contract's two first, then the deployment's. */
+  readonly names: readonly string[];
+  private readonly definitions: ReadonlyMap<string, ScopeDefinition>;
+  private readonly ceilings: ReadonlyMap<Role, readonly string[]>;
+  private readonly ceilingSets: ReadonlyMap<Role, ReadonlySet<string>>;
+
+  constructor(input?: unknown, source = 'scopes') {
+    this.definitions = parseScopeRegistry(input, source);
+    this.names = [...this.definitions.keys()];
+    this.ceilings = new Map(
+      ROLES.map((role) => [role, this.names.filter((s) => this.definitions.get(s)!.roles.includes(role))]),
+    );
+    this.ceilingSets = new Map(ROLES.map((role) => [role, new Set(this.ceilings.get(role))]));
+  }
+
+  has(scope: unknown): boolean {
+    return typeof scope === 'string' && this.definitions.has(scope);
+  }
+
+  describe(scope: string): string {
+    return this.definitions.get(scope)?.description ?? '';
+  }
+
+  /** The scopes a role may hold in an org; a session carries exactly these. */
+  ceiling(role: Role | null | undefined): string[] {
+    const c = role ? this.ceilings.get(role) : undefined;
+    return c ? [...c] : [];
+  }
+
+  /** Whether `role` may hold `scope` (false for an unregistered scope). */
+  allows(role: Role | null | undefined, scope: string): boolean {
+    return !!role && !!this.ceilingSets.get(role)?.has(scope);
+  }
+
+  /**
+   * A key's effective scopes: what it holds, cut down to its owner's current ceiling (so to the
+   * registered scopes). On the verification path: no copy of the ceiling, one filter.
+   */
+  effective(held: readonly string[], role: Role | null | undefined): string[] {
+    const set = role ? this.ceilingSets.get(role) : undefined;
+    return set ? held.filter((s) => set.has(s)) : [];
+  }
+
+  /** The first entry of `list` that is not a registered scope, if any. */
+  unregistered(list: readonly unknown[]): unknown {
+    return list.find((s) => !this.has(s));
+  }
+
+  /** 400 naming the field and the first entry that is not a registered scope. */
+  requireRegistered(field: string, list: readonly unknown[] | null | undefined): void {
+    if (!list) return;
+    const bad = list.find((s) => !this.has(s));
+    if (bad !== undefined || list.some((s) => s === undefined)) {
+      throw new BadRequestException(ERRORS.unregisteredScope(field, bad, this.names));
+    }
+  }
+
+  /** `list` without duplicates, in registration order. */
+  canonical(list: readonly string[]): string[] {
+    const wanted = new Set(list);
+    return this.names.filter((s) => wanted.has(s));
+  }
+
+  /**
+   * The scopes a key asked for, as a role may grant them: omitted or [] means read-only,
+   * duplicates collapse, registration order; an unregistered scope is a 400 naming it, a scope
+   * above the role's ceiling a 403 naming both.
+   */
+  grantable(asked: readonly string[] | undefined, role: Role): string[] {
+    this.requireRegistered('scopes', asked);
+    const scopes = this.canonical(asked && asked.length > 0 ? asked : [DEFAULT_SCOPE]);
+    const above = scopes.filter((s) => !this.allows(role, s));
+    if (above.length > 0) throw new ForbiddenException(ERRORS.roleCannotGrant(role, above, this.ceiling(role)));
+    return scopes;
+  }
+}
