@@ -33,6 +33,16 @@ export interface KeyVerificationRow {
   usage: Counters;
 }
 
+/** Requests of one key on routes that required one scope, on one UTC day (ScopeUsageRecorder). */
+export interface ScopeUse {
+  keyId: string;
+  scope: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  requests: number;
+  lastUsedAt: Date;
+}
+
 /**
  * What auth needs from the api_keys table: the verification read (a key by its lookup, or by its
  * previous lookup only during the rotation's grace) and the last-used write-behind.
@@ -42,4 +52,6 @@ export interface KeyVerificationRow {
 export abstract class ApiKeyStore {
   abstract findForVerification(lookups: string[], withDirectory: boolean, day: string): Promise<KeyVerificationRow[]>;
   abstract touchLastUsed(ids: string[], at: Date[]): Promise<void>;
+  /** Adds the counts to the keys' scope use (keys gone since are skipped); one statement. */
+  abstract recordScopeUse(uses: ScopeUse[]): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { AuthFailureThrottle } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { CredentialGuard } from './credential.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
+import { ScopeUsageRecorder } from './scope-usage-recorder.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
@@ -33,6 +34,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard];
     SessionStrategy,
     ApiKeyVerifier,
     LastUsedWriter,
+    ScopeUsageRecorder,
     AuthFailureThrottle,
     AuthMetrics,
     SessionOrgResolver,
@@ -52,6 +54,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard];
     SessionOrgResolver,
     ApiKeyVerifier,
     LastUsedWriter,
+    ScopeUsageRecorder,
     VerificationInvalidation,
     VerificationLease,
   ],

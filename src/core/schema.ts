@@ -24,6 +24,7 @@ import { KeyControls1765100000000 } from '../database/migrations/1765100000000-k
 import { ServiceKeys1765200000000 } from '../database/migrations/1765200000000-service-keys.js';
 import { AuditPseudonymise1765400000000 } from '../database/migrations/1765400000000-audit-pseudonymise.js';
 import { OrgApiVersion1765500000000 } from '../database/migrations/1765500000000-org-api-version.js';
+import { ApiKeyScopeUsage1765600000000 } from '../database/migrations/1765600000000-api-key-scope-usage.js';
 import { OrgKeyPolicies1765300000000 } from '../database/migrations/1765300000000-org-key-policies.js';
 import { OrgKeyPolicyEntity } from '../key-policies/key-policy.entity.js';
 import { ApiKeyStaleWarningEntity } from '../api-keys/api-key-stale-warning.entity.js';
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   OrgKeyPolicies1765300000000,
   AuditPseudonymise1765400000000,
   OrgApiVersion1765500000000,
+  ApiKeyScopeUsage1765600000000,
 ];

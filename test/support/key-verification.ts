@@ -87,6 +87,7 @@ class InMemoryKeyStore extends ApiKeyStore {
   }
 
   async touchLastUsed(): Promise<void> {}
+  async recordScopeUse(): Promise<void> {}
 }
 
 export function verifierOver(
