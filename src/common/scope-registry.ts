@@ -28,7 +28,7 @@ const SCOPE_NAME = /^[a-z0-9_-]+(?::[a-z0-9_-]+)+$/;
 const NAME_RULE = `lower case letters, digits, "_" and "-" in parts joined by ":" (at least one ":"), at most ${MAX_SCOPE_LENGTH} characters`;
 
 /** True for a string shaped like a scope name (registered or not). */
-export function isScopeName(value: unknown): value is string {
+export function isScopeName(value: unknown): boolean {
   return typeof value === 'string' && value.length <= MAX_SCOPE_LENGTH && SCOPE_NAME.test(value);
 }
 
@@ -65,11 +65,11 @@ export function parseScopeRegistry(input: unknown, source: string): Map<string, 
     if (!Array.isArray(roles) || roles.length === 0) {
       throw new Error(`${at}.roles must be a non-empty array of roles (${ROLES.join(', ')})`);
     }
-    const badRole = roles.find((r) => !(ROLES as readonly unknown[]).includes(r));
+    const badRole: unknown = (roles as unknown[]).find((r) => !(ROLES as readonly unknown[]).includes(r));
     if (badRole !== undefined) {
       throw new Error(`${at}.roles: unknown role ${JSON.stringify(badRole)} (allowed: ${ROLES.join(', ')})`);
     }
-    registry.set(name, { description, roles: ROLES.filter((r) => roles.includes(r)) });
+    registry.set(name, { description, roles: ROLES.filter((r) => (roles as unknown[]).includes(r)) });
   }
   return registry;
 }

@@ -110,9 +110,7 @@ export function checkRouteScopes(modules: ModulesContainer, registry: ScopeRegis
       for (const name of scanner.getAllMethodNames(prototype)) {
         const handler = prototype[name];
         if (typeof handler !== 'function') continue;
-        const missing = routeAuth(handler as (...args: unknown[]) => unknown, controller)?.scopes.find(
-          (s) => !registry.has(s),
-        );
+        const missing = routeAuth(handler, controller)?.scopes.find((s) => !registry.has(s));
         if (missing === undefined) continue;
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         const route =

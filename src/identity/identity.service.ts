@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal.js';
-import type { Role, Scope } from '../common/roles.js';
 import { ScopeRegistry } from '../common/scope-registry.js';
 import type { PrincipalDto } from './dto/principal.dto.js';
 import type { ScopeListDto } from './dto/scope-list.dto.js';

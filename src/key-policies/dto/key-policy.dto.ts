@@ -14,7 +14,7 @@ const ScopeList =
   (field: string): PropertyDecorator =>
   (target, key) => {
     // Registered scopes only: the service checks each against the running registry (400 naming it).
-    IsArray({ message: `${field} must be an array of scopes` })(target, key as string);
+    IsArray({ message: `${field} must be an array of scopes` })(target, key);
   };
 const SCOPE_LIST = { enum: SCOPE_ENUM, isArray: true } as const;
 const SCOPE_ARRAY = { type: 'array' as const, items: { type: 'string' as const, enum: [...SCOPE_ENUM] } };
