@@ -77,6 +77,9 @@ export const AUTH_ERRORS = {
  */
 export const SCOPE_ENUM: readonly string[] = Object.keys(CONTRACT_SCOPES);
 
+const ANY_SCOPE =
+  'A scope the deployment registers: decisions:read, decisions:write, and any the deployment adds (GET /scopes lists them).';
+
 const isScopeEnum = (values: unknown): boolean =>
   Array.isArray(values) && values.length === SCOPE_ENUM.length && values.every((v, i) => v === SCOPE_ENUM[i]);
 
@@ -84,14 +87,21 @@ const isScopeEnum = (values: unknown): boolean =>
  * Puts the running registry's scopes into every scope enum of a built OpenAPI document (request
  * and response schemas alike), so a generated client knows the deployment's scopes. The standalone
  * server applies it; a host serving its own document calls it after `SwaggerModule.createDocument`.
+ * With no registry (null) the scopes become plain strings, for a client meant for any deployment.
  */
-export function applyScopeRegistry(document: OpenAPIObject, registry: ScopeRegistry): OpenAPIObject {
-  const names = [...registry.names];
+export function applyScopeRegistry(document: OpenAPIObject, registry: ScopeRegistry | null): OpenAPIObject {
+  const names = registry ? [...registry.names] : null;
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(visit);
     if (typeof node !== 'object' || node === null) return;
     const o = node as Record<string, unknown>;
-    if (isScopeEnum(o.enum)) o.enum = [...names];
+    if (isScopeEnum(o.enum)) {
+      if (names) o.enum = [...names];
+      else {
+        delete o.enum;
+        o.description = ANY_SCOPE;
+      }
+    }
     for (const value of Object.values(o)) visit(value);
   };
   visit(document.paths);

@@ -105,7 +105,10 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
       description: 'The METRICS_TOKEN of this deployment.',
     };
   }
-  const document = applyScopeRegistry(SwaggerModule.createDocument(app, config), app.get(ScopeRegistry));
+  // In Nest's preview mode (the client build) no provider is built: the default registry stands in.
+  const found: ScopeRegistry | undefined = app.get(ScopeRegistry, { strict: false });
+  const registry = found ?? new ScopeRegistry();
+  const document = applyScopeRegistry(SwaggerModule.createDocument(app, config), registry);
   const metrics = document.paths['/metrics']?.get;
   if (metrics) {
     metrics.security = options.metricsToken ? [{ [METRICS_TOKEN_SCHEME]: [] }] : [];
