@@ -1,5 +1,5 @@
 import { isPlan, isRole, isUuid, PLANS, ROLES, type Plan, type Role, type Scope } from '../common/roles.js';
-import { ScopeRegistry } from '../common/scope-registry.js';
+import { parseScopeRegistry } from '../common/scope-names.js';
 import { scopeRegistryFromEnv } from '../config/scopes-env.js';
 import type { INestApplicationContext } from '@nestjs/common';
 import { isMeter, METERS, type Meter } from '../common/meters.js';
@@ -104,14 +104,14 @@ export function daysOrNone(f: Flags, name: string, range: { min: number; max: nu
   return Number(raw);
 }
 
-/** The deployment's scopes (API_KEY_SCOPES or its _FILE; a bad registry is a ConfigError, exit 1). */
-export function deploymentScopes(): ScopeRegistry {
+/** The deployment's scope names (API_KEY_SCOPES or its _FILE; a bad registry fails the command, exit 1). */
+export function deploymentScopes(): string[] {
   const env = {
     API_KEY_SCOPES: process.env.API_KEY_SCOPES || undefined,
     API_KEY_SCOPES_FILE: process.env.API_KEY_SCOPES_FILE || undefined,
   };
   try {
-    return new ScopeRegistry(scopeRegistryFromEnv(env), 'API_KEY_SCOPES');
+    return [...parseScopeRegistry(scopeRegistryFromEnv(env), 'API_KEY_SCOPES').keys()];
   } catch (error) {
     throw new Error(`Invalid configuration:\n  ${(error as Error).message}`);
   }
@@ -122,11 +122,11 @@ export function scopes(f: Flags, name: string): Scope[] | undefined {
   const raw = f[name];
   if (raw === undefined) return undefined;
   const list = raw.split(',').map((s) => s.trim());
-  const registry = deploymentScopes();
-  const unknown = list.find((s) => !registry.has(s));
+  const registered = deploymentScopes();
+  const unknown = list.find((s) => !registered.includes(s));
   if (unknown !== undefined)
     throw new UsageError(
-      `--${name} must be scopes separated by commas, each one of ${registry.names.join(', ')}; got "${unknown}"`,
+      `--${name} must be scopes separated by commas, each one of ${registered.join(', ')}; got "${unknown}"`,
     );
   return list;
 }

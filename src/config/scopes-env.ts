@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parseScopeRegistry, type ScopeRegistryInput } from '../common/scope-registry.js';
+import { parseScopeRegistry, type ScopeRegistryInput } from '../common/scope-names.js';
 
 function parseJson(text: string, variable: string): unknown {
   try {
