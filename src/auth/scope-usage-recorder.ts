@@ -17,7 +17,12 @@ const DAY_MS = 86_400_000;
 @Injectable()
 export class ScopeUsageRecorder implements OnApplicationShutdown {
   private readonly logger = new Logger('ScopeUsageRecorder');
-  private pending = new Map<string, ScopeUse>();
+  /**
+   * Per key, its pending (scope, day) counts: a key holds few scopes, so a short array scanned by
+   * identity beats a Map keyed by a string built per request (that string's hash is computed anew).
+   */
+  private pending = new Map<string, ScopeUse[]>();
+  private size = 0;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> | null = null;
   /** The UTC day of the last record, and the instants it spans (computed once a day, not per request). */
@@ -34,17 +39,19 @@ export class ScopeUsageRecorder implements OnApplicationShutdown {
       this.dayEnd = this.dayStart + DAY_MS;
       this.day = new Date(this.dayStart).toISOString().slice(0, 10);
     }
+    let uses = this.pending.get(keyId);
+    if (!uses) this.pending.set(keyId, (uses = []));
     for (const scope of scopes) {
-      const id = `${keyId} ${scope} ${this.day}`;
-      const use = this.pending.get(id);
+      const use = uses.find((u) => u.scope === scope && u.day === this.day);
       if (use) {
         use.requests++;
         if (t > use.lastUsedAt.getTime()) use.lastUsedAt = now;
       } else {
-        this.pending.set(id, { keyId, scope, day: this.day, requests: 1, lastUsedAt: now });
+        uses.push({ keyId, scope, day: this.day, requests: 1, lastUsedAt: now });
+        this.size++;
       }
     }
-    if (this.pending.size >= MAX_PENDING) void this.flush();
+    if (this.size >= MAX_PENDING) void this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), SCOPE_USE_FLUSH_MS);
       this.timer.unref();
@@ -56,9 +63,10 @@ export class ScopeUsageRecorder implements OnApplicationShutdown {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.inFlight) await this.inFlight;
-    if (this.pending.size === 0) return;
-    const batch = [...this.pending.values()];
+    if (this.size === 0) return;
+    const batch = [...this.pending.values()].flat();
     this.pending = new Map();
+    this.size = 0;
     this.inFlight = this.keys
       .recordScopeUse(batch)
       .catch((error: unknown) => {
@@ -74,7 +82,7 @@ export class ScopeUsageRecorder implements OnApplicationShutdown {
 
   /** Until nothing is pending or in flight (see LastUsedWriter.drain). */
   async drain(): Promise<void> {
-    while (this.inFlight || this.pending.size > 0) {
+    while (this.inFlight || this.size > 0) {
       if (this.inFlight) await this.inFlight;
       else await this.flush();
     }
