@@ -32,7 +32,7 @@ export const ERRORS = {
   roleCannotGrant: (role: string, above: readonly string[], ceiling: readonly string[]) =>
     `Your role "${role}" in this organisation cannot grant ${above.join(', ')}; it allows at most: ${ceiling.join(', ')}`,
   unregisteredScope: (field: string, bad: unknown, registered: readonly string[]) =>
-    `${field} may only contain registered scopes (${registered.length > 20 ? `${registered.slice(0, 20).join(', ')} and ${registered.length - 20} more; GET /scopes lists them` : registered.join(', ')}); ${JSON.stringify(bad) ?? 'undefined'} is not one`,
+    `${field} may only contain registered scopes (${registered.length > 20 ? `${registered.slice(0, 20).join(', ')} and ${registered.length - 20} more; GET /scopes lists them` : registered.join(', ')}); ${(JSON.stringify(bad) ?? 'undefined').slice(0, 80)} is not one`,
   keyNeverWidened: (scopes: readonly string[]) =>
     `A key is never widened; mint a new one: this key does not hold ${scopes.join(', ')}`,
   noScopesLeft: 'scopes must name at least one scope the key holds (revoke the key to take every scope away)',
