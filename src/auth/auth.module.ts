@@ -7,6 +7,7 @@ import { AuthMetrics } from './auth-metrics.js';
 import { CredentialGuard } from './credential.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import { LastUseGuard } from './last-use.guard.js';
+import { ScopeUsageRecorder } from './scope-usage-recorder.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
@@ -34,6 +35,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard, 
     SessionStrategy,
     ApiKeyVerifier,
     LastUsedWriter,
+    ScopeUsageRecorder,
     AuthFailureThrottle,
     AuthMetrics,
     SessionOrgResolver,
@@ -53,6 +55,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard, 
     SessionOrgResolver,
     ApiKeyVerifier,
     LastUsedWriter,
+    ScopeUsageRecorder,
     VerificationInvalidation,
     VerificationLease,
   ],
