@@ -11,6 +11,7 @@ import type {
   MintKeyRequest,
   RotatedApiKey,
   RotateKeyRequest,
+  UpdateKeyRequest,
 } from './types.js';
 
 /** The caller's own keys: mint, list, rotate, revoke (browser session only; an API key gets 403). */
@@ -40,6 +41,11 @@ export class Keys {
   /** A new secret for the same key; the replaced one keeps verifying for `grace_period_seconds`. */
   rotate(keyId: string, body?: RotateKeyRequest): Promise<RotatedApiKey> {
     return dataOf(this.api.POST('/api-keys/{keyID}/rotate', { params: { path: { keyID: keyId } }, body }));
+  }
+
+  /** Changes the key's settings (omitted fields stay, null clears one); answers the key record. */
+  update(keyId: string, body: UpdateKeyRequest): Promise<ApiKey> {
+    return dataOf(this.api.PATCH('/api-keys/{keyID}', { params: { path: { keyID: keyId } }, body }));
   }
 
   /** Revokes the key (revoking a revoked key changes nothing). */
