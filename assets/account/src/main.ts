@@ -4,7 +4,7 @@
 // Every call goes through the typed client (api.ts), pinned to one API version. Routes that a
 // deployment does not have (404, or absent from /openapi.json) hide their feature.
 import { createApi } from './api.js';
-import { loadApiDocument } from './api-document.js';
+import { ApiDocument, loadApiDocument } from './api-document.js';
 import { isManager, me, newSession, type PageContext } from './context.js';
 import { initDialogs } from './dialogs.js';
 import { announce, byId, clearAlert, h, setFieldError, show, showAlert } from './dom.js';
@@ -46,7 +46,7 @@ function createPage(): PageContext {
     session,
     sections,
     panels: {},
-    doc: undefined as never,
+    doc: new ApiDocument(),
     api: createApi({
       token: () => session.token,
       onUnauthorized: (message) => sessionRefused(message),
@@ -120,12 +120,15 @@ function showStartFailure(err: unknown): void {
   );
 }
 
+/** The deployment's document, asked once. */
+let documentLoad: Promise<ApiDocument> | null = null;
+
 async function start(): Promise<void> {
   signin.showView('loading');
   clearAlert(byId('banner'));
   ctx.session.orgId = signin.orgFromUrl();
   let orgError = '';
-  const documentLoad = ctx.doc ? Promise.resolve(ctx.doc) : loadApiDocument();
+  documentLoad ??= loadApiDocument();
   const orgs = loadOrgs().catch((err: unknown) => ({ failed: err }));
   const whoAmI = () => ctx.api.me({ orgId: ctx.session.orgId ?? undefined });
   let principal;

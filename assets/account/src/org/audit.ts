@@ -47,7 +47,6 @@ function query(cursor: string | undefined): ListAuditEventsQuery {
 
 export function auditList(ctx: PageContext): PagedList<AuditEventPage> {
   const list = new PagedList<AuditEventPage>(ctx, (cursor, append) => {
-    fillActions(ctx);
     return {
       section: 'audit',
       error: 'audit-error',
@@ -57,7 +56,10 @@ export function auditList(ctx: PageContext): PagedList<AuditEventPage> {
         byId<HTMLSelectElement>('audit-action').value
           ? 'No events match this filter. Clear it to see every event.'
           : 'Nothing has happened in this organisation yet.',
-      fetch: () => ctx.api.orgs.auditEvents(me(ctx).org_id, query(cursor)),
+      fetch: () => {
+        fillActions(ctx);
+        return ctx.api.orgs.auditEvents(me(ctx).org_id, query(cursor));
+      },
       render: (data) =>
         putRows(
           'audit-list',
