@@ -9,7 +9,7 @@ import { startTestApp, type TestApp } from './test-app.js';
 /** Polls a browser-side value until it matches: the page loads its panels side by side. */
 export const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000, interval: 50 });
 
-/** Opens a section of the account page from its side menu (a link to `#<section>`), as a person would. */
+/** Opens a section of the account page from its menu (a link to `#<section>`), as a person would. */
 export async function openSection(page: Page, section: string): Promise<void> {
   const link = page.locator(`#sections-nav a[href="#${section}"]`);
   await link.waitFor({ state: 'visible' });

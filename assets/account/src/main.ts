@@ -1,6 +1,6 @@
 // The account page: API keys (mint with a one-time reveal, list, rotate, revoke, controls), usage,
 // and for owners and admins the organisation's sections (approvals, key policy, every key,
-// service keys, audit log, webhooks), each reached from the side menu and named in the URL.
+// service keys, audit log, webhooks), each reached from the sections' menu and named in the URL.
 // Every call goes through the typed client (api.ts), pinned to one API version. Routes that a
 // deployment does not have (404, or absent from /openapi.json) hide their feature.
 import { createApi } from './api.js';

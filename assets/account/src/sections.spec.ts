@@ -7,7 +7,7 @@ const visible = () =>
     .filter((el) => !el.hidden)
     .map((el) => el.dataset.sectionPanel);
 
-describe('the sections of the page and the side menu', () => {
+describe('the sections of the page and their menu', () => {
   beforeEach(loadPage);
 
   it('reads the section from the URL fragment, and nothing else (the skip link’s #main)', () => {

@@ -1,4 +1,4 @@
-// The app's sections and the side menu that reaches them. The URL's fragment names the section
+// The app's sections and the sections' menu that reaches them. The URL's fragment names the section
 // (/account?org=…#audit), so a link opens it and Back returns to the previous one; the menu's
 // links are plain links to those fragments. A section shows once its panel says it is available
 // (its route exists and answers); the keys are always there.
