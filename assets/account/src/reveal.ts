@@ -10,6 +10,24 @@ interface Revealed {
   expires_at?: string | null;
 }
 
+function lookUp() {
+  return {
+    dialog: byId<HTMLDialogElement>('reveal-dialog'),
+    slot: byId('reveal-slot'),
+    title: byId('reveal-title'),
+    summary: byId('reveal-summary'),
+    copiedNote: byId('reveal-copied'),
+    copy: byId('reveal-copy'),
+    confirm: byId('reveal-confirm'),
+    actions: byId('reveal-actions'),
+    keep: byId('reveal-keep'),
+    discard: byId('reveal-discard'),
+    close: byId('reveal-close'),
+  };
+}
+
+/** The dialog's elements, looked up once by initReveal(). */
+let el: ReturnType<typeof lookUp>;
 let copied = false;
 let copiedTimer: ReturnType<typeof setTimeout> | undefined;
 /** Where focus goes once the reveal closes (the key's row); null once forgotten. */
@@ -30,19 +48,19 @@ export function openReveal(key: string, record: Revealed, how: 'created' | 'rota
     'aria-describedby': 'reveal-warning',
   });
   field.value = key;
-  byId('reveal-slot').replaceChildren(field);
+  el.slot.replaceChildren(field);
   const expiry = record.expires_at ? `expires ${relativeTime(record.expires_at)}` : 'never expires';
-  byId('reveal-title').textContent = how === 'rotated' ? 'Save the new secret' : 'Save your new key';
-  byId('reveal-summary').textContent = `${keyName(record)} · ${record.scopes.join(', ')} · ${expiry}`;
-  byId('reveal-copied').textContent = '';
-  byId('reveal-copy').textContent = 'Copy';
-  show(byId('reveal-confirm'), false);
-  show(byId('reveal-actions'), true);
-  byId<HTMLDialogElement>('reveal-dialog').showModal();
+  el.title.textContent = how === 'rotated' ? 'Save the new secret' : 'Save your new key';
+  el.summary.textContent = `${keyName(record)} · ${record.scopes.join(', ')} · ${expiry}`;
+  el.copiedNote.textContent = '';
+  el.copy.textContent = 'Copy';
+  show(el.confirm, false);
+  show(el.actions, true);
+  el.dialog.showModal();
   // Size the field to the key once it is laid out (the dialog's width depends on the screen).
   const line = parseFloat(getComputedStyle(field).lineHeight || '20') || 20;
   field.rows = Math.max(2, Math.ceil(field.scrollHeight / line));
-  byId('reveal-copy').focus();
+  el.copy.focus();
   announce(
     how === 'rotated'
       ? `Key ${keyName(record)} rotated. Copy the new secret now: it is shown only once.`
@@ -72,8 +90,8 @@ async function copyKey(): Promise<void> {
       done = false;
     }
   }
-  const button = byId('reveal-copy');
-  const status = byId('reveal-copied');
+  const button = el.copy;
+  const status = el.copiedNote;
   clearTimeout(copiedTimer);
   if (done) {
     copied = true;
@@ -95,16 +113,16 @@ function requestClose(): void {
     closeReveal();
     return;
   }
-  show(byId('reveal-actions'), false);
-  show(byId('reveal-confirm'), true);
-  byId('reveal-keep').focus();
+  show(el.actions, false);
+  show(el.confirm, true);
+  el.keep.focus();
   announce('You have not copied the key. Once closed it cannot be shown again. Close anyway?');
 }
 
 function keepOpen(): void {
-  show(byId('reveal-confirm'), false);
-  show(byId('reveal-actions'), true);
-  byId('reveal-copy').focus();
+  show(el.confirm, false);
+  show(el.actions, true);
+  el.copy.focus();
 }
 
 /**
@@ -113,7 +131,7 @@ function keepOpen(): void {
  */
 function closeReveal(): void {
   const focus = forget();
-  const dialog = byId<HTMLDialogElement>('reveal-dialog');
+  const dialog = el.dialog;
   if (dialog.open) dialog.close();
   focus?.();
 }
@@ -123,12 +141,12 @@ function forget(): (() => void) | null {
   clearTimeout(copiedTimer);
   const input = document.getElementById('reveal-key') as HTMLTextAreaElement | null;
   if (input) input.value = '';
-  byId('reveal-slot').replaceChildren();
-  byId('reveal-summary').textContent = '';
-  byId('reveal-copied').textContent = '';
-  byId('reveal-copy').textContent = 'Copy';
-  show(byId('reveal-confirm'), false);
-  show(byId('reveal-actions'), true);
+  el.slot.replaceChildren();
+  el.summary.textContent = '';
+  el.copiedNote.textContent = '';
+  el.copy.textContent = 'Copy';
+  show(el.confirm, false);
+  show(el.actions, true);
   copied = false;
   const focus = afterClose;
   afterClose = null;
@@ -136,18 +154,19 @@ function forget(): (() => void) | null {
 }
 
 export function initReveal(): void {
-  const dialog = byId<HTMLDialogElement>('reveal-dialog');
-  byId('reveal-copy').addEventListener('click', () => void copyKey());
-  byId('reveal-close').addEventListener('click', requestClose);
-  byId('reveal-keep').addEventListener('click', keepOpen);
-  byId('reveal-discard').addEventListener('click', closeReveal);
+  el = lookUp();
+  const dialog = el.dialog;
+  el.copy.addEventListener('click', () => void copyKey());
+  el.close.addEventListener('click', requestClose);
+  el.keep.addEventListener('click', keepOpen);
+  el.discard.addEventListener('click', closeReveal);
   // A close that did not go through closeReveal() forgets the key too.
   dialog.addEventListener('close', () => forget()?.());
   // Escape asks first, like Done (the browser would otherwise close the dialog at once).
   dialog.addEventListener('keydown', (e) => {
     if (e.key !== 'Escape') return;
     e.preventDefault();
-    if (byId('reveal-confirm').hidden) requestClose();
+    if (el.confirm.hidden) requestClose();
     else keepOpen();
   });
   // Any other close request (the browser's own cancel): the same path, so the key is forgotten at once.

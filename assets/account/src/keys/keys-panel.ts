@@ -18,19 +18,34 @@ export class KeysPanel {
   /** False once the deployment answered 501: it has no API keys at all. */
   enabled = true;
 
+  /** The panel's elements in the page's markup, looked up once. */
+  private readonly el = {
+    section: byId('keys'),
+    error: byId('keys-error'),
+    skeleton: byId('keys-skeleton'),
+    table: byId('keys-table'),
+    empty: byId('keys-empty'),
+    body: byId('keys-body'),
+    inactive: byId('keys-inactive'),
+    toggle: byId('inactive-toggle'),
+    more: byId<HTMLButtonElement>('keys-more'),
+    create: byId('create-open'),
+    banner: byId('banner'),
+  };
+
   constructor(private readonly ctx: PageContext) {
-    byId('inactive-toggle').addEventListener('click', () => this.toggleInactive());
-    byId('keys-more').addEventListener('click', () => void this.load({ more: true }));
+    this.el.toggle.addEventListener('click', () => this.toggleInactive());
+    this.el.more.addEventListener('click', () => void this.load({ more: true }));
   }
 
   async load({ more = false } = {}): Promise<void> {
-    clearAlert(byId('keys-error'));
-    const section = byId('keys');
+    clearAlert(this.el.error);
+    const section = this.el.section;
     if (!more) {
       section.setAttribute('aria-busy', 'true');
-      if (this.keys.length === 0) show(byId('keys-skeleton'), true);
+      if (this.keys.length === 0) show(this.el.skeleton, true);
     }
-    const moreButton = byId<HTMLButtonElement>('keys-more');
+    const moreButton = this.el.more;
     moreButton.disabled = true;
     try {
       const data = await this.ctx.api.keys.list({
@@ -54,13 +69,13 @@ export class KeysPanel {
       if (errorStatus(err) === 501) this.setEnabled(false, err);
       else {
         if (!more) {
-          show(byId('keys-table'), false);
-          show(byId('keys-empty'), false);
+          show(this.el.table, false);
+          show(this.el.empty, false);
         }
-        showAlert(byId('keys-error'), err, () => void this.load({ more }));
+        showAlert(this.el.error, err, () => void this.load({ more }));
       }
     } finally {
-      show(byId('keys-skeleton'), false);
+      show(this.el.skeleton, false);
       section.setAttribute('aria-busy', 'false');
       moreButton.disabled = false;
     }
@@ -69,9 +84,9 @@ export class KeysPanel {
   /** 501: this deployment has no API keys at all; say so once, at the top, and keep only usage. */
   setEnabled(enabled: boolean, err?: unknown): void {
     this.enabled = enabled;
-    show(byId('create-open'), enabled && this.ctx.sections.current === 'keys');
-    show(byId('keys'), enabled);
-    const banner = byId('banner');
+    show(this.el.create, enabled && this.ctx.sections.current === 'keys');
+    show(this.el.section, enabled);
+    const banner = this.el.banner;
     if (!enabled) showAlert(banner, err);
     else if (banner.dataset.status === '501') clearAlert(banner);
   }
@@ -81,9 +96,9 @@ export class KeysPanel {
     this.cursor = null;
     this.showInactive = false;
     this.openDetails.clear();
-    byId('keys-body').replaceChildren();
-    byId('keys-inactive').replaceChildren();
-    clearAlert(byId('keys-error'));
+    this.el.body.replaceChildren();
+    this.el.inactive.replaceChildren();
+    clearAlert(this.el.error);
     this.setEnabled(true);
   }
 
@@ -109,16 +124,16 @@ export class KeysPanel {
     const now = Date.now();
     const active = this.keys.filter((k) => isUsable(stateOf(k, now)));
     const inactive = this.keys.filter((k) => !isUsable(stateOf(k, now)));
-    byId('keys-body').replaceChildren(...active.flatMap((key) => keyRows(this.ctx, this, key, now)));
-    byId('keys-inactive').replaceChildren(...inactive.flatMap((key) => keyRows(this.ctx, this, key, now)));
-    show(byId('keys-inactive'), this.showInactive && inactive.length > 0);
-    show(byId('keys-table'), active.length > 0 || (this.showInactive && inactive.length > 0));
-    show(byId('keys-empty'), active.length === 0);
-    const toggle = byId('inactive-toggle');
+    this.el.body.replaceChildren(...active.flatMap((key) => keyRows(this.ctx, this, key, now)));
+    this.el.inactive.replaceChildren(...inactive.flatMap((key) => keyRows(this.ctx, this, key, now)));
+    show(this.el.inactive, this.showInactive && inactive.length > 0);
+    show(this.el.table, active.length > 0 || (this.showInactive && inactive.length > 0));
+    show(this.el.empty, active.length === 0);
+    const toggle = this.el.toggle;
     toggle.textContent = `${this.showInactive ? 'Hide' : 'Show'} ${inactive.length} inactive ${inactive.length === 1 ? 'key' : 'keys'}`;
     toggle.setAttribute('aria-expanded', String(this.showInactive));
     show(toggle, inactive.length > 0);
-    show(byId('keys-more'), Boolean(this.cursor));
+    show(this.el.more, Boolean(this.cursor));
   }
 
   private toggleInactive(): void {
@@ -158,8 +173,7 @@ export class KeysPanel {
   /** Refreshes what goes stale while the page stays open: relative times (not while a row or dialog is in use). */
   refreshTimes(): void {
     const busy =
-      [...document.querySelectorAll('dialog')].some((d) => d.open) ||
-      byId('keys-table').contains(document.activeElement);
-    if (!busy && byId('keys-error').hidden) this.render();
+      [...document.querySelectorAll('dialog')].some((d) => d.open) || this.el.table.contains(document.activeElement);
+    if (!busy && this.el.error.hidden) this.render();
   }
 }
