@@ -6,6 +6,7 @@ import { AuthFailureThrottle } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { CredentialGuard } from './credential.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
+import { LastUseGuard } from './last-use.guard.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
@@ -17,7 +18,7 @@ import { KeyLimitStore } from './key-limits/key-limit.store.js';
 import { KeyLimitsGuard } from './key-limits/key-limits.guard.js';
 import { WindowLeases } from './key-limits/window-leases.js';
 
-const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard];
+const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard, LastUseGuard];
 
 /**
  * Both credentials, one Principal. Exports the guards so routes anywhere in a host can use

@@ -71,6 +71,7 @@ describe(`the built package, imported as '${pkg.name}'`, () => {
         'SessionOnlyGuard',
         'ScopesGuard',
         'KeyLimitsGuard',
+        'LastUseGuard',
         'ChargeInterceptor',
         'UsageService',
         'UsageLimitExceededError',
