@@ -9,6 +9,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+# The account page: its modules and files, and the typed client it calls the API through (bundled
+# by esbuild into dist/account-page/, which the server serves).
+COPY scripts/build-account.mjs ./scripts/
+COPY assets/account ./assets/account
+COPY packages/client/src ./packages/client/src
 RUN npm run build
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
@@ -19,9 +24,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# dist/account-page/ included: the account page, read from disk at start (src/account/account-assets.ts).
 COPY --from=build /app/dist ./dist
-# The account page's static files, read from disk at start (src/account/account-assets.ts).
-COPY assets ./assets
 # Only the embedded database (DATABASE_URL unset) writes here; a deployment sets DATABASE_URL.
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node

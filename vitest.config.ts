@@ -41,6 +41,15 @@ export default defineConfig({
         },
       },
       {
+        // The account page's view code (assets/account/src) in a simulated DOM.
+        test: {
+          name: 'account-page',
+          include: ['assets/account/src/**/*.spec.ts'],
+          environment: 'happy-dom',
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
         test: {
           ...databaseTier,
           name: 'db',

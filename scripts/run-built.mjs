@@ -1,5 +1,7 @@
-// Runs a compiled entry point from dist/, compiling first when dist/ is missing or older than src/.
-// Keeps `npm start` and `npm run admin` working on a fresh clone without a separate build step.
+// Runs a compiled entry point from dist/, compiling first when dist/ is missing or older than src/
+// (and building the account page when dist/account-page/ is missing or older than assets/account/
+// or packages/client/src/). Keeps `npm start` and `npm run admin` working on a fresh clone
+// without a separate build step.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -17,15 +19,27 @@ function newest(dir) {
   return t;
 }
 
-const stamp = join(root, 'dist', '.build-stamp');
-if (!existsSync(entry) || !existsSync(stamp) || statSync(stamp).mtimeMs < newest(join(root, 'src'))) {
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: ['ignore', 2, 2] });
+function run(args, failure) {
+  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 2, 2] });
   if (r.status !== 0) {
-    process.stderr.write('error: the TypeScript build failed (see above)\n');
+    process.stderr.write(`error: ${failure} (see above)\n`);
     process.exit(1);
   }
-  writeFileSync(stamp, '');
 }
+
+const stamp = join(root, 'dist', '.build-stamp');
+const page = join(root, 'dist', 'account-page', 'account.js');
+const compiled = existsSync(entry) && existsSync(stamp) && statSync(stamp).mtimeMs >= newest(join(root, 'src'));
+const pageBuilt =
+  existsSync(page) &&
+  statSync(page).mtimeMs >=
+    Math.max(newest(join(root, 'assets', 'account')), newest(join(root, 'packages', 'client', 'src')));
+if (!compiled)
+  run(
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')],
+    'the TypeScript build failed',
+  );
+if (!compiled || !pageBuilt) run([join(root, 'scripts', 'build-account.mjs')], 'the account page build failed');
+if (!compiled) writeFileSync(stamp, '');
 process.argv.splice(2, 1);
 await import(pathToFileURL(entry).href);

@@ -31,6 +31,13 @@ describe('the account page assets', () => {
     expect(js).not.toMatch(/\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function/);
   });
 
+  it('serves the page’s modules as one bundled script that calls the API through the typed client', () => {
+    // Bundled: nothing left to import (the policy allows only this one script to run).
+    expect(js).not.toMatch(/^\s*(import|export)\s/m);
+    expect(js).toContain('new KeysUsageIdentityClient(');
+    expect(js).toContain('"Api-Version"');
+  });
+
   it('refuses to start without its files rather than serving 404s later', () => {
     const empty = mkdtempSync(join(tmpdir(), 'account-assets-'));
     try {

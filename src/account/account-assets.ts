@@ -3,10 +3,12 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /**
- * The page's static files live in `assets/account/` at the repository root, two folders up from
- * this file whether it runs as src/account/*.ts (tests) or dist/account/*.js (the build).
+ * The built page: `dist/account-page/` at the repository root (two folders up from this file
+ * whether it runs as src/account/*.ts in tests or dist/account/*.js), written by
+ * scripts/build-account.mjs (`npm run build`) from `assets/account/`: the script bundled from its
+ * ES modules, the HTML, style sheet and icon copied beside it.
  */
-export const ACCOUNT_ASSETS_DIR = resolve(import.meta.dirname, '..', '..', 'assets', 'account');
+export const ACCOUNT_ASSETS_DIR = resolve(import.meta.dirname, '..', '..', 'dist', 'account-page');
 
 /**
  * Strict policy for the page and its assets: only this origin's script, style, images and API;
@@ -52,7 +54,7 @@ const FILES = {
 
 export type AccountAssetName = keyof typeof FILES;
 
-/** Reads the files once, at start: a missing asset stops the app instead of 404ing later. */
+/** Reads the files once, at start: a missing asset (the page not built) stops the app instead of 404ing later. */
 export function loadAccountAssets(dir = ACCOUNT_ASSETS_DIR): Record<AccountAssetName, AccountAsset> {
   const out = {} as Record<AccountAssetName, AccountAsset>;
   for (const [name, [file, contentType]] of Object.entries(FILES) as [AccountAssetName, readonly [string, string]][]) {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { accountBrowser, poll } from '../support/account-browser.js';
+import { accountBrowser, openSection, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 
 /**
@@ -67,16 +67,24 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
     const ci = await mint('ci deploy');
     const laptop = await mint('laptop script');
 
-    // The admin: two keys wait; the policy is shown but cannot be changed.
+    // The admin: two keys wait (the count shows on the menu entry); the policy is shown but cannot be changed.
     const page = await signIn(admin.session);
     await poll(() => page.locator('#approvals-count').textContent()).toBe('2');
-    // The blocks load side by side and their section shows when all have answered: wait for each.
     await poll(() => page.locator('#approvals-count').isVisible()).toBe(true);
-    await poll(() => page.locator('#policy-approve-write').isChecked()).toBe(true);
+    await openSection(page, 'policy');
+    await poll(() => page.locator('#policy-approve-decisions-write').isChecked()).toBe(true);
     await poll(() => page.locator('#policy-save').isDisabled()).toBe(true);
     await poll(() => page.locator('#policy-note').isVisible()).toBe(true);
+    // The ranges are the service's own (its OpenAPI document), shown beside the fields.
+    expect(await page.getByLabel(/^Maximum key lifetime/).getAttribute('max')).toBe('366');
+    expect(await page.locator('label[for="policy-stale"]').textContent()).toBe(
+      'Revoke keys unused for (days, 30–730; empty: never)',
+    );
     await expectAccessible(page);
 
+    await openSection(page, 'approvals');
+    expect(new URL(page.url()).hash).toBe('#approvals');
+    await expectAccessible(page);
     await page.getByRole('button', { name: /^Approve ci deploy/ }).click();
     await poll(() => page.locator('#approvals-count').textContent()).toBe('1');
     expect((await b.t.api.get('/me', ci.key)).status).toBe(200);
@@ -88,6 +96,7 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
 
     // The owner sets a lifetime limit through the form; the service holds it.
     const ownerPage = await signIn(owner.session);
+    await openSection(ownerPage, 'policy');
     await poll(() => ownerPage.locator('#policy-save').isEnabled()).toBe(true);
     await ownerPage.locator('#policy-lifetime').fill('90');
     await ownerPage.locator('#policy-require-expiry').check();

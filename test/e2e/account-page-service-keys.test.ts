@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { accountBrowser, poll } from '../support/account-browser.js';
+import { accountBrowser, openSection, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 
 const tier = browserTier();
@@ -18,6 +18,7 @@ describe.skipIf(!tier.run)('the account page: service keys for owners and admins
   it('mints with a one-time reveal, lists, rotates and revokes a service key; the key verifies until revoked', async () => {
     const w = await b.t.seed.world('owner');
     const page = await signedIn(w.session);
+    await openSection(page, 'service-keys');
     await poll(() => page.locator('#service-keys-block').isVisible()).toBe(true);
     await poll(() => page.locator('#service-keys-list').textContent()).toContain('No service keys yet.');
 
@@ -66,8 +67,15 @@ describe.skipIf(!tier.run)('the account page: service keys for owners and admins
     const member = await b.t.seed.colleague(w.orgId, 'member');
     const page = await signedIn(member.session);
     await poll(() => page.locator('#identity-role').textContent()).toBe('member');
+    await poll(() => page.locator('#keys-empty').isVisible()).toBe(true);
+    expect(await page.locator('#service-keys-block').isVisible()).toBe(false);
+    expect(await page.locator('#sections-nav a[href="#service-keys"]').isVisible()).toBe(false);
+    // Not even by its link: the keys show instead.
+    await page.goto(`${page.url().split('#')[0]}#service-keys`);
+    await poll(() => page.locator('#panel-keys').isVisible()).toBe(true);
     expect(await page.locator('#service-keys-block').isVisible()).toBe(false);
     const owner = await signedIn(w.session);
+    await openSection(owner, 'service-keys');
     await poll(() => owner.locator('#service-keys-block').isVisible()).toBe(true);
     await owner.close();
     await page.close();

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageService } from '../../src/usage/usage.service.js';
+import { openSection } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { insertKeyRows, testPrincipal } from '../support/factories.js';
@@ -331,7 +332,7 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Space');
-    expect(await page.locator('#scope-write').isChecked()).toBe(true);
+    expect(await page.locator('#scope-decisions-write').isChecked()).toBe(true);
     await page.keyboard.press('Tab');
     expect(await focusedId(page)).toBe('key-expiry');
     await page.getByLabel('Expires').selectOption('30');
@@ -509,7 +510,8 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     // First page without a cursor; the second with exactly the cursor the server gave, which ended the list.
     expect(sent).toHaveLength(2);
     expect(sent[0]).toEqual({ limit: '50', org: w.orgId, cursor: null, answered: expect.any(String) });
-    expect(sent[1]).toEqual({ limit: '50', org: w.orgId, cursor: sent[0]!.answered, answered: undefined });
+    // The page is pinned to the newest API version, whose last page says null (older ones omit it).
+    expect(sent[1]).toEqual({ limit: '50', org: w.orgId, cursor: sent[0]!.answered, answered: null });
     await poll(() => announced(page)).toMatch(/^1 more key loaded\./);
     await expectAccessible(page, 'load more');
     await expectClean(page);
@@ -747,10 +749,16 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await page.locator('#create-open').focus();
     await page.keyboard.press('Enter');
     await poll(() => isOpen(page, 'create-dialog')).toBe(true);
-    const write = page.locator('#scope-write');
+    // The scopes are the service's (its OpenAPI document); the one the role cannot grant says why.
+    expect(
+      await page.locator('input[name="scope"]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)),
+    ).toEqual(['decisions:read', 'decisions:write']);
+    const write = page.locator('#scope-decisions-write');
     expect(await write.isDisabled()).toBe(true);
-    expect(await page.locator('#scope-write-reason').textContent()).toMatch(/Your role \(viewer\).*read-only keys/);
-    expect(await write.getAttribute('aria-describedby')).toBe('scope-write-reason');
+    expect(await page.locator('#scope-reason').textContent()).toMatch(
+      /^Your role \(viewer\) in this organisation cannot grant decisions:write/,
+    );
+    expect(await write.getAttribute('aria-describedby')).toBe('scope-reason');
 
     // Forced past the form, the server's 403 appears in place, focused and announced.
     await write.evaluate((box: HTMLInputElement) => {
@@ -949,6 +957,7 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await signIn(page, w.session);
     const orgKey = page.locator(`#org-keys-list tr[data-org-key-id="${theirs.body.id}"]`);
     await poll(() => orgKey.count()).toBe(1);
+    await openSection(page, 'org-keys');
     expect(await orgKey.locator('td').first().textContent()).toBe(colleague.email);
     expect(await page.locator('#keys-body tr.key-row').count()).toBe(0);
     await expectAccessible(page, 'org keys');
@@ -984,12 +993,36 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     const audit = page.locator('#audit-list tbody tr');
     await poll(() => audit.count()).toBe(4);
     await poll(() => page.locator('#org-admin').isVisible()).toBe(true);
+    // The audit log is a section of its own: the menu link names it in the URL, so Back and a
+    // link work; the keys are the first section.
+    expect(await page.locator('#audit-block').isVisible()).toBe(false);
+    await openSection(page, 'audit');
+    expect(new URL(page.url()).hash).toBe('#audit');
+    expect(await page.locator('#sections-nav a[href="#audit"]').getAttribute('aria-current')).toBe('page');
+    await poll(() => focusedId(page)).toBe('audit-title');
+    expect(await page.locator('#panel-keys').isVisible()).toBe(false);
+    await page.goBack();
+    await poll(() => page.locator('#panel-keys').isVisible()).toBe(true);
+    expect(await page.locator('#audit-block').isVisible()).toBe(false);
+    await page.goForward();
+    await poll(() => page.locator('#audit-block').isVisible()).toBe(true);
+    const linked = await openPage();
+    await linked.goto(`${t.url}/account`);
+    await linked.evaluate((s) => sessionStorage.setItem('svc_session', s), w.session);
+    // From /account the link is a same-document jump: reload it to open it as a new tab would.
+    await linked.goto(page.url());
+    await linked.reload();
+    await poll(() => linked.locator('#audit-list tbody tr').count()).toBe(4);
+    expect(await linked.locator('#audit-block').isVisible()).toBe(true);
+    expect(await linked.locator('#panel-keys').isVisible()).toBe(false);
+    await expectClean(linked);
+    await linked.close();
     // Newest first; actors by e-mail (GET /orgs/{id}/members), "you" for yourself.
     expect(await audit.first().locator('th').textContent()).toBe('api_key.revoked');
     expect(await audit.first().locator('td').nth(1).textContent()).toBe('you');
     expect(await audit.last().locator('td').nth(1).textContent()).toBe(colleague.email);
     await expectAccessible(page, 'audit log');
-    await shot(page, '12-audit', '#org-admin');
+    await shot(page, '12-audit', '#audit-block');
 
     // Filter by action (the options come from the route's OpenAPI enum).
     await page.locator('#audit-action').focus();
@@ -1029,6 +1062,7 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await signIn(page, w.session);
     const hook = page.locator(`#webhooks-list tr[data-webhook-id="${created.body.id}"]`);
     await poll(() => hook.count()).toBe(1);
+    await openSection(page, 'webhooks');
     expect(await hook.locator('th code').textContent()).toBe('https://hooks.example.com/keys');
     expect(await hook.locator('th .hint').textContent()).toBe('Security team');
     expect(await hook.locator('td').first().textContent()).toBe('api_key.created, api_key.revoked');
@@ -1039,7 +1073,7 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(await hook.getByRole('button', { name: /Deliveries/ }).getAttribute('aria-expanded')).toBe('true');
     await poll(() => announced(page)).toMatch(/0 deliveries/);
     await expectAccessible(page, 'webhooks (dark)');
-    await shot(page, '15-webhooks', '#org-admin');
+    await shot(page, '15-webhooks', '#webhooks-block');
     await page.keyboard.press('Enter');
     await poll(() => page.locator('#webhooks-list tr.details-row').count()).toBe(0);
     await expectClean(page);

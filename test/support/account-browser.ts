@@ -9,6 +9,14 @@ import { startTestApp, type TestApp } from './test-app.js';
 /** Polls a browser-side value until it matches: the page loads its panels side by side. */
 export const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000, interval: 50 });
 
+/** Opens a section of the account page from its menu (a link to `#<section>`), as a person would. */
+export async function openSection(page: Page, section: string): Promise<void> {
+  const link = page.locator(`#sections-nav a[href="#${section}"]`);
+  await link.waitFor({ state: 'visible' });
+  await link.click();
+  await poll(() => page.locator(`[data-section-panel="${section}"]`).isVisible()).toBe(true);
+}
+
 /** The account page's world for one describe block: the real app, a Chromium with its own profile, page errors. */
 export interface AccountBrowser {
   readonly t: TestApp;

@@ -5,6 +5,7 @@ import type { paths } from './generated/openapi.js';
 import { Keys } from './keys.js';
 import { Orgs } from './orgs.js';
 import { retryingFetch, type RetryOptions } from './retry.js';
+import { ServiceKeys } from './service-keys.js';
 import type { OrgOption, Principal, ScopeList } from './types.js';
 import { orgHeader, Usage } from './usage.js';
 import { Webhooks } from './webhooks.js';
@@ -53,6 +54,7 @@ export class KeysUsageIdentityClient {
   readonly usage: Usage;
   readonly orgs: Orgs;
   readonly webhooks: Webhooks;
+  readonly serviceKeys: ServiceKeys;
 
   constructor(options: ClientOptions) {
     this.apiVersion = options.apiVersion ?? LATEST_API_VERSION;
@@ -67,6 +69,7 @@ export class KeysUsageIdentityClient {
     this.usage = new Usage(this.raw);
     this.orgs = new Orgs(this.raw);
     this.webhooks = new Webhooks(this.raw);
+    this.serviceKeys = new ServiceKeys(this.raw);
   }
 
   /** The deployment's scopes, with whether the caller's role may grant each (`GET /scopes`). */

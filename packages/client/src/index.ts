@@ -3,6 +3,7 @@ export { Keys } from './keys.js';
 export { Usage } from './usage.js';
 export { Orgs } from './orgs.js';
 export { Webhooks } from './webhooks.js';
+export { ServiceKeys } from './service-keys.js';
 export { ApiError, type ErrorBody } from './errors.js';
 export { retryAfterMs, retryingFetch, RETRIED_STATUSES, type RetryEvent, type RetryOptions } from './retry.js';
 export { API_VERSIONS, FALLBACK_API_VERSION, LATEST_API_VERSION } from './api-version.js';

@@ -51,7 +51,8 @@ export class Keys {
   }
 
   /**
-   * Changes the key's settings; `scopes` may only narrow it (a scope it does not hold is a 403:
+   * Changes the key's settings (omitted fields stay, null clears one) and answers the key record;
+   * `scopes` may only narrow it (a scope it does not hold is a 403:
    * a key is never widened). Every instance applies it before this resolves.
    */
   update(keyId: string, body: UpdateKeyRequest): Promise<ApiKey> {

@@ -4,6 +4,8 @@ import type { paths } from './generated/openapi.js';
 import type {
   AuditEventPage,
   KeyDailyUsageReport,
+  KeyPolicy,
+  KeyPolicyRequest,
   KeyUsageQuery,
   ListAuditEventsQuery,
   ListMembersQuery,
@@ -38,6 +40,30 @@ export class Orgs {
     await dataOf(
       this.api.DELETE('/orgs/{org_id}/api-keys/{keyID}', { params: { path: { org_id: orgId, keyID: keyId } } }),
     );
+  }
+
+  /** Approves a key the org's key policy holds (owners and admins): it verifies from now on. */
+  async approveKey(orgId: string, keyId: string): Promise<void> {
+    await dataOf(
+      this.api.POST('/orgs/{org_id}/api-keys/{keyID}/approve', { params: { path: { org_id: orgId, keyID: keyId } } }),
+    );
+  }
+
+  /** Denies a key the org's key policy holds (owners and admins): it never verifies. */
+  async denyKey(orgId: string, keyId: string): Promise<void> {
+    await dataOf(
+      this.api.POST('/orgs/{org_id}/api-keys/{keyID}/deny', { params: { path: { org_id: orgId, keyID: keyId } } }),
+    );
+  }
+
+  /** The org's key policy (owners and admins read it). */
+  keyPolicy(orgId: string): Promise<KeyPolicy> {
+    return dataOf(this.api.GET('/orgs/{org_id}/key-policy', { params: { path: { org_id: orgId } } }));
+  }
+
+  /** Replaces the org's key policy (owners). */
+  setKeyPolicy(orgId: string, body: KeyPolicyRequest): Promise<KeyPolicy> {
+    return dataOf(this.api.PUT('/orgs/{org_id}/key-policy', { params: { path: { org_id: orgId } }, body }));
   }
 
   /** A member's key's daily usage over `from`..`to` (owners and admins). */

@@ -37,6 +37,15 @@ export type ListOrgKeysQuery = QueryOf<'listOrgApiKeys'>;
 export type AuditEvent = Schemas['AuditEvent'];
 export type AuditEventPage = Schemas['AuditEventPage'];
 export type ListAuditEventsQuery = QueryOf<'listAuditEvents'>;
+export type OrgApiKey = Schemas['OrgApiKey'];
+export type KeyPolicy = Schemas['KeyPolicy'];
+export type KeyPolicyRequest = Schemas['KeyPolicyRequest'];
+
+export type ServiceKey = Schemas['ServiceKey'];
+export type ServiceKeyList = Schemas['ServiceKeyList'];
+export type MintedServiceKey = Schemas['MintedServiceKey'];
+export type MintServiceKeyRequest = Schemas['MintServiceKeyRequest'];
+export type ListServiceKeysQuery = QueryOf<'listServiceKeys'>;
 
 export type Webhook = Schemas['Webhook'];
 export type CreatedWebhook = Schemas['CreatedWebhook'];

@@ -1,0 +1,124 @@
+// The key's controls: what applies now (rate limits, credits, networks, metadata) and a form to
+// change them (JSON, checked by the server: its 400 shows beside the form).
+import type { UpdateKeyRequest } from '../../../../../packages/client/src/types.js';
+import { clearAlert, h, showAlert } from '../../dom.js';
+import { PageError } from '../../errors.js';
+import { exactTime } from '../../time.js';
+import { keyName, stateOf, type KeyRecord } from '../key-view.js';
+import type { KeyDetailSection } from './details.js';
+
+interface Window {
+  name: string;
+  limit: number;
+  window_seconds: number;
+}
+interface Credits {
+  remaining: number;
+  refill?: { amount: number; interval: string };
+  next_refill_at?: string;
+}
+
+const pretty = (value: unknown) => (value === undefined || value === null ? '' : JSON.stringify(value, null, 2));
+const fact = (term: string, dd: HTMLElement) => h('div', {}, h('dt', { text: term }), dd);
+
+function facts(key: KeyRecord): HTMLElement {
+  const credits = key.credits as Credits | undefined;
+  const windows = key.rate_limits as unknown as Window[] | undefined;
+  return h(
+    'dl',
+    { class: 'control-facts' },
+    fact(
+      'Rate limits',
+      h('dd', {
+        text: windows
+          ? windows.map((w) => `${w.name}: ${w.limit} per ${w.window_seconds} s`).join('; ')
+          : 'Plan default',
+      }),
+    ),
+    fact(
+      'Credits',
+      h('dd', {
+        'data-credits': '',
+        text: credits
+          ? `${credits.remaining} left${credits.next_refill_at && credits.refill ? `, refill to ${credits.refill.amount} ${exactTime(credits.next_refill_at)}` : ''}`
+          : 'Unlimited',
+      }),
+    ),
+    fact('Allowed networks', h('dd', { text: key.allowed_cidrs ? key.allowed_cidrs.join(', ') : 'Anywhere' })),
+    key.metadata ? fact('Metadata', h('dd', {}, h('code', { text: JSON.stringify(key.metadata) }))) : null,
+  );
+}
+
+export const controlsSection: KeyDetailSection = {
+  name: 'controls',
+  render(ctx, panel, key) {
+    const shown = facts(key);
+    if (stateOf(key) === 'revoked' || !ctx.doc.hasRoute('patch', '/api-keys/{keyID}')) return shown;
+    const credits = key.credits as Credits | undefined;
+    const id = (field: string) => `ctl-${field}-${key.id}`;
+    const area = (field: string, label: string, value: string, hint: string) =>
+      h(
+        'div',
+        { class: 'field' },
+        h('label', { for: id(field), text: label }),
+        h(
+          'textarea',
+          { id: id(field), rows: '3', spellcheck: 'false', 'aria-describedby': `${id(field)}-hint` },
+          value,
+        ),
+        h('p', { class: 'hint', id: `${id(field)}-hint`, text: hint }),
+      );
+    const alert = h('div', { class: 'alert', hidden: true, role: 'alert' });
+    const form = h(
+      'form',
+      { class: 'controls-form', 'aria-label': `Controls of ${keyName(key)}` },
+      area(
+        'rate_limits',
+        'Rate limits (JSON)',
+        pretty(key.rate_limits),
+        'e.g. [{"name":"default","limit":10,"window_seconds":1}]; empty: the plan default.',
+      ),
+      area(
+        'credits',
+        'Credits (JSON)',
+        credits ? pretty({ remaining: credits.remaining, ...(credits.refill ? { refill: credits.refill } : {}) }) : '',
+        'e.g. {"remaining":1000,"refill":{"amount":1000,"interval":"monthly"}}; empty: unlimited.',
+      ),
+      area(
+        'allowed_cidrs',
+        'Allowed networks (one CIDR a line)',
+        (key.allowed_cidrs ?? []).join('\n'),
+        'e.g. 203.0.113.0/24; empty: anywhere.',
+      ),
+      area(
+        'metadata',
+        'Metadata (JSON object)',
+        pretty(key.metadata),
+        'Given to your services with each request; empty: none.',
+      ),
+      alert,
+      h('button', { type: 'submit', class: 'button primary small', text: 'Save controls' }),
+    );
+    const value = (field: string) => form.querySelector<HTMLTextAreaElement>(`#${CSS.escape(id(field))}`)!.value.trim();
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      clearAlert(alert);
+      const body: Record<string, unknown> = {};
+      for (const field of ['rate_limits', 'credits', 'metadata']) {
+        try {
+          body[field] = value(field) === '' ? null : JSON.parse(value(field));
+        } catch {
+          showAlert(alert, new PageError(400, `${field} is not valid JSON`));
+          return;
+        }
+      }
+      const cidrs = value('allowed_cidrs')
+        .split('\n')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      body.allowed_cidrs = cidrs.length > 0 ? cidrs : null;
+      void panel.update(key, body as UpdateKeyRequest, `Controls of ${keyName(key)} saved.`, alert);
+    });
+    return h('div', { class: 'key-controls' }, h('p', { class: 'facts-title', text: 'Controls' }), shown, form);
+  },
+};

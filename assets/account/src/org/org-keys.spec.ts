@@ -1,0 +1,39 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { OrgApiKey } from '../../../../packages/client/src/types.js';
+import { loadPage, testContext } from '../test/page.js';
+import { orgKeyRow } from './org-keys.js';
+
+const orgKey = (over: Partial<OrgApiKey>): OrgApiKey => ({
+  id: 'k1',
+  org_id: 'o1',
+  name: 'their laptop',
+  lookup: 'AbCdEfGhIjKl',
+  last4: 'Zz9Q',
+  scopes: ['decisions:read'],
+  created_at: '2026-11-01T00:00:00Z',
+  user_id: 'u2',
+  owner_email: 'bob@example.com',
+  owner_status: 'member',
+  state: 'active',
+  ...over,
+});
+
+describe('a row of the organisation’s keys', () => {
+  beforeEach(loadPage);
+
+  it('shows the state the service answered, and offers Revoke only while the key is not revoked', () => {
+    const ctx = testContext();
+    const active = orgKeyRow(ctx, orgKey({}));
+    expect(active.dataset.status).toBe('active');
+    expect(active.querySelector('button')!.getAttribute('aria-label')).toBe(
+      'Revoke their laptop (minted by bob@example.com)',
+    );
+    // Revoked by the service's word alone (no revoked_at in this record): no button.
+    const revoked = orgKeyRow(ctx, orgKey({ state: 'revoked' }));
+    expect(revoked.dataset.status).toBe('revoked');
+    expect(revoked.querySelector('.badge.status')!.textContent).toBe('Revoked');
+    expect(revoked.querySelector('button')).toBeNull();
+    const removed = orgKeyRow(ctx, orgKey({ owner_status: 'removed' }));
+    expect(removed.querySelectorAll('td')[0]!.textContent).toBe('bob@example.com (no longer a member)');
+  });
+});
