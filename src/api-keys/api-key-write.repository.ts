@@ -16,7 +16,7 @@ import { outboxParams, type EventType, type OutboxEvent } from '../events/event-
 import { ApiKeyEntity } from './api-key.entity.js';
 import { revokedKey, type RevokedKey, type RevokedRow } from './api-key.repository.js';
 import { LOCK_COUNT_SQL, MINT_BATCH_SQL, mintSql, RECOUNT_SQL, revokeWritingSql } from './api-key.sql.js';
-import { MINT_SETTINGS_SQL, type MintSettings } from './key-settings.sql.js';
+import { MINT_SETTINGS_SQL, settingsEntity, type SettingsColumns } from './key-settings.sql.js';
 
 export interface NewApiKey {
   id: string;
@@ -34,7 +34,7 @@ export interface NewApiKey {
   /** `pending` when the org's approval policy holds the key until an admin approves it. */
   approval?: 'pending' | null;
   /** Per-key controls given at mint; absent: none. */
-  settings?: MintSettings;
+  settings?: SettingsColumns;
 }
 
 /** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
@@ -66,14 +66,7 @@ const mintedEntity = ({ settings: s, ...k }: NewApiKey): ApiKeyEntity =>
     previousLookup: null,
     previousKeyHash: null,
     previousExpiresAt: null,
-    enabled: s?.enabled ?? true,
-    rateLimits: s?.rate_limits ?? null,
-    creditsRemaining: s?.credits_remaining?.toString() ?? null,
-    creditsRefill: s?.credits_refill ?? null,
-    creditsPeriod: s?.credits_period ? new Date(s.credits_period) : null,
-    creditsEpoch: 0,
-    allowedCidrs: s?.allowed_cidrs ?? null,
-    metadata: s?.metadata ?? null,
+    ...settingsEntity(s),
   });
 
 /**

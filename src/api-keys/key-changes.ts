@@ -28,7 +28,7 @@ import type { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyWriteRepository, type NewApiKey } from './api-key-write.repository.js';
 import { ApiKeyRepository, type NewSecret, type RevokedKey } from './api-key.repository.js';
 import { ApiKeyPolicyRepository, type Decision, type WarnedKey } from './api-key-policy.repository.js';
-import type { KeySettingsChange } from './key-settings.sql.js';
+import type { SettingsColumns } from './key-settings.sql.js';
 
 /** An audit entry whose org and target id only the change's own statement knows (a revoke by key id). */
 export type KeyAuditTemplate = Omit<AuditEntry, 'orgId' | 'target'> & { target: { type: string } };
@@ -89,7 +89,7 @@ export interface StaleRevokeChange {
 
 /** A key's settings changed (name, enabled, rate windows, credits, networks, metadata). */
 export interface UpdateChange {
-  change: { scope: 'user_id' | 'org_id' | 'id'; owner: string; keyId: string; settings: KeySettingsChange };
+  change: { scope: 'user_id' | 'org_id' | 'id'; owner: string; keyId: string; settings: SettingsColumns };
   audit: (updated: ApiKeyEntity) => AuditEntry;
   event: (updated: ApiKeyEntity) => OutboxEvent;
 }

@@ -86,7 +86,9 @@ describe('key settings in the key store', () => {
     expect(await keys.updateSettings('user_id', randomUUID(), key.id, { enabled: true })).toBeNull();
     const updated = await keys.updateSettings('org_id', w.orgId, key.id, {
       enabled: true,
-      credits: { remaining: 9, period: null },
+      credits_remaining: 9,
+      credits_refill: null,
+      credits_period: null,
       metadata: null,
     });
     expect(updated).toMatchObject({
