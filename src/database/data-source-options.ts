@@ -2,7 +2,8 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { EMBEDDED_SOCKET_PORT, socketIsLive, socketPath } from './embedded.js';
-import { ENTITIES, MIGRATIONS } from '../core/schema.js';
+import { ENTITIES } from '../core/schema.js';
+import { MIGRATIONS } from './migrations/index.js';
 
 const COMMON = {
   type: 'postgres' as const,
