@@ -103,6 +103,7 @@ describe('ApiKeysService', () => {
         last4: minted.key.slice(-4),
         scopes: ['decisions:read'],
         created_at: '2030-01-02T03:04:05.678Z',
+        state: 'active',
       });
     });
 
