@@ -55,6 +55,11 @@ export const SETTING_COLUMNS = {
     property: 'metadata',
     setting: { flag: 'json', help: 'A JSON object of at most 1 KB and 4 levels; null clears it.' },
   },
+  description: {
+    type: 'text',
+    property: 'description',
+    setting: { flag: 'text', help: 'Free text about the key, at most 500 characters.' },
+  },
 } as const satisfies Record<string, SettingColumn>;
 
 export type SettingColumnName = keyof typeof SETTING_COLUMNS;

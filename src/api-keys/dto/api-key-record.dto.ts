@@ -93,6 +93,9 @@ export class ApiKeyRecordDto {
     description: 'Present when the key has metadata.',
   })
   metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ maxLength: 500, description: 'Present when the key has a description.' })
+  description?: string;
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })

@@ -143,6 +143,13 @@ export class KeySettingsDto {
   )
   name?: string;
 
+  @TextSetting(
+    500,
+    'Free text about the key (what it is for, who to ask), at most 500 characters. Omitted: none at mint, unchanged on PATCH; null clears it.',
+    true,
+  )
+  description?: string | null;
+
   @BooleanSetting(
     'false: the key answers 401 like a revoked one until enabled again (same id, secret and history). Omitted: true at mint.',
   )

@@ -16,6 +16,7 @@ import { ServiceKeys1765200000000 } from './1765200000000-service-keys.js';
 import { AuditPseudonymise1765400000000 } from './1765400000000-audit-pseudonymise.js';
 import { OrgApiVersion1765500000000 } from './1765500000000-org-api-version.js';
 import { OrgKeyPolicies1765300000000 } from './1765300000000-org-key-policies.js';
+import { KeyDescription1765600000000 } from './1765600000000-key-description.js';
 
 /** Every migration, oldest first: what a host adds to its own DataSource (`migrations: [...MIGRATIONS]`). A new one is added here. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   OrgKeyPolicies1765300000000,
   AuditPseudonymise1765400000000,
   OrgApiVersion1765500000000,
+  KeyDescription1765600000000,
 ];
