@@ -68,7 +68,7 @@ export class ApiKeysController {
     type: MintedApiKeyDto,
   })
   @ApiErrors({
-    400: 'org_id missing or not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key control (enabled, rate_limits, credits, allowed_cidrs, metadata) outside its rules (the message names it), an unknown field, or a body that is not a JSON object.',
+    400: 'org_id missing or not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key setting outside its rules (the message names the field and the rule), an unknown field, or a body that is not a JSON object.',
     ...AUTH_ERRORS,
     403: `${SESSION_REQUIRED} Or: the requested scopes exceed the caller's role in the org.`,
     404: "The org does not exist or is not the caller's; both cases look identical.",

@@ -53,7 +53,7 @@ export class ServiceKeysController {
   })
   @ApiErrors({
     400:
-      'org_id is not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key control (enabled, rate_limits, credits, allowed_cidrs, metadata) outside its rules (the message names it), ' +
+      'org_id is not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key setting outside its rules (the message names the field and the rule), ' +
       "an unknown field, or a body that is not a JSON object. Or: the org's key policy refuses the expiry (max_lifetime_days, require_expiry; the message names it).",
     ...AUTH_ERRORS,
     403: `${ADMINS_ONLY} Or: the requested scopes exceed the caller's role in the org, or what the org's key policy lets that role grant (allowed_scopes_by_role).`,
