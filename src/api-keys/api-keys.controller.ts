@@ -1,3 +1,4 @@
+import { Versioned } from '../versioning/operation-versioning.js';
 import {
   applyDecorators,
   Body,
@@ -53,6 +54,7 @@ export const NOT_CONFIGURED = 'API keys are not configured on this deployment (A
 export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
+  @Versioned('mintApiKey')
   @Post()
   // Above KeyLifecycle: decorators apply bottom-up, and this guard must run after authentication.
   @UseGuards(MintRateGuard)
@@ -86,6 +88,7 @@ export class ApiKeysController {
     return this.apiKeys.mint(principal, dto);
   }
 
+  @Versioned('listApiKeys')
   @Get()
   @KeyLifecycle()
   @ApiOperation({
@@ -144,6 +147,7 @@ export class ApiKeysController {
     });
   }
 
+  @Versioned('rotateApiKey')
   @Post(':keyID/rotate')
   @KeyLifecycle()
   @ApiOperation({

@@ -1,3 +1,4 @@
+import { Versioned } from '../versioning/operation-versioning.js';
 import { Body, Controller, Param, Patch, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
@@ -24,6 +25,7 @@ const CHANGE =
 export class KeySettingsController {
   constructor(private readonly keys: KeySettingsService) {}
 
+  @Versioned('updateApiKey')
   @Patch('api-keys/:keyID')
   @KeyLifecycle()
   @ApiOperation({
@@ -50,6 +52,7 @@ export class KeySettingsController {
     return this.keys.update(principal, keyId, dto);
   }
 
+  @Versioned('updateOrgApiKey')
   @Patch('orgs/:org_id/api-keys/:keyID')
   @KeyLifecycle()
   @ApiTags('orgs')

@@ -1,3 +1,4 @@
+import { Versioned } from '../versioning/operation-versioning.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import {
   ApiBody,
@@ -34,6 +35,7 @@ const HOST_DIRECTORY = `${NOT_CONFIGURED} Or: the deployment reads orgs and memb
 export class ServiceKeysController {
   constructor(private readonly serviceKeys: ServiceKeysService) {}
 
+  @Versioned('mintServiceKey')
   @Post()
   // Above KeyLifecycle: decorators apply bottom-up, and this guard must run after authentication.
   @UseGuards(MintRateGuard)
@@ -71,6 +73,7 @@ export class ServiceKeysController {
     return this.serviceKeys.mint(principal, orgId, dto);
   }
 
+  @Versioned('listServiceKeys')
   @Get()
   @KeyLifecycle()
   @ApiOperation({
@@ -95,6 +98,7 @@ export class ServiceKeysController {
     return this.serviceKeys.list(principal, orgId, query);
   }
 
+  @Versioned('rotateServiceKey')
   @Post(':keyID/rotate')
   @KeyLifecycle()
   @ApiOperation({
