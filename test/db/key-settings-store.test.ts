@@ -1,3 +1,4 @@
+import { Transactions } from '../../src/database/transactions.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyWriteRepository, type NewApiKey } from '../../src/api-keys/api-key-write.repository.js';
@@ -23,7 +24,7 @@ describe('key settings in the key store', () => {
 
   beforeAll(async () => {
     r = await openRepositoryDatabase();
-    writes = new ApiKeyWriteRepository(r.source);
+    writes = new ApiKeyWriteRepository(r.source, new Transactions(r.source));
     keys = new ApiKeyRepository(r.source);
   });
   afterAll(async () => r?.close());
