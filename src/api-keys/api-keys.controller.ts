@@ -9,7 +9,6 @@ import {
   HttpCode,
   Param,
   Post,
-  Query,
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
@@ -20,14 +19,12 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
-import { MAX_PAGE_LIMIT } from '../common/pagination.js';
-import { QueryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -96,40 +93,13 @@ export class ApiKeysController {
     summary: 'List keys',
     description: 'Browser session only. Masked records: the full key is never listable.',
   })
-  @ApiQuery({
-    name: 'org_id',
-    required: false,
-    type: String,
-    format: 'uuid',
-    description: 'Only keys bound to this org (one of yours: another is a 404).',
-  })
-  @ApiQuery({
-    name: 'state',
-    required: false,
-    enum: ['active', 'revoked', 'expired', 'disabled'],
-    description: 'Only keys in this state (revoked wins over expired, expired over disabled).',
-  })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_PAGE_LIMIT,
-    description: `Keys per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).`,
-  })
-  @ApiQuery({
-    name: 'cursor',
-    required: false,
-    type: String,
-    description: 'The `next_cursor` of the previous page; opaque.',
-  })
   @ApiOkResponse({
     description:
       "One page of the caller's keys, newest first; revoked and expired keys included unless `state` filters them. `next_cursor` is null on the last page (API version 2026-11-01: present only when more keys exist).",
     type: ApiKeyListDto,
   })
   @ApiErrors({
-    400: 'org_id filter is not a UUID, state is not one of active, revoked, expired, pending, denied, disabled, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
+    400: 'org_id filter is not a UUID, state is not one of the key states, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
     ...AUTH_ERRORS,
     403: SESSION_REQUIRED,
     404: "The org_id filter names an org that does not exist or is not the caller's.",
@@ -137,7 +107,7 @@ export class ApiKeysController {
   })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Query(new QueryPipe(ListApiKeysQuery)) query: Readonly<ListApiKeysQuery>,
+    @QueryOf(ListApiKeysQuery) query: Readonly<ListApiKeysQuery>,
   ): Promise<{ keys: ApiKeyRecord[]; next_cursor: string | null }> {
     return this.apiKeys.list(principal, {
       orgId: query.org_id ?? null,

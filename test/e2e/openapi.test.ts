@@ -1,3 +1,4 @@
+import { KEY_STATES } from '../../src/api-keys/key-state.js';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import type { OpenAPIV3 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,6 +173,16 @@ describe('the OpenAPI document and the API reference', () => {
     );
     const query = op('/api-keys', 'get').parameters as OpenAPIV3.ParameterObject[];
     expect(query).toContainEqual(expect.objectContaining({ name: 'org_id', in: 'query', required: false }));
+  });
+
+  it("takes the list routes' query parameters from their query classes, the state enum from KEY_STATES", () => {
+    for (const path of ['/api-keys', '/orgs/{org_id}/api-keys']) {
+      const params = op(path, 'get').parameters as OpenAPIV3.ParameterObject[];
+      const state = params.find((p) => p.name === 'state')!;
+      expect((state.schema as OpenAPIV3.SchemaObject).enum).toEqual([...KEY_STATES]);
+    }
+    const names = (op('/api-keys', 'get').parameters as OpenAPIV3.ParameterObject[]).map((p) => p.name);
+    expect([...names].sort()).toEqual(['cursor', 'limit', 'org_id', 'state']);
   });
 
   it('describes the key record with the key only at mint and the lifecycle timestamps optional', () => {
