@@ -33,6 +33,9 @@ const DB_DOWN_CODES = new Set([
   '57P03',
   '57014',
   '53300',
+  // A read-only transaction: the server answering is (now) a standby, as just after a switchover
+  // before the router moved; the primary is elsewhere or on its way.
+  '25006',
   // Out of descriptors (a connection flood): the database cannot be reached now; a 503, not a 500.
   'EMFILE',
   'ENFILE',
@@ -45,7 +48,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (e.driverError && isDatabaseUnavailable(e.driverError)) return true;
   if (e.code && (DB_DOWN_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   const m = e.message ?? '';
-  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|Connection ended unexpectedly|Client has encountered a connection error/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|timeout expired|Query read timeout|connect ECONNREFUSED|Connection ended unexpectedly|Client has encountered a connection error/i.test(
     m,
   );
 }

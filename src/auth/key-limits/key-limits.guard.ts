@@ -104,7 +104,7 @@ export class KeyLimitsGuard implements CanActivate {
    */
   private admit(a: Attempt): boolean | Promise<boolean> {
     while (a.windowsTaken < a.windows.length) {
-      const w = a.windows[a.windowsTaken]!;
+      const w = a.windows[a.windowsTaken];
       const wait = this.windows.take(a.keyId, w, a.cost, Date.now());
       if (typeof wait !== 'number') {
         return wait.then(
@@ -193,7 +193,7 @@ export class KeyLimitsGuard implements CanActivate {
   }
 
   private giveBack(a: Attempt, withCredits: boolean): void {
-    for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i]!, a.cost);
+    for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i], a.cost);
     a.windowsTaken = 0;
     if (withCredits && a.creditsTaken) this.credits.giveBack(a.keyId, a.cost);
     a.creditsTaken = false;
@@ -220,7 +220,7 @@ export class KeyLimitsGuard implements CanActivate {
 
   private windowsNamed(all: readonly RateWindow[] | null, name: string): readonly RateWindow[] {
     if (!all) return [];
-    if (all.length === 1) return all[0]!.name === name ? all : [];
+    if (all.length === 1) return all[0].name === name ? all : [];
     return all.filter((w) => w.name === name);
   }
 
