@@ -11,6 +11,7 @@
  *             api keys through its own ApiKeyStore port, which api-keys implements and the
  *             assembler binds, so auth never imports a feature.
  *   features  audit/ < api-keys/ < usage/, leaks/, service-keys/, key-policies/ < webhooks/, personal-data/; identity/, orgs/ and versioning/ import no feature
+ *             (api-keys/ and service-keys/ import versioning/ for the @Versioned decorator)
  *             (inside base: common/ < settings/ < config/, database/ beside settings; inside stores,
  *             directory/ and events/ import neither other)
  *   library   core/: the dynamic module a host imports (forRoot/forFeature), the ENTITIES/MIGRATIONS list
@@ -96,7 +97,7 @@ module.exports = {
     up('features-up', FEATURES, `${LIBRARY}|${SERVER}`, 'features never import the assembler or the server'),
     up('library-up', LIBRARY, SERVER, 'what a host imports never imports the standalone server'),
     feature('audit', []),
-    feature('api-keys', ['audit']),
+    feature('api-keys', ['audit', 'versioning']),
     feature('usage', ['api-keys']),
     feature('leaks', ['api-keys', 'audit']),
     feature('webhooks', ['leaks', 'audit', 'api-keys']),
@@ -111,7 +112,7 @@ module.exports = {
     ),
     up('service-not-client', '^src/', '^packages/', 'the service never imports its client'),
     feature('versioning', []),
-    feature('service-keys', ['api-keys', 'audit']),
+    feature('service-keys', ['api-keys', 'audit', 'versioning']),
     feature('key-policies', ['api-keys', 'audit']),
     {
       name: 'no-unknown-folder',

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DatabaseModule } from '../database/database.module.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyWriteRepository } from './api-key-write.repository.js';
 import { ApiKeyRepository } from './api-key.repository.js';
@@ -14,7 +15,7 @@ import { ApiKeyPolicyRepository } from './api-key-policy.repository.js';
  * management (ApiKeyRepository); the SQL of all three is in api-key.sql.ts.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKeyEntity])],
+  imports: [TypeOrmModule.forFeature([ApiKeyEntity]), DatabaseModule],
   providers: [ApiKeyRepository, ApiKeyWriteRepository, ApiKeyVerificationStore, ApiKeyPolicyRepository],
   exports: [ApiKeyRepository, ApiKeyWriteRepository, ApiKeyVerificationStore, ApiKeyPolicyRepository],
 })

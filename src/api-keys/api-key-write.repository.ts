@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import {
   auditInsertValues,
@@ -12,11 +11,12 @@ import {
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import type { Scope } from '../common/roles.js';
 import { pgPool } from '../database/pg-pool.js';
+import { returnedRows, Transactions } from '../database/transactions.js';
 import { outboxParams, type EventType, type OutboxEvent } from '../events/event-types.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { revokedKey, type RevokedKey, type RevokedRow } from './api-key.repository.js';
 import { LOCK_COUNT_SQL, MINT_BATCH_SQL, mintSql, RECOUNT_SQL, revokeWritingSql } from './api-key.sql.js';
-import { MINT_SETTINGS_SQL, type MintSettings } from './key-settings.sql.js';
+import { MINT_SETTINGS_SQL, settingsEntity, type SettingsColumns } from './key-settings.sql.js';
 
 export interface NewApiKey {
   id: string;
@@ -34,7 +34,7 @@ export interface NewApiKey {
   /** `pending` when the org's approval policy holds the key until an admin approves it. */
   approval?: 'pending' | null;
   /** Per-key controls given at mint; absent: none. */
-  settings?: MintSettings;
+  settings?: SettingsColumns;
 }
 
 /** A mint as one write: the key (its id drawn by the caller) and the events that go with it. */
@@ -66,22 +66,16 @@ const mintedEntity = ({ settings: s, ...k }: NewApiKey): ApiKeyEntity =>
     previousLookup: null,
     previousKeyHash: null,
     previousExpiresAt: null,
-    enabled: s?.enabled ?? true,
-    rateLimits: s?.rate_limits ?? null,
-    creditsRemaining: s?.credits_remaining?.toString() ?? null,
-    creditsRefill: s?.credits_refill ?? null,
-    creditsPeriod: s?.credits_period ? new Date(s.credits_period) : null,
-    creditsEpoch: 0,
-    allowedCidrs: s?.allowed_cidrs ?? null,
-    metadata: s?.metadata ?? null,
+    ...settingsEntity(s),
   });
 
 /**
  * The key changes that carry their audit and outbox events in the same SQL statement: a mint
  * under the active-key cap and a revoke (KeyChanges' one-statement strategy). These are the
- * benchmarked write routes, so they run named (prepared) statements on the driver's pool, the one
- * way this repository reaches the database: measured about 0.6 ms less per revoke than the same
- * statement through DataSource.query, which parses and plans it every time.
+ * benchmarked write routes, so they run named (prepared) statements on the driver's pool:
+ * measured about 0.6 ms less per revoke than the same statement through DataSource.query, which
+ * parses and plans it every time. The rare exact mint path runs in a Transactions transaction,
+ * the project's one way to hold one.
  */
 @Injectable()
 export class ApiKeyWriteRepository {
@@ -90,7 +84,10 @@ export class ApiKeyWriteRepository {
     return items.map((item) => outcomes.get(item.write.key.id));
   }, 2);
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   /**
    * Mints a key unless its owner already holds `cap` active keys in its org (null then), with its
@@ -209,35 +206,14 @@ export class ApiKeyWriteRepository {
    */
   private async mintChecked(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
     const { userId, orgId, createdAt } = write.key;
-    return this.inTransaction(async (client) => {
-      await client.query({ name: 'kui_mint_lock_count', text: LOCK_COUNT_SQL, values: [userId, orgId] });
-      const { rows } = await client.query<{ active: number }>({
-        name: 'kui_mint_recount',
-        text: RECOUNT_SQL,
-        values: [userId, orgId, createdAt],
-      });
-      if (rows[0].active >= cap) return null;
-      await client.query(mintSql(write.audit !== null, write.event !== null), mintValues(write));
-      if (write.key.settings) await client.query(MINT_SETTINGS_SQL, [write.key.id, JSON.stringify(write.key.settings)]);
+    return this.transactions.run(async (m) => {
+      await m.query(LOCK_COUNT_SQL, [userId, orgId]);
+      const [counted] = returnedRows<{ active: number }>(await m.query(RECOUNT_SQL, [userId, orgId, createdAt]));
+      if (counted.active >= cap) return null;
+      await m.query(mintSql(write.audit !== null, write.event !== null), mintValues(write));
+      if (write.key.settings) await m.query(MINT_SETTINGS_SQL, [write.key.id, JSON.stringify(write.key.settings)]);
       return mintedEntity(write.key);
     });
-  }
-
-  /** node-postgres' transaction on one pooled client; a client whose ROLLBACK failed is destroyed, not reused. */
-  private async inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await pgPool(this.db).connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
-      throw error;
-    } finally {
-      client.release(broken);
-    }
   }
 }
 

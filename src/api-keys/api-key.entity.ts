@@ -92,4 +92,8 @@ export class ApiKeyEntity {
 
   @Column({ type: 'jsonb', nullable: true })
   metadata: Record<string, unknown> | null;
+
+  /** Free text about the key (migration 1765600000000); null: none. */
+  @Column({ type: 'text', nullable: true })
+  description: string | null;
 }

@@ -1,6 +1,8 @@
 import type { ApiKeyEntity } from './api-key.entity.js';
 import { nextRefill, refillPeriodStart } from '../auth/key-limits/key-settings.js';
 import type { ApiKeyRecordDto, MintedApiKeyDto, OrgApiKeyDto } from './dto/api-key-record.dto.js';
+import { settingsRecord } from './key-settings.sql.js';
+import { keyStateOf } from './key-state.js';
 
 /**
  * The key record of the contract (2.1): the DTO classes are the shapes (one class per shape,
@@ -11,8 +13,8 @@ export type MintedApiKey = MintedApiKeyDto;
 /** A key of an org as its owners and admins see it (`GET /orgs/{org_id}/api-keys`). */
 export type OrgApiKeyRecord = OrgApiKeyDto;
 
-/** `now` decides whether a rotation's grace period is still running (omitted: shown if set). */
-export function toApiKeyRecord(k: ApiKeyEntity, now?: Date): ApiKeyRecord {
+/** `now` decides the key's state and whether a rotation's grace period is still running (omitted: the current time). */
+export function toApiKeyRecord(k: ApiKeyEntity, now: Date = new Date()): ApiKeyRecord {
   const record: ApiKeyRecord = {
     id: k.id,
     org_id: k.orgId,
@@ -21,29 +23,26 @@ export function toApiKeyRecord(k: ApiKeyEntity, now?: Date): ApiKeyRecord {
     last4: k.last4,
     scopes: k.scopes,
     created_at: k.createdAt.toISOString(),
+    state: keyStateOf(k, now),
   };
   if (k.expiresAt) record.expires_at = k.expiresAt.toISOString();
   if (k.lastUsedAt) record.last_used_at = k.lastUsedAt.toISOString();
   if (k.revokedAt) record.revoked_at = k.revokedAt.toISOString();
-  if (k.approval) record.status = k.approval;
-  if (k.previousExpiresAt && !k.revokedAt && (!now || k.previousExpiresAt.getTime() > now.getTime())) {
+  if (k.previousExpiresAt && !k.revokedAt && k.previousExpiresAt.getTime() > now.getTime()) {
     record.previous_secret_expires_at = k.previousExpiresAt.toISOString();
   }
   // The settings appear only when set, so a key without them keeps the contract's record exactly.
-  if (k.enabled === false) record.enabled = false;
-  if (k.rateLimits) record.rate_limits = k.rateLimits;
+  Object.assign(record, settingsRecord(k));
   if (k.creditsRemaining !== null && k.creditsRemaining !== undefined) {
     record.credits = { remaining: Number(k.creditsRemaining) };
     if (k.creditsRefill) {
       // A refill that no request has applied yet is due all the same.
-      const period = refillPeriodStart(k.creditsRefill, now ?? new Date());
+      const period = refillPeriodStart(k.creditsRefill, now);
       if (!k.creditsPeriod || k.creditsPeriod.getTime() < period.getTime())
         record.credits.remaining = k.creditsRefill.amount;
       record.credits.refill = k.creditsRefill;
-      record.credits.next_refill_at = nextRefill(k.creditsRefill, now ?? new Date()).toISOString();
+      record.credits.next_refill_at = nextRefill(k.creditsRefill, now).toISOString();
     }
   }
-  if (k.allowedCidrs) record.allowed_cidrs = k.allowedCidrs;
-  if (k.metadata) record.metadata = k.metadata;
   return record;
 }

@@ -17,7 +17,7 @@ import {
   type RevokeScope,
 } from './api-key.sql.js';
 import type { KeyState } from './key-state.js';
-import { updateSettingsSql, type KeySettingsChange } from './key-settings.sql.js';
+import { updateSettingsSql, type SettingsColumns } from './key-settings.sql.js';
 
 /** The secret a rotation puts in place. */
 export interface NewSecret {
@@ -177,7 +177,7 @@ export class ApiKeyRepository {
     scope: 'user_id' | 'org_id' | 'id',
     owner: string,
     keyId: string,
-    change: KeySettingsChange,
+    change: SettingsColumns,
     manager: EntityManager = this.db.manager,
   ): Promise<ApiKeyEntity | null> {
     const { text, values } = updateSettingsSql(scope, change, ENTITY_COLUMNS);

@@ -1,3 +1,4 @@
+import { Versioned } from '../versioning/operation-versioning.js';
 import {
   applyDecorators,
   Body,
@@ -8,7 +9,6 @@ import {
   HttpCode,
   Param,
   Post,
-  Query,
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
@@ -19,14 +19,12 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
-  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
-import { MAX_PAGE_LIMIT } from '../common/pagination.js';
-import { QueryPipe, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -53,6 +51,7 @@ export const NOT_CONFIGURED = 'API keys are not configured on this deployment (A
 export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
+  @Versioned('mintApiKey')
   @Post()
   // Above KeyLifecycle: decorators apply bottom-up, and this guard must run after authentication.
   @UseGuards(MintRateGuard)
@@ -68,7 +67,7 @@ export class ApiKeysController {
     type: MintedApiKeyDto,
   })
   @ApiErrors({
-    400: 'org_id missing or not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key control (enabled, rate_limits, credits, allowed_cidrs, metadata) outside its rules (the message names it), an unknown field, or a body that is not a JSON object.',
+    400: 'org_id missing or not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key setting outside its rules (the message names the field and the rule), an unknown field, or a body that is not a JSON object.',
     ...AUTH_ERRORS,
     403: `${SESSION_REQUIRED} Or: the requested scopes exceed the caller's role in the org.`,
     404: "The org does not exist or is not the caller's; both cases look identical.",
@@ -86,6 +85,7 @@ export class ApiKeysController {
     return this.apiKeys.mint(principal, dto);
   }
 
+  @Versioned('listApiKeys')
   @Get()
   @KeyLifecycle()
   @ApiOperation({
@@ -93,40 +93,13 @@ export class ApiKeysController {
     summary: 'List keys',
     description: 'Browser session only. Masked records: the full key is never listable.',
   })
-  @ApiQuery({
-    name: 'org_id',
-    required: false,
-    type: String,
-    format: 'uuid',
-    description: 'Only keys bound to this org (one of yours: another is a 404).',
-  })
-  @ApiQuery({
-    name: 'state',
-    required: false,
-    enum: ['active', 'revoked', 'expired', 'disabled'],
-    description: 'Only keys in this state (revoked wins over expired, expired over disabled).',
-  })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_PAGE_LIMIT,
-    description: `Keys per page, 1 to ${MAX_PAGE_LIMIT} (${MAX_PAGE_LIMIT} when omitted).`,
-  })
-  @ApiQuery({
-    name: 'cursor',
-    required: false,
-    type: String,
-    description: 'The `next_cursor` of the previous page; opaque.',
-  })
   @ApiOkResponse({
     description:
       "One page of the caller's keys, newest first; revoked and expired keys included unless `state` filters them. `next_cursor` is null on the last page (API version 2026-11-01: present only when more keys exist).",
     type: ApiKeyListDto,
   })
   @ApiErrors({
-    400: 'org_id filter is not a UUID, state is not one of active, revoked, expired, pending, denied, disabled, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
+    400: 'org_id filter is not a UUID, state is not one of the key states, limit is not an integer from 1 to 100, or cursor is not one this service returned.',
     ...AUTH_ERRORS,
     403: SESSION_REQUIRED,
     404: "The org_id filter names an org that does not exist or is not the caller's.",
@@ -134,7 +107,7 @@ export class ApiKeysController {
   })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Query(new QueryPipe(ListApiKeysQuery)) query: Readonly<ListApiKeysQuery>,
+    @QueryOf(ListApiKeysQuery) query: Readonly<ListApiKeysQuery>,
   ): Promise<{ keys: ApiKeyRecord[]; next_cursor: string | null }> {
     return this.apiKeys.list(principal, {
       orgId: query.org_id ?? null,
@@ -144,6 +117,7 @@ export class ApiKeysController {
     });
   }
 
+  @Versioned('rotateApiKey')
   @Post(':keyID/rotate')
   @KeyLifecycle()
   @ApiOperation({

@@ -3,6 +3,7 @@ import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { DatabaseModule } from '../database/database.module.js';
+import { VersioningModule } from '../versioning/versioning.module.js';
 import { ApiKeyStoreModule } from './api-key-store.module.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
@@ -43,6 +44,8 @@ export class ApiKeysModule {
   static withHttp(): DynamicModule {
     return {
       module: ApiKeysModule,
+      // VersionEdge for the interceptor @Versioned binds to the routes a version change touches.
+      imports: [VersioningModule],
       controllers: [
         ApiKeysController,
         OrgApiKeysController,

@@ -1,3 +1,4 @@
+import { FakeDirectory } from '../../test/support/fakes.js';
 import { ConflictException, ForbiddenException, NotFoundException } from '@nestjs/common';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey, parseApiKey } from '../auth/api-key-format.js';
@@ -8,7 +9,6 @@ import { testSession } from '../../test/support/principal.js';
 import { ERRORS } from '../common/error-messages.js';
 import type { Role } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
-import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
 import type { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { KeyMinting } from './key-minting.js';
@@ -18,31 +18,6 @@ const ORG = '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 const OTHER_ORG = '9e8d7c6b-5a49-4382-a170-6f5e4d3c2b1a';
 const API_KEY_SECRET = 'unit-test-api-key-secret-0123456789abcdef';
 const DAY_MS = 86_400_000;
-
-/** A directory that knows one user's standing per org. */
-class FakeDirectory extends OrgDirectory {
-  readonly standings = new Map<string, MintStanding>();
-  calls = 0;
-
-  async mintStanding(userId: string, orgId: string): Promise<MintStanding | null> {
-    this.calls++;
-    return userId === USER ? (this.standings.get(orgId) ?? null) : null;
-  }
-  async memberContexts(): Promise<Map<string, MemberContext>> {
-    return new Map();
-  }
-  async userOrgs(userId: string, orgId: string | null, limit: number): Promise<MemberContext[]> {
-    this.calls++;
-    if (userId !== USER) return [];
-    return [...this.standings.entries()]
-      .filter(([id]) => !orgId || id === orgId)
-      .slice(0, limit)
-      .map(([id, s]) => ({ userId, orgId: id, email: 'u@example.com', role: s.role, plan: 'free', memberCount: 1 }));
-  }
-  async orgPlan(): Promise<null> {
-    return null;
-  }
-}
 
 const session = (userId = USER): Principal => testSession({ userId, email: 'u@example.com' });
 
@@ -59,17 +34,12 @@ describe('ApiKeysService', () => {
     const fixture = keyChangesOverFakes();
     ({ keys: repo, written, invalidation } = fixture);
     const keys = repo as never as ApiKeyRepository;
-    return new ApiKeysService(
-      keys,
-      fixture.changes,
-      directory,
-      s,
-      new KeyMinting(keys, fixture.changes, s, noKeyPolicy),
-    );
+    const minting = new KeyMinting(keys, fixture.changes, s, noKeyPolicy);
+    return new ApiKeysService(keys, fixture.changes, directory, s, minting);
   };
 
   const member = (role: Role, hasWorkspace = true, orgId = ORG) =>
-    directory.standings.set(orgId, { role, hasWorkspace });
+    directory.join(USER, orgId, role, { workspace: hasWorkspace });
   const settingsWith = (extra: Partial<ConstructorParameters<typeof Settings>[0]>) =>
     new Settings({
       apiKeySecret: API_KEY_SECRET,
@@ -80,12 +50,9 @@ describe('ApiKeysService', () => {
 
   beforeEach(() => {
     directory = new FakeDirectory();
+    directory.user(USER, 'u@example.com');
     clock = new TestClock('2030-01-02T03:04:05.678Z');
-    settings = new Settings({
-      apiKeySecret: API_KEY_SECRET,
-      session: { secret: 'unit-test-session-secret-0123456789abcdef' },
-      clock,
-    });
+    settings = settingsWith({});
     sut = service(settings);
   });
 
@@ -103,6 +70,7 @@ describe('ApiKeysService', () => {
         last4: minted.key.slice(-4),
         scopes: ['decisions:read'],
         created_at: '2030-01-02T03:04:05.678Z',
+        state: 'active',
       });
     });
 
@@ -256,7 +224,7 @@ describe('ApiKeysService', () => {
 
     it('asks the directory nothing when there is no filter', async () => {
       await sut.list(session(), { orgId: null });
-      expect(directory.calls).toBe(0);
+      expect(directory.calls).toEqual([]);
     });
   });
 

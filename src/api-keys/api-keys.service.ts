@@ -66,7 +66,7 @@ export class ApiKeysService {
       audit: { action: 'api_key.minted' },
       event: { type: 'api_key.created', data: keyEventData },
     });
-    return { key: minted.secret, ...toApiKeyRecord(minted.key) };
+    return { key: minted.secret, ...toApiKeyRecord(minted.key, minted.key.createdAt) };
   }
 
   /**

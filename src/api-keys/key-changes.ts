@@ -10,9 +10,8 @@
  *   decisions, the stale sweep; ApiKeyRepository, ApiKeyPolicyRepository): `transact` runs the
  *   change on the transaction's manager, then AuditService.record and EventOutbox.write.
  *
- * Either way the commit is followed by one tail (`committed`): wake the outbox relay, wait until
- * every serving instance has applied the change when it narrows what verifies, then emit the
- * in-process activity signal. Changes that draw a new secret retry a lookup collision (23505)
+ * Either way the commit is followed by one tail (`committed`: afterCommit, the same for directory
+ * changes, then the in-process activity signal). The changes' shapes are in key-change.types.ts. Changes that draw a new secret retry a lookup collision (23505)
  * in one place (`drawing`). A new kind of key change is one more method here: its change as a
  * repository call, its audit entry and its event, then `transact` and `committed`.
  */
@@ -20,86 +19,28 @@ import { ForbiddenException, Injectable } from '@nestjs/common';
 import { ERRORS } from '../common/error-messages.js';
 import type { EntityManager } from 'typeorm';
 import { AuditService, type AuditEntry } from '../audit/audit.service.js';
+import { afterCommit } from '../auth/verification-cache/change-tail.js';
 import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { Transactions } from '../database/transactions.js';
 import { ActivityEvents, type ActivityEvent } from '../events/activity-events.js';
 import { EventOutbox } from '../events/event-outbox.js';
-import type { EventType, OutboxEvent } from '../events/event-types.js';
+import type { OutboxEvent } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
-import { ApiKeyWriteRepository, type NewApiKey } from './api-key-write.repository.js';
-import { ApiKeyRepository, type NewSecret, type RevokedKey } from './api-key.repository.js';
-import { ApiKeyPolicyRepository, type Decision, type WarnedKey } from './api-key-policy.repository.js';
-import type { KeySettingsChange } from './key-settings.sql.js';
-
-/** An audit entry whose org and target id only the change's own statement knows (a revoke by key id). */
-export type KeyAuditTemplate = Omit<AuditEntry, 'orgId' | 'target'> & { target: { type: string } };
-
-export interface MintChange {
-  change: { key: NewApiKey; cap: number };
-  audit: AuditEntry;
-  event: OutboxEvent;
-}
-
-export interface RevokeChange {
-  /** `user_id`: the owner's key only; `org_id`: any key of the org (an admin's revoke). */
-  change: { scope: 'user_id' | 'org_id'; owner: string; keyId: string; at: Date };
-  /** The statement adds the org, the key's id and the details `name` and, `withOwner`, `owner_id`. */
-  audit: KeyAuditTemplate & { withOwner: boolean };
-  /** `api_key.revoked` (or `type`: a service key's `service_key.revoked`), named after the revoker (null: the operator CLI). */
-  event: { revokedBy: string | null; type?: EventType };
-}
-
-export interface RotateChange {
-  change: { userId: string; keyId: string; secret: NewSecret; now: Date; graceEndsAt: Date | null };
-  audit: (rotated: ApiKeyEntity) => AuditEntry;
-  event: (rotated: ApiKeyEntity) => OutboxEvent;
-}
-
-export interface LeakedRevokeChange {
-  change: { keyId: string; at: Date };
-  audit: (revoked: RevokedKey) => AuditEntry;
-  events: (revoked: RevokedKey) => OutboxEvent[];
-}
-
-/** An org key policy written, with the org's keys that outlive its lifetime limit (if any) cut to it. */
-export interface PolicyChange {
-  /** The policy's own write (its feature's repository), on the unit of work's manager. */
-  policy: (manager: EntityManager) => Promise<void>;
-  change: { orgId: string; maxLifetimeDays: number | null; now: Date };
-  audit: (shortened: RevokedKey[]) => AuditEntry;
-  events: (shortened: RevokedKey[]) => OutboxEvent[];
-}
-
-/** An owner's or admin's decision on a pending key. */
-export interface DecisionChange {
-  change: { orgId: string; keyId: string; decision: Decision; at: Date };
-  audit: (decided: RevokedKey) => AuditEntry;
-  event: (decided: RevokedKey) => OutboxEvent;
-}
-
-/** The stale sweep's warning (an event only: no key changes) and its revoke of one key. */
-export interface StaleWarning {
-  change: { orgId: string; idleSince: Date; now: Date; limit: number };
-  event: (warned: WarnedKey) => OutboxEvent;
-}
-export interface StaleRevokeChange {
-  change: { orgId: string; keyId: string; idleSince: Date; at: Date };
-  audit: (revoked: RevokedKey) => AuditEntry;
-  event: (revoked: RevokedKey) => OutboxEvent;
-}
-
-/**
- * A key's settings changed (name, enabled, rate windows, credits, networks, metadata), or its
- * scopes narrowed; `before` is the scopes it held (null when the change names none).
- */
-export interface UpdateChange {
-  change: { scope: 'user_id' | 'org_id' | 'id'; owner: string; keyId: string; settings: KeySettingsChange };
-  audit: (updated: ApiKeyEntity, before: string[] | null) => AuditEntry[];
-  event: (updated: ApiKeyEntity, before: string[] | null) => OutboxEvent[];
-}
-
-/** A change drawn again on a lookup collision: `secret` is what the caller shows once (never written). */
-export type Drawn<C> = C & { secret: string };
+import { ApiKeyWriteRepository } from './api-key-write.repository.js';
+import { ApiKeyRepository, type RevokedKey } from './api-key.repository.js';
+import { ApiKeyPolicyRepository } from './api-key-policy.repository.js';
+import type {
+  DecisionChange,
+  Drawn,
+  LeakedRevokeChange,
+  MintChange,
+  PolicyChange,
+  RevokeChange,
+  RotateChange,
+  StaleRevokeChange,
+  StaleWarning,
+  UpdateChange,
+} from './key-change.types.js';
 
 const MAX_DRAWS = 4;
 
@@ -297,14 +238,9 @@ export class KeyChanges {
     });
   }
 
-  /**
-   * The tail of every committed key change: the relay is woken; a change that narrows what
-   * verifies (revoke, rotate) waits until every instance answering from its cache has applied it;
-   * then the in-process signal, `times` times.
-   */
+  /** The tail of every committed key change (afterCommit, shared with directory changes), then the in-process signal `times` times. */
   private async committed(signal: ActivityEvent, times: number, narrows: boolean): Promise<void> {
-    this.outbox.written();
-    if (narrows) await this.invalidation.awaitAcknowledged();
+    await afterCommit(this.outbox, this.invalidation, { wroteEvents: true, narrows });
     for (let i = 0; i < times; i++) this.activity.emit(signal);
   }
 

@@ -3,7 +3,6 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import type { AuditAction } from '../audit/audit-actions.js';
 import type { ChangeActor } from '../audit/audit.service.js';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
-import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
 import { ERRORS } from '../common/error-messages.js';
 import type { Role, Scope } from '../common/roles.js';
 import type { EventType } from '../events/event-types.js';
@@ -12,37 +11,23 @@ import type { ApiKeyEntity } from './api-key.entity.js';
 import type { NewApiKey } from './api-key-write.repository.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { DEFAULT_GRACE_PERIOD_SECONDS } from './dto/rotate-api-key.dto.js';
-import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
+import type { KeySettingsDto } from './dto/key-settings.dto.js';
 import { KeyChanges } from './key-changes.js';
 import { KeyPolicyPort } from './key-policy.port.js';
-import type { MintSettings } from './key-settings.sql.js';
+import { settingsColumns, type SettingsColumns } from './key-settings.sql.js';
 
 const DAY_MS = 86_400_000;
 
-/** The per-key controls a mint body may carry (docs/key-controls.md), as MintApiKeyDto names them. */
-export type MintSettingsFields = Pick<
-  MintApiKeyDto,
-  'enabled' | 'rate_limits' | 'credits' | 'allowed_cidrs' | 'metadata'
->;
+/** The settings a mint body may carry beside its name (KeySettingsDto). */
+export type MintSettingsFields = Omit<KeySettingsDto, 'name'>;
 
 /** A new key as its events describe it before it is written. */
 export type NewKeyFields = NewApiKey & { revokedAt: null };
 
-/** The controls a mint body sets, as api_keys' columns; undefined when it sets none (the contract's body). */
-export function mintSettingsOf(dto: MintSettingsFields, now: Date): MintSettings | undefined {
-  const s: MintSettings = {};
-  if (dto.enabled !== undefined) s.enabled = dto.enabled;
-  if (dto.rate_limits) s.rate_limits = dto.rate_limits;
-  if (dto.credits) {
-    s.credits_remaining = dto.credits.remaining;
-    if (dto.credits.refill) {
-      s.credits_refill = dto.credits.refill;
-      s.credits_period = refillPeriodStart(dto.credits.refill, now).toISOString();
-    }
-  }
-  if (dto.allowed_cidrs) s.allowed_cidrs = dto.allowed_cidrs;
-  if (dto.metadata) s.metadata = dto.metadata;
-  return Object.keys(s).length > 0 ? s : undefined;
+/** The settings a mint body sets, as columns; undefined when it sets none (the contract's body). */
+function mintSettings(body: MintSettingsFields, now: Date): SettingsColumns | undefined {
+  const { name: _label, ...columns } = settingsColumns(body, now);
+  return Object.keys(columns).length > 0 ? columns : undefined;
 }
 
 const JUDGED: unique symbol = Symbol('judged by the org key policy');
@@ -138,7 +123,7 @@ export class KeyMinting {
         expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
         createdBy: m.createdBy ?? null,
         approval: pending ? 'pending' : null,
-        settings: mintSettingsOf(m.settings, now),
+        settings: mintSettings(m.settings, now),
       };
       return {
         secret: generated.key,

@@ -1,3 +1,4 @@
+import { Versioned } from '../versioning/operation-versioning.js';
 import { Body, Controller, Param, Patch, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
@@ -11,9 +12,9 @@ import { ApiKeyRecordDto } from './dto/api-key-record.dto.js';
 import { UpdateApiKeyDto } from './dto/update-api-key.dto.js';
 import { KeySettingsService } from './key-settings.service.js';
 
+// The rules are the request schema's (KeySettingsDto): the 400 names the field and the rule it broke.
 const BAD_SETTINGS =
-  'keyID (or org_id) is not a UUID; no field given; name over 100 characters; enabled not a boolean; rate_limits not an array of at most 5 windows with a limit of at least 1 and window_seconds from 1 to 86400; ' +
-  'credits.remaining negative or a refill without amount or interval; allowed_cidrs over 20, malformed or wider than /8 (/16 for IPv6) except 0.0.0.0/0 and ::/0; metadata not an object, over 1 KB or deeper than 4; an unknown field.';
+  'keyID (or org_id) is not a UUID; no field given; a setting outside its rule (the message names the field and the rule, as the request schema describes it); an unknown field.';
 const CHANGE =
   'Only the fields sent change; null clears a setting. Audited and emitted as `api_key.updated`; every instance applies it before this answers (a disabled key is refused everywhere from then on).';
 
@@ -24,6 +25,7 @@ const CHANGE =
 export class KeySettingsController {
   constructor(private readonly keys: KeySettingsService) {}
 
+  @Versioned('updateApiKey')
   @Patch('api-keys/:keyID')
   @KeyLifecycle()
   @ApiOperation({
@@ -50,6 +52,7 @@ export class KeySettingsController {
     return this.keys.update(principal, keyId, dto);
   }
 
+  @Versioned('updateOrgApiKey')
   @Patch('orgs/:org_id/api-keys/:keyID')
   @KeyLifecycle()
   @ApiTags('orgs')

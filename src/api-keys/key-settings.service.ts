@@ -1,6 +1,5 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
-import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { ERRORS } from '../common/error-messages.js';
@@ -12,7 +11,7 @@ import { Settings } from '../settings/settings.js';
 import { toApiKeyRecord, type ApiKeyRecord } from './api-key.record.js';
 import type { UpdateApiKeyDto } from './dto/update-api-key.dto.js';
 import { KeyChanges } from './key-changes.js';
-import type { KeySettingsChange } from './key-settings.sql.js';
+import { SETTING_FIELDS, settingsColumns, type SettingsChange } from './key-settings.sql.js';
 
 /**
  * A key's settings changed by its owner (`PATCH /api-keys/{id}`) or an org owner or admin
@@ -49,9 +48,10 @@ export class KeySettingsService {
     dto: UpdateApiKeyDto,
   ): Promise<ApiKeyRecord> {
     const now = this.settings.clock.now();
-    const settings = toChange(dto, now);
+    const settings: SettingsChange = settingsColumns(dto as Record<string, unknown>, now);
     const fields = Object.keys(dto).filter((k) => (dto as Record<string, unknown>)[k] !== undefined);
-    if (fields.length === 0) throw new BadRequestException(ERRORS.noKeySettings);
+    if (fields.length === 0)
+      throw new BadRequestException(ERRORS.noKeySettings([...SETTING_FIELDS.map((s) => s.field), 'scopes']));
     if (dto.scopes !== undefined) {
       this.settings.scopes.requireRegistered('scopes', dto.scopes);
       settings.scopes = this.settings.scopes.canonical(dto.scopes);
@@ -113,22 +113,4 @@ export class KeySettingsService {
     if (!updated) throw new NotFoundException(ERRORS.keyNotFound);
     return toApiKeyRecord(updated, now);
   }
-}
-
-function toChange(dto: UpdateApiKeyDto, now: Date): KeySettingsChange {
-  const change: KeySettingsChange = {};
-  if (dto.name !== undefined) change.name = dto.name;
-  if (dto.enabled !== undefined) change.enabled = dto.enabled;
-  if (dto.rate_limits !== undefined) change.rateLimits = dto.rate_limits;
-  if (dto.credits !== undefined) {
-    change.credits = dto.credits && {
-      remaining: dto.credits.remaining,
-      refill: dto.credits.refill,
-      // The balance given belongs to the current refill period: the next refill is at its end.
-      period: dto.credits.refill ? refillPeriodStart(dto.credits.refill, now) : null,
-    };
-  }
-  if (dto.allowed_cidrs !== undefined) change.allowedCidrs = dto.allowed_cidrs;
-  if (dto.metadata !== undefined) change.metadata = dto.metadata;
-  return change;
 }

@@ -1,3 +1,4 @@
+import { Versioned } from '../versioning/operation-versioning.js';
 import { Controller, Delete, Get, HttpCode, Param, UseInterceptors } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
@@ -21,6 +22,7 @@ const ORG_404 = 'The org does not exist or the caller is not a member; both look
 export class OrgApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
+  @Versioned('listOrgApiKeys')
   @Get(':org_id/api-keys')
   @KeyLifecycle()
   @ApiOperation({

@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { AuditService, OPERATOR, type AuditEntry, type AuditEventRecord } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { signSessionToken } from '../auth/session-token.js';
+import { afterCommit } from '../auth/verification-cache/change-tail.js';
 import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import type { Plan, Role } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
@@ -66,7 +67,7 @@ export class DirectoryAdminService {
       }
       return result;
     });
-    await this.invalidation.awaitAcknowledged();
+    await afterCommit(this.outbox, this.invalidation, { wroteEvents: false, narrows: true });
     return result;
   }
 
@@ -86,7 +87,7 @@ export class DirectoryAdminService {
       }
       return result;
     });
-    await this.invalidation.awaitAcknowledged();
+    await afterCommit(this.outbox, this.invalidation, { wroteEvents: false, narrows: true });
     return result;
   }
 
@@ -110,7 +111,7 @@ export class DirectoryAdminService {
       return member;
     });
     // A role change (and the org's member count) is applied by every serving instance first.
-    await this.invalidation.awaitAcknowledged();
+    await afterCommit(this.outbox, this.invalidation, { wroteEvents: false, narrows: true });
     return member;
   }
 
@@ -133,7 +134,7 @@ export class DirectoryAdminService {
       });
       return { ...removed, removed: true };
     });
-    await this.invalidation.awaitAcknowledged();
+    await afterCommit(this.outbox, this.invalidation, { wroteEvents: true, narrows: true });
     return removed;
   }
 

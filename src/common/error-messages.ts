@@ -69,7 +69,7 @@ export const ERRORS = {
   keyRateLimited: (window: string) =>
     `This API key's rate limit "${window}" is reached; retry after Retry-After seconds`,
   keyCreditsSpent: "This API key's credits are spent",
-  noKeySettings: 'Send at least one of name, enabled, scopes, rate_limits, credits, allowed_cidrs, metadata',
+  noKeySettings: (fields: readonly string[]) => `Send at least one of ${fields.join(', ')}`,
 
   // Usage
   keyUsageAdminsOnly: 'Only owners and admins of the organisation can read its keys’ usage',

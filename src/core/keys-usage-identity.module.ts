@@ -116,7 +116,7 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
         AuthModule,
         ...features,
         ...routes,
-        // Binds the version-change interceptor to the operations a change touches (no global one).
+        // Dated versions: the policy, the org pins, and the start-up check of the @Versioned handlers.
         VersioningModule,
       ],
       providers: [WiringCheck],

@@ -3,7 +3,8 @@ import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import { IDLE_IN_TRANSACTION_MS, type AppConfig } from '../config/app-config.js';
 import { EMBEDDED_SOCKET_PORT, socketIsLive, socketPath } from './embedded.js';
-import { ENTITIES, MIGRATIONS } from '../core/schema.js';
+import { ENTITIES } from '../core/schema.js';
+import { MIGRATIONS } from './migrations/index.js';
 
 const COMMON = {
   type: 'postgres' as const,

@@ -3,6 +3,7 @@ import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { toApiKeyRecord } from '../api-keys/api-key.record.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { AuditService, type AuditActor } from '../audit/audit.service.js';
+import { afterCommit } from '../auth/verification-cache/change-tail.js';
 import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
 import { ERRORS } from '../common/error-messages.js';
 import type { KeysetPosition } from '../common/pagination.js';
@@ -79,11 +80,8 @@ export class PersonalDataService {
       if (left) orgs.push(membership.org_id);
     }
     await this.people.dropWorkspaces(user.id);
-    if (orgs.length > 0) {
-      this.outbox.written();
-      // A removed membership stops the person's sessions in that org on every instance first.
-      await this.invalidation.awaitAcknowledged();
-    }
+    // A removed membership stops the person's sessions in that org on every instance first.
+    if (orgs.length > 0) await afterCommit(this.outbox, this.invalidation, { wroteEvents: true, narrows: true });
 
     const pseudonymised = await this.audit.pseudonymise(user.id, pseudonym, user.email);
     await this.people.tombstone(user.id, tombstone);

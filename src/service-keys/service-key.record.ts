@@ -11,7 +11,6 @@ export function toServiceKeyRecord(k: ApiKeyEntity & { state?: KeyState }, now: 
   const record: ServiceKeyRecord = { ...toApiKeyRecord(k, now), owner: { type: 'org' }, user_id: k.userId };
   // The operator CLI mints as no one (the audit log names it): no created_by then.
   if (k.createdBy) record.created_by = k.createdBy;
-  if (k.state) record.state = k.state;
   return record;
 }
 

@@ -1,3 +1,4 @@
+import { Versioned } from '../versioning/operation-versioning.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import {
   ApiBody,
@@ -34,6 +35,7 @@ const HOST_DIRECTORY = `${NOT_CONFIGURED} Or: the deployment reads orgs and memb
 export class ServiceKeysController {
   constructor(private readonly serviceKeys: ServiceKeysService) {}
 
+  @Versioned('mintServiceKey')
   @Post()
   // Above KeyLifecycle: decorators apply bottom-up, and this guard must run after authentication.
   @UseGuards(MintRateGuard)
@@ -53,7 +55,7 @@ export class ServiceKeysController {
   })
   @ApiErrors({
     400:
-      'org_id is not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key control (enabled, rate_limits, credits, allowed_cidrs, metadata) outside its rules (the message names it), ' +
+      'org_id is not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key setting outside its rules (the message names the field and the rule), ' +
       "an unknown field, or a body that is not a JSON object. Or: the org's key policy refuses the expiry (max_lifetime_days, require_expiry; the message names it).",
     ...AUTH_ERRORS,
     403: `${ADMINS_ONLY} Or: the requested scopes exceed the caller's role in the org, or what the org's key policy lets that role grant (allowed_scopes_by_role).`,
@@ -71,6 +73,7 @@ export class ServiceKeysController {
     return this.serviceKeys.mint(principal, orgId, dto);
   }
 
+  @Versioned('listServiceKeys')
   @Get()
   @KeyLifecycle()
   @ApiOperation({
@@ -95,6 +98,7 @@ export class ServiceKeysController {
     return this.serviceKeys.list(principal, orgId, query);
   }
 
+  @Versioned('rotateServiceKey')
   @Post(':keyID/rotate')
   @KeyLifecycle()
   @ApiOperation({

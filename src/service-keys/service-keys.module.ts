@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { VersioningModule } from '../versioning/versioning.module.js';
 import { ServiceAccountRepository } from './service-account.repository.js';
 import { ServiceKeysController } from './service-keys.controller.js';
 import { ServiceKeysService } from './service-keys.service.js';
@@ -14,7 +15,8 @@ export class ServiceKeysModule {
   static register(apiKeys: Type | DynamicModule, http: boolean): DynamicModule {
     return {
       module: ServiceKeysModule,
-      imports: [apiKeys, AuthModule, ApiKeyStoreModule],
+      // VersioningModule: for the interceptor @Versioned binds to the routes.
+      imports: [apiKeys, AuthModule, ApiKeyStoreModule, ...(http ? [VersioningModule] : [])],
       providers: [ServiceAccountRepository, ServiceKeysService],
       controllers: http ? [ServiceKeysController] : [],
       exports: [ServiceKeysService],

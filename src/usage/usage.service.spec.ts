@@ -4,9 +4,8 @@ import { TestClock } from '../../test/support/clock.js';
 import { testPrincipal } from '../../test/support/principal.js';
 import type { Principal } from '../auth/principal.js';
 import { parsePlanLimits, type Limit } from '../common/plan-limits.js';
-import type { Plan } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
-import { OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
+import { FakeDirectory } from '../../test/support/fakes.js';
 import {
   UnknownOrgError,
   UsageLimitExceededError,
@@ -50,22 +49,6 @@ class FakeUsageRepository {
   }
 }
 
-class FakeDirectory extends OrgDirectory {
-  readonly plans = new Map<string, Plan>();
-  mintStanding(): Promise<MintStanding | null> {
-    throw new Error('not used');
-  }
-  memberContexts(): Promise<Map<string, MemberContext>> {
-    throw new Error('not used');
-  }
-  userOrgs(): Promise<MemberContext[]> {
-    throw new Error('not used');
-  }
-  async orgPlan(orgId: string): Promise<Plan | null> {
-    return this.plans.get(orgId) ?? null;
-  }
-}
-
 function principal(overrides: Partial<Principal> = {}): Principal {
   return testPrincipal({ orgId: ORG, orgRole: 'owner', ...overrides });
 }
@@ -79,7 +62,7 @@ describe('UsageService', () => {
   beforeEach(() => {
     repo = new FakeUsageRepository();
     directory = new FakeDirectory();
-    directory.plans.set(ORG, 'free');
+    directory.org('free', ORG);
     clock = new TestClock('2031-03-14T15:09:26.535Z');
     const settings = new Settings({
       session: { secret: 'unit-test-session-secret-0123456789abcdef' },
@@ -155,7 +138,7 @@ describe('UsageService', () => {
     });
 
     it('attributes a charge to the API key of the principal that made it, with the plan its verification read', async () => {
-      directory.plans.clear(); // the directory is not asked: a lookup would find no org
+      directory.orgs.clear(); // the directory is not asked: a lookup would find no org
 
       const result = await sut.charge(ORG, 'captures', 1, principal({ kind: 'api_key', keyId: 'k-1', userId: 'u-1' }));
 
@@ -172,7 +155,7 @@ describe('UsageService', () => {
     });
 
     it('charges as the system, and asks the directory for the plan, when the principal is of another org', async () => {
-      directory.plans.set('other-org', 'pro');
+      directory.org('pro', 'other-org');
 
       const result = await sut.charge('other-org', 'imports', 1, principal({ kind: 'api_key', keyId: 'k-1' }));
 
@@ -198,7 +181,7 @@ describe('UsageService', () => {
     });
 
     it('passes a null limit through as unlimited', async () => {
-      directory.plans.set(ORG, 'pro');
+      directory.org('pro', ORG);
 
       await sut.charge(ORG, 'asks', 1_000_000);
 

@@ -36,7 +36,7 @@ describe('VersionTable', () => {
     const after = new Date('2027-01-01T00:00:00Z');
     expect(sunsetTable.refusal('2026-11-01', before)).toBeNull();
     expect(sunsetTable.refusal('2026-11-01', after)).toBe('sunset');
-    expect(sunsetTable.supported(after)).toEqual(['2026-11-26']);
+    expect(sunsetTable.supported(after)).toEqual(['2026-11-26', '2026-11-27']);
     const pinned = resolvePinned(sunsetTable, '2026-11-01', after);
     expect(pinned.version).toBe('2026-11-26');
     expect(pinned.warning).toMatch(/^299 - "API version 2026-11-01 is no longer supported; answered with 2026-11-26/);
@@ -45,7 +45,7 @@ describe('VersionTable', () => {
 });
 
 describe('the 2026-11-26 change of GET /api-keys', () => {
-  const [change] = changesAfter(VERSION_CHANGES, '2026-11-01');
+  const change = VERSION_CHANGES.find((c) => c.version === '2026-11-26')!;
   const down = change.operations.listApiKeys.response!;
 
   it('drops a null next_cursor for 2026-11-01 and keeps a real one', () => {
@@ -54,6 +54,30 @@ describe('the 2026-11-26 change of GET /api-keys', () => {
   });
 
   it('applies to older versions only', () => {
-    expect(changesAfter(VERSION_CHANGES, '2026-11-26')).toEqual([]);
+    expect(changesAfter(VERSION_CHANGES, '2026-11-26')).not.toContain(change);
+  });
+});
+
+describe('the 2026-11-27 change of the key records', () => {
+  const change = VERSION_CHANGES.find((c) => c.version === '2026-11-27')!;
+  const record = { id: 'k', name: 'n', state: 'pending' };
+
+  it('gives older versions `status` for a held or refused key and no `state` on a personal record', () => {
+    expect(change.operations.mintApiKey.response!(record)).toEqual({ id: 'k', name: 'n', status: 'pending' });
+    expect(change.operations.updateApiKey.response!({ ...record, state: 'active' })).toEqual({ id: 'k', name: 'n' });
+    expect(change.operations.listApiKeys.response!({ keys: [{ ...record, state: 'denied' }] })).toEqual({
+      keys: [{ id: 'k', name: 'n', status: 'denied' }],
+    });
+  });
+
+  it("keeps `state` on the org admins' lists, where older versions had it", () => {
+    expect(change.operations.listOrgApiKeys.response!({ keys: [record] })).toEqual({
+      keys: [{ id: 'k', name: 'n', status: 'pending', state: 'pending' }],
+    });
+  });
+
+  it('applies to the versions before it only', () => {
+    expect(changesAfter(VERSION_CHANGES, '2026-11-26')).toEqual([change]);
+    expect(changesAfter(VERSION_CHANGES, '2026-11-27')).toEqual([]);
   });
 });

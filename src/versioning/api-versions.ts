@@ -21,6 +21,7 @@ export interface ApiVersion {
 export const API_VERSIONS: readonly ApiVersion[] = [
   { date: CONTRACT_API_VERSION, summary: 'The contract: the first dated version.' },
   { date: '2026-11-26', summary: 'GET /api-keys always carries next_cursor (null on the last page).' },
+  { date: '2026-11-27', summary: 'Every key record carries state; status is gone.' },
 ];
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -35,6 +35,7 @@ export function documentForVersion(
     schema: { type: 'string', format: 'date', enum: policy.table.supported(now) },
   };
   const later = changesAfter(policy.changes, version);
+  for (const change of later) change.components?.(schemas as Record<string, JsonObject>);
   for (const operation of operations(document)) {
     const id = operation.operationId ?? '';
     for (const change of later) {

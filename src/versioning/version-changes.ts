@@ -19,6 +19,8 @@ export interface VersionChange {
   description: string;
   /** operationId → the transforms for that operation. */
   operations: Readonly<Record<string, OperationChange>>;
+  /** The OpenAPI component schemas (by name) as the version before it described them; changed in place. */
+  components?: (schemas: Record<string, JsonObject>) => void;
 }
 
 /** What a request transform reads and returns: the parsed JSON body (any JSON value, or undefined) and the query. */
@@ -39,6 +41,29 @@ export interface OperationChange {
   /** The OpenAPI response schema of the older version, for the per-version document. */
   schema?: (schema: JsonObject) => JsonObject;
 }
+
+/**
+ * A key record as versions before 2026-11-27 answered it: `status` (`pending` or `denied`, what
+ * `state` says now) and, outside the org admins' lists, no `state`.
+ */
+function keyRecordBefore20261127(record: JsonObject, keepState: boolean): JsonObject {
+  const { state, ...older } = record;
+  if (state === 'pending' || state === 'denied') older.status = state;
+  return keepState ? { ...older, state } : older;
+}
+const recordBefore20261127: OperationChange = { response: (body) => keyRecordBefore20261127(body, false) };
+const listBefore20261127 = (keepState: boolean): OperationChange => ({
+  response: (body) =>
+    Array.isArray(body.keys)
+      ? { ...body, keys: (body.keys as JsonObject[]).map((k) => keyRecordBefore20261127(k, keepState)) }
+      : body,
+});
+const STATUS_SCHEMA = {
+  type: 'string',
+  enum: ['pending', 'denied'],
+  description:
+    "Present only for a key minted under the org's approval policy: `pending` until an owner or admin approves it (it does not verify until then; approved, the field goes away), `denied` once refused (it never verifies).",
+};
 
 export const VERSION_CHANGES: readonly VersionChange[] = [
   {
@@ -65,6 +90,36 @@ export const VERSION_CHANGES: readonly VersionChange[] = [
           };
         },
       },
+    },
+  },
+  {
+    version: '2026-11-27',
+    description:
+      "Every key record carries `state` (active, revoked, expired, pending, denied or disabled); `status` is gone, as `state` says `pending` and `denied`. Before, only the org admins' lists carried `state`, and a key held for approval carried `status`.",
+    operations: {
+      mintApiKey: recordBefore20261127,
+      rotateApiKey: recordBefore20261127,
+      updateApiKey: recordBefore20261127,
+      updateOrgApiKey: recordBefore20261127,
+      mintServiceKey: recordBefore20261127,
+      rotateServiceKey: recordBefore20261127,
+      listApiKeys: listBefore20261127(false),
+      listOrgApiKeys: listBefore20261127(true),
+      listServiceKeys: listBefore20261127(true),
+    },
+    components: (schemas) => {
+      for (const name of ['ApiKey', 'MintedApiKey', 'RotatedApiKey', 'OrgApiKey', 'ServiceKey', 'MintedServiceKey']) {
+        const schema = schemas[name];
+        if (!schema) continue;
+        const properties: JsonObject = { ...(schema.properties as JsonObject), status: STATUS_SCHEMA };
+        const required = ((schema.required as string[] | undefined) ?? []).filter((p) => p !== 'state');
+        // The org admins' list always said `state`; a service key's only in lists.
+        if (name === 'OrgApiKey') required.push('state');
+        else if (name.endsWith('ServiceKey'))
+          properties.state = { ...(properties.state as JsonObject), description: "In lists: the key's state." };
+        else delete properties.state;
+        schemas[name] = { ...schema, properties, required };
+      }
     },
   },
 ];

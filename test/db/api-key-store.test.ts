@@ -1,3 +1,4 @@
+import { Transactions } from '../../src/database/transactions.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +37,7 @@ describe('the key store', () => {
     ({ db, seed } = await createSeededDatabase());
     ds = await new DataSource({ type: 'postgres', url: db.url, poolSize: 4 }).initialize();
     keys = new ApiKeyRepository(ds);
-    mints = new ApiKeyWriteRepository(ds);
+    mints = new ApiKeyWriteRepository(ds, new Transactions(ds));
     verification = new ApiKeyVerificationStore(ds, clock);
   });
   afterAll(async () => {

@@ -1,3 +1,4 @@
+import { Transactions } from '../../src/database/transactions.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyWriteRepository, type NewApiKey } from '../../src/api-keys/api-key-write.repository.js';
@@ -23,7 +24,7 @@ describe('key settings in the key store', () => {
 
   beforeAll(async () => {
     r = await openRepositoryDatabase();
-    writes = new ApiKeyWriteRepository(r.source);
+    writes = new ApiKeyWriteRepository(r.source, new Transactions(r.source));
     keys = new ApiKeyRepository(r.source);
   });
   afterAll(async () => r?.close());
@@ -86,7 +87,9 @@ describe('key settings in the key store', () => {
     expect(await keys.updateSettings('user_id', randomUUID(), key.id, { enabled: true })).toBeNull();
     const updated = await keys.updateSettings('org_id', w.orgId, key.id, {
       enabled: true,
-      credits: { remaining: 9, period: null },
+      credits_remaining: 9,
+      credits_refill: null,
+      credits_period: null,
       metadata: null,
     });
     expect(updated).toMatchObject({

@@ -1,3 +1,4 @@
+import { KEY_STATES } from '../../src/api-keys/key-state.js';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import type { OpenAPIV3 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -174,11 +175,22 @@ describe('the OpenAPI document and the API reference', () => {
     expect(query).toContainEqual(expect.objectContaining({ name: 'org_id', in: 'query', required: false }));
   });
 
+  it("takes the list routes' query parameters from their query classes, the state enum from KEY_STATES", () => {
+    for (const path of ['/api-keys', '/orgs/{org_id}/api-keys']) {
+      const params = op(path, 'get').parameters as OpenAPIV3.ParameterObject[];
+      const state = params.find((p) => p.name === 'state')!;
+      expect((state.schema as OpenAPIV3.SchemaObject).enum).toEqual([...KEY_STATES]);
+    }
+    const names = (op('/api-keys', 'get').parameters as OpenAPIV3.ParameterObject[]).map((p) => p.name);
+    expect([...names].sort()).toEqual(['cursor', 'limit', 'org_id', 'state']);
+  });
+
   it('describes the key record with the key only at mint and the lifecycle timestamps optional', () => {
     const listed = schema('ApiKey');
     const minted = schema('MintedApiKey');
     const always = ['id', 'org_id', 'name', 'lookup', 'last4', 'scopes', 'created_at'];
-    expect([...(listed.required ?? [])].sort()).toEqual([...always].sort());
+    // The newest version adds `state` to every record (the contract's version answers without it: versioning.test.ts).
+    expect([...(listed.required ?? [])].sort()).toEqual([...always, 'state'].sort());
     expect(Object.keys(listed.properties!)).toEqual(
       expect.arrayContaining([...always, 'expires_at', 'last_used_at', 'revoked_at']),
     );

@@ -144,7 +144,7 @@ describe('deprecated operations, parameters and versions', () => {
     const res = await get('/widgets', '2026-11-01');
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toBe(
-      'Api-Version header "2026-11-01" is no longer supported (past its sunset); versions: 2026-11-26',
+      'Api-Version header "2026-11-01" is no longer supported (past its sunset); versions: 2026-11-26, 2026-11-27',
     );
     const unpinned = await fetch(`${url}/widgets`);
     expect(unpinned.headers.get('api-version')).toBe('2026-11-26');

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 import { mintOk } from './api-keys.fixtures.js';
 
 const CONTRACT = '2026-11-01';
-const NEWEST = '2026-11-26';
+const NEWEST = '2026-11-27';
 
 /** Versioning as the standalone server's Fastify hooks: on every route, with no interceptor on the untouched ones. */
 describe('versioning hooks', () => {
@@ -25,7 +25,7 @@ describe('versioning hooks', () => {
       expect(await res.json()).toEqual({
         statusCode: 400,
         error: 'Bad Request',
-        message: `Api-Version header "2026-11-15" is not a version of this API; versions: ${CONTRACT}, ${NEWEST}`,
+        message: `Api-Version header "2026-11-15" is not a version of this API; versions: ${CONTRACT}, 2026-11-26, ${NEWEST}`,
       });
       expect(res.headers.get('api-version')).toBe(CONTRACT);
       expect(res.headers.get('x-request-id')).toBeTruthy();

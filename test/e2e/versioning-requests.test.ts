@@ -113,3 +113,16 @@ describe('request transforms of a version change', () => {
     expect(res.body.message).toMatch(/^state /);
   });
 });
+
+describe('the start-up check of the version table', () => {
+  it('refuses to start when a change names an operation no handler declares @Versioned', async () => {
+    const policy = new VersioningPolicy(
+      [...API_VERSIONS, { date: NEWEST, summary: 'GET /me changed.' }],
+      [...VERSION_CHANGES, { version: NEWEST, description: 'GET /me changed.', operations: { getMe: {} } }],
+      [],
+    );
+    await expect(startTestApp({ versioning: policy })).rejects.toThrow(
+      /Version changes name operations no handler declares with @Versioned: getMe/,
+    );
+  });
+});

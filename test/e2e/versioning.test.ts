@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 import { mintOk } from './api-keys.fixtures.js';
 
 const CONTRACT = '2026-11-01';
-const NEWEST = '2026-11-26';
+const NEWEST = '2026-11-27';
 
 describe('dated API versions', () => {
   let t: TestApp;
@@ -34,7 +34,31 @@ describe('dated API versions', () => {
       expect(now.headers.get('api-version')).toBe(NEWEST);
       expect(Object.keys(now.body)).toEqual(['keys', 'next_cursor']);
       expect(now.body.next_cursor).toBeNull();
-      expect(now.body.keys).toEqual(old.body.keys);
+      expect(now.body.keys).toEqual(old.body.keys.map((k: object) => ({ ...k, state: 'active' })));
+    });
+
+    it('sends `state` on every record under the newest version and `status` (never `state`) on a personal record before it', async () => {
+      const w = await t.seed.world('owner');
+      const policy = { approval_required_for: ['decisions:read'] };
+      expect(
+        (await t.api.request('PUT', `/orgs/${w.orgId}/key-policy`, { token: w.session, body: policy })).status,
+      ).toBe(200);
+      const held = await t.seed.colleague(w.orgId, 'member');
+      const minted = await t.api.post('/api-keys', held.session, { org_id: w.orgId }, { 'Api-Version': NEWEST });
+      expect(minted.status).toBe(201);
+      expect(minted.body.state).toBe('pending');
+      expect(minted.body).not.toHaveProperty('status');
+      for (const version of [CONTRACT, '2026-11-26']) {
+        const listed = await t.api.get('/api-keys', held.session, { 'Api-Version': version });
+        expect(listed.body.keys[0]).toMatchObject({ id: minted.body.id, status: 'pending' });
+        expect(listed.body.keys[0]).not.toHaveProperty('state');
+        const org = await t.api.get(`/orgs/${w.orgId}/api-keys`, w.session, { 'Api-Version': version });
+        expect(org.body.keys[0]).toMatchObject({ id: minted.body.id, status: 'pending', state: 'pending' });
+      }
+      const newest = await t.api.get('/api-keys', w.session, { 'Api-Version': NEWEST });
+      expect(newest.body.keys.every((k: { state?: string }) => k.state === 'active')).toBe(true);
+      const org = await t.api.get(`/orgs/${w.orgId}/api-keys`, w.session, { 'Api-Version': NEWEST });
+      expect(org.body.keys.find((k: { id: string }) => k.id === minted.body.id)).not.toHaveProperty('status');
     });
 
     it('carries the cursor under both versions while more keys exist', async () => {
@@ -135,7 +159,7 @@ describe('dated API versions', () => {
       expect(res.status).toBe(400);
       expect(res.body.message).toMatch(why);
       expect(res.body.message).toContain(`Api-Version header "${version}"`);
-      expect(res.body.message).toContain(`versions: ${CONTRACT}, ${NEWEST}`);
+      expect(res.body.message).toContain(`versions: ${CONTRACT}, 2026-11-26, ${NEWEST}`);
     });
   });
 
@@ -161,7 +185,7 @@ describe('dated API versions', () => {
     it('refuses a version it does not serve', async () => {
       const res = await t.api.get('/openapi.json?version=1999-01-01');
       expect(res.status).toBe(400);
-      expect(res.body.message).toContain(`version must be one of ${CONTRACT}, ${NEWEST}`);
+      expect(res.body.message).toContain(`version must be one of ${CONTRACT}, 2026-11-26, ${NEWEST}`);
     });
 
     it('documents 413 and 415 on every operation that takes a body', async () => {

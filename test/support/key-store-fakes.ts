@@ -1,3 +1,4 @@
+import { settingsEntity } from '../../src/api-keys/key-settings.sql.js';
 import { vi } from 'vitest';
 import type { EntityManager } from 'typeorm';
 import type { ApiKeyEntity } from '../../src/api-keys/api-key.entity.js';
@@ -72,8 +73,9 @@ export class FakeKeys {
     this.inserted.push(key);
     const failure = this.failInserts.shift();
     if (failure) throw failure;
-    const row: ApiKeyEntity = {
-      ...key,
+    const { settings, ...fields } = key;
+    const row = {
+      ...fields,
       createdBy: key.createdBy ?? null,
       approval: key.approval ?? null,
       lastUsedAt: null,
@@ -81,15 +83,9 @@ export class FakeKeys {
       previousLookup: null,
       previousKeyHash: null,
       previousExpiresAt: null,
-      enabled: true,
-      rateLimits: null,
-      creditsRemaining: null,
-      creditsRefill: null,
-      creditsPeriod: null,
-      creditsEpoch: 0,
-      allowedCidrs: null,
-      metadata: null,
-    };
+      // The settings as the real mint writes them (the one mapper), absent ones at their defaults.
+      ...settingsEntity(settings),
+    } as ApiKeyEntity;
     this.rows.push(row);
     // One statement: the events are written with the key or not at all. The fake audit's prepare returns the entry itself.
     if (write.audit) this.written.audit.push(write.audit as never);

@@ -37,6 +37,13 @@ export class ApiKeyRecordDto {
   @ApiProperty({ format: 'date-time', description: 'Mint time (RFC 3339).' })
   created_at: string;
 
+  @ApiProperty({
+    enum: KEY_STATES,
+    description:
+      "The key's state, the one rule: `denied` (refused under the org's approval policy), `revoked`, `pending` (awaiting an owner's or admin's approval; it does not verify until then), `expired`, `disabled`, else `active`.",
+  })
+  state: KeyState;
+
   @ApiPropertyOptional({
     format: 'date-time',
     description: 'Present when the key was minted with a non-zero expires_in_days; it stops verifying then.',
@@ -57,13 +64,6 @@ export class ApiKeyRecordDto {
     description: 'Present while a rotation’s grace period runs: the replaced secret verifies until then.',
   })
   previous_secret_expires_at?: string;
-
-  @ApiPropertyOptional({
-    enum: ['pending', 'denied'],
-    description:
-      "Present only for a key minted under the org's approval policy: `pending` until an owner or admin approves it (it does not verify until then; approved, the field goes away), `denied` once refused (it never verifies).",
-  })
-  status?: 'pending' | 'denied';
 
   @ApiPropertyOptional({
     description: 'Present (false) while the key is disabled: it answers 401 until enabled again.',
@@ -98,6 +98,9 @@ export class ApiKeyRecordDto {
     description: 'Present when the key has metadata.',
   })
   metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ maxLength: 500, description: 'Present when the key has a description.' })
+  description?: string;
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })
@@ -149,9 +152,6 @@ export class OrgApiKeyDto extends ApiKeyRecordDto {
     description: '`removed`: the owner is no longer a member of the org, so the key no longer verifies.',
   })
   owner_status: 'member' | 'removed';
-
-  @ApiProperty({ enum: KEY_STATES })
-  state: KeyState;
 
   @ApiPropertyOptional({
     description: 'Service keys only: `{ "type": "org" }`, a key the org owns (`user_id` is its service account).',

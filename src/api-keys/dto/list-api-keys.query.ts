@@ -14,7 +14,7 @@ export class ListApiKeysQuery extends PageQuery {
   @ApiPropertyOptional({
     enum: KEY_STATES,
     description:
-      'Only keys in this state: active (neither revoked nor expired), revoked, or expired (and not revoked).',
+      "Only keys in this state, as the record's `state` says it (denied wins, then revoked, pending, expired, disabled; else active).",
   })
   @ValidateIf((o: ListApiKeysQuery) => o.state !== undefined)
   @IsIn(KEY_STATES, { message: `state must be one of ${KEY_STATES.join(', ')}` })

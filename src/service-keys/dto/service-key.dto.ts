@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ApiKeyRecordDto } from '../../api-keys/dto/api-key-record.dto.js';
-import { KEY_STATES, type KeyState } from '../../api-keys/key-state.js';
 
 @ApiSchema({
   name: 'KeyOwner',
@@ -32,9 +31,6 @@ export class ServiceKeyDto extends ApiKeyRecordDto {
     description: "The org's service account, the key's holder: GET /me with the key answers this user_id.",
   })
   user_id: string;
-
-  @ApiPropertyOptional({ enum: KEY_STATES, description: 'In lists: active, revoked or expired.' })
-  state?: KeyState;
 }
 
 @ApiSchema({

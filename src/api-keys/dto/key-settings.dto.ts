@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { registerDecorator } from 'class-validator';
+import { IsBoolean, IsString, registerDecorator, ValidateIf } from 'class-validator';
+import { IsStorableText, MaxStringLength, present } from '../../common/validation.js';
 import {
   allowedCidrsProblem,
   creditsProblem,
@@ -9,8 +10,11 @@ import {
 } from '../../auth/key-limits/key-settings.js';
 
 /*
- * The per-key settings as request fields, shared by the mint body and the PATCH body: each one's
- * OpenAPI description and its rule (auth/key-limits/key-settings.ts), whose 400 names the field.
+ * The per-key settings as request fields, declared once (KeySettingsDto at the end) for the mint
+ * body and the PATCH body: each one's OpenAPI description and its rule, whose 400 names the field
+ * and is worded from the rule's own limits (the JSON settings' rules are in
+ * auth/key-limits/key-settings.ts, beside their enforcement). How a setting is stored is
+ * key-settings.sql.ts's one mapper.
  */
 
 export interface CreditsValue {
@@ -106,3 +110,60 @@ export const MetadataSetting = () =>
     }),
     KeySetting(metadataProblem),
   );
+
+/** A text setting of at most `max` characters; `nullable`: null clears it (else null is a wrong type). */
+const TextSetting = (max: number, description: string, nullable = false) =>
+  applyDecorators(
+    ApiPropertyOptional({ type: String, maxLength: max, nullable, description }),
+    (target: object, field: string | symbol) => {
+      const name = field as string;
+      const sent = nullable ? ValidateIf((o: Record<string, unknown>) => o[name] != null) : present(name);
+      sent(target, name);
+      IsString({ message: `${name} must be a string` })(target, name);
+      MaxStringLength(max)(target, name);
+      IsStorableText()(target, name);
+    },
+  );
+
+const BooleanSetting = (description: string) =>
+  applyDecorators(ApiPropertyOptional({ description }), (target: object, field: string | symbol) => {
+    present(field as string)(target, field);
+    IsBoolean({ message: `${field as string} must be a boolean` })(target, field);
+  });
+
+/**
+ * The settings of a key, as the mint (MintApiKeyDto adds its own fields) and the PATCH
+ * (UpdateApiKeyDto) take them. Every field is optional; omitted: the default at mint, unchanged
+ * on PATCH. A new setting is one property here (see docs/architecture.md, "Adding a key setting").
+ */
+export class KeySettingsDto {
+  @TextSetting(
+    100,
+    'Label, at most 100 characters (JavaScript string length), stored as given. Omitted: "" at mint, unchanged on PATCH.',
+  )
+  name?: string;
+
+  @TextSetting(
+    500,
+    'Free text about the key (what it is for, who to ask), at most 500 characters. Omitted: none at mint, unchanged on PATCH; null clears it.',
+    true,
+  )
+  description?: string | null;
+
+  @BooleanSetting(
+    'false: the key answers 401 like a revoked one until enabled again (same id, secret and history). Omitted: true at mint.',
+  )
+  enabled?: boolean;
+
+  @RateLimitsSetting()
+  rate_limits?: unknown[] | null;
+
+  @CreditsSetting()
+  credits?: CreditsValue | null;
+
+  @AllowedCidrsSetting()
+  allowed_cidrs?: string[] | null;
+
+  @MetadataSetting()
+  metadata?: Record<string, unknown> | null;
+}
