@@ -19,8 +19,8 @@ export type {
 
 // Protecting and charging the host's own routes.
 export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
-export { RateLimited, type RateLimitSpec } from './auth/key-limits/rate-limited.decorator.js';
-export { KeyLimitsGuard } from './auth/key-limits/key-limits.guard.js';
+export { RateLimited, type RateLimitSpec } from './budgets/rate-limited.decorator.js';
+export { KeyLimitsGuard } from './budgets/key-limits.guard.js';
 export {
   DEFAULT_PLAN_RATE_LIMITS,
   parsePlanRateLimits,

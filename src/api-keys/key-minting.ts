@@ -3,7 +3,7 @@ import { ConflictException, ForbiddenException, Injectable, NotFoundException } 
 import type { AuditAction } from '../audit/audit-actions.js';
 import type { ChangeActor } from '../audit/audit.service.js';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
-import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
+import { refillPeriodStart } from '../budgets/key-settings.js';
 import { ERRORS } from '../common/error-messages.js';
 import { roleCeiling, SCOPES, type Role, type Scope } from '../common/roles.js';
 import type { EventType } from '../events/event-types.js';

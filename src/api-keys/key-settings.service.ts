@@ -1,6 +1,6 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
-import { refillPeriodStart } from '../auth/key-limits/key-settings.js';
+import { refillPeriodStart } from '../budgets/key-settings.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { ERRORS } from '../common/error-messages.js';

@@ -3,10 +3,10 @@ import { ApiBearerAuth } from '@nestjs/swagger';
 import { API_KEY_SCHEME, SESSION_SCHEME } from '../common/openapi.js';
 import type { Scope } from '../common/roles.js';
 import { CredentialGuard } from './credential.guard.js';
-import { KeyLimitsGuard } from './key-limits/key-limits.guard.js';
 import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
 import { AuthModeMeta, RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
+import { RequestBudgetGuard } from './request-budget.js';
 
 /*
  * Each decorator declares a route's auth once: the metadata (what the auth snapshot test and a
@@ -16,11 +16,11 @@ import type { Principal } from './principal.js';
  * together verify the credential once (see CredentialGuard).
  */
 
-/** Any valid credential, session or API key; no scope needed. A key's limits apply (KeyLimitsGuard, last). */
+/** Any valid credential, session or API key; no scope needed. A key's limits apply (the key's budgets, RequestBudgetGuard, last). */
 export const Authenticated = () =>
   applyDecorators(
     AuthModeMeta('any'),
-    UseGuards(CredentialGuard, KeyLimitsGuard),
+    UseGuards(CredentialGuard, RequestBudgetGuard),
     ApiBearerAuth(SESSION_SCHEME),
     ApiBearerAuth(API_KEY_SCHEME),
   );
@@ -29,12 +29,12 @@ export const Authenticated = () =>
 export const SessionOnly = () =>
   applyDecorators(AuthModeMeta('session'), UseGuards(CredentialGuard, SessionOnlyGuard), ApiBearerAuth(SESSION_SCHEME));
 
-/** Any valid credential that holds every listed scope (403 otherwise); then a key's limits (KeyLimitsGuard, last). */
+/** Any valid credential that holds every listed scope (403 otherwise); then a key's limits (the key's budgets, RequestBudgetGuard, last). */
 export const RequireScopes = (...scopes: Scope[]) =>
   applyDecorators(
     AuthModeMeta('any'),
     RequiredScopesMeta(scopes),
-    UseGuards(CredentialGuard, ScopesGuard, KeyLimitsGuard),
+    UseGuards(CredentialGuard, ScopesGuard, RequestBudgetGuard),
     ApiBearerAuth(SESSION_SCHEME),
     ApiBearerAuth(API_KEY_SCHEME),
   );

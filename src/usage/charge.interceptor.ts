@@ -1,3 +1,4 @@
+import { TooManyRequests } from '../common/too-many-requests.js';
 import {
   HttpException,
   HttpStatus,
@@ -12,7 +13,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
-import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
+import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
 import { ERRORS } from '../common/error-messages.js';
@@ -85,15 +86,11 @@ export class ChargeInterceptor implements NestInterceptor {
     } catch (error) {
       if (error instanceof UsageLimitExceededError) {
         const now = this.settings.clock.now().getTime();
-        setResponseHeader(
-          response,
-          'Retry-After',
-          String(Math.max(1, Math.ceil((error.resetsAt.getTime() - now) / 1000))),
-        );
-        throw new HttpException(
-          { statusCode: 429, error: 'Too Many Requests', message: error.message },
-          HttpStatus.TOO_MANY_REQUESTS,
-        );
+        throw new TooManyRequests(response, {
+          budget: `usage:${error.meter}`,
+          message: error.message,
+          retryAfter: (error.resetsAt.getTime() - now) / 1000,
+        });
       }
       if (error instanceof UnknownOrgError) throw new NotFoundException(ERRORS.orgNotFound);
       // A host may have no filter that knows driver errors: say 503 here, not a bare 500.

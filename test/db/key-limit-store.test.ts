@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiKeyVerificationStore } from '../../src/api-keys/api-key-verification.store.js';
-import { CreditLeases } from '../../src/auth/key-limits/credit-leases.js';
+import { CreditLeases } from '../../src/budgets/credit-leases.js';
 import { SystemClock } from '../../src/common/clock.js';
-import { KeyLimitStore } from '../../src/auth/key-limits/key-limit.store.js';
+import { KeyLimitStore } from '../../src/budgets/key-limit.store.js';
 import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
 import { pgPool } from '../../src/database/pg-pool.js';
 import { insertKeyRow, openRepositoryDatabase, type RepositoryDatabase } from '../support/factories.js';

@@ -6,11 +6,11 @@ import {
   creditsProblem,
   metadataProblem,
   rateLimitsProblem,
-} from '../../auth/key-limits/key-settings.js';
+} from '../../budgets/key-settings.js';
 
 /*
  * The per-key settings as request fields, shared by the mint body and the PATCH body: each one's
- * OpenAPI description and its rule (auth/key-limits/key-settings.ts), whose 400 names the field.
+ * OpenAPI description and its rule (budgets/key-settings.ts), whose 400 names the field.
  */
 
 export interface CreditsValue {

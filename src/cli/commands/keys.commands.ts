@@ -3,7 +3,7 @@ import {
   creditsProblem,
   metadataProblem,
   rateLimitsProblem,
-} from '../../auth/key-limits/key-settings.js';
+} from '../../budgets/key-settings.js';
 import { bool, command, UsageError, uuid, type Flags } from '../command-spec.js';
 
 /** A JSON flag checked by the same rule as the API's field; `null` clears the setting. */

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { PeriodicJobs } from '../../common/periodic-jobs.js';
+import { PeriodicJobs } from '../common/periodic-jobs.js';
 import { KeyLimitStore } from './key-limit.store.js';
 import { nextRefill, refillPeriodStart, type CreditRefill } from './key-settings.js';
 

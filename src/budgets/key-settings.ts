@@ -6,16 +6,10 @@ import { BlockList, isIP } from 'node:net';
  * the api-keys feature to validate a mint or a PATCH, and by the enforcement beside this file.
  */
 
-import type { RateWindow } from '../../common/plan-rate-limits.js';
+import type { CreditRefill } from '../common/key-limits.js';
+import type { RateWindow } from '../common/plan-rate-limits.js';
 
-export type { RateWindow };
-
-export interface CreditRefill {
-  amount: number;
-  interval: 'daily' | 'monthly';
-  /** Monthly only: the day the refill happens (1-31; a shorter month refills on its last day). Default 1. */
-  day_of_month?: number;
-}
+export type { CreditRefill, RateWindow };
 
 export interface CreditsSetting {
   remaining: number;

@@ -3,13 +3,13 @@ import { Controller, Get, HttpException, ServiceUnavailableException } from '@ne
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { describe, expect, it } from 'vitest';
-import { testPrincipal } from '../../../test/support/principal.js';
-import { testSettings } from '../../../test/support/factories.js';
-import type { Principal } from '../principal.js';
+import { testPrincipal } from '../../test/support/principal.js';
+import { testSettings } from '../../test/support/factories.js';
+import type { Principal } from '../auth/principal.js';
 import { CreditLeases } from './credit-leases.js';
 import { KeyLimitStore } from './key-limit.store.js';
-import { PeriodicJobs } from '../../common/periodic-jobs.js';
-import type { RateWindow } from '../../common/plan-rate-limits.js';
+import { PeriodicJobs } from '../common/periodic-jobs.js';
+import type { RateWindow } from '../common/plan-rate-limits.js';
 import { KeyLimitsGuard } from './key-limits.guard.js';
 import type { KeyLimits } from './key-limits.js';
 import { RateLimited } from './rate-limited.decorator.js';

@@ -1,18 +1,18 @@
+import { TooManyRequests } from '../common/too-many-requests.js';
 import {
   ForbiddenException,
-  HttpException,
-  HttpStatus,
   Injectable,
   ServiceUnavailableException,
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ERRORS } from '../../common/error-messages.js';
-import type { RateWindow } from '../../common/plan-rate-limits.js';
-import { Settings } from '../../settings/settings.js';
-import { isDatabaseUnavailable, setResponseHeader } from '../http-utils.js';
-import type { Principal } from '../principal.js';
+import { ERRORS } from '../common/error-messages.js';
+import type { RateWindow } from '../common/plan-rate-limits.js';
+import { Settings } from '../settings/settings.js';
+import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
+import type { Principal } from '../auth/principal.js';
+import { RequestBudget } from '../auth/request-budget.js';
 import type { KeyLimits } from './key-limits.js';
 import { CreditLeases } from './credit-leases.js';
 import { DEFAULT_RATE_LIMIT, RateLimitedMeta, type RateLimitSpec } from './rate-limited.decorator.js';
@@ -61,7 +61,7 @@ const policyOf = (windows: readonly RateWindow[]): string => {
  * listener on the raw response.
  */
 @Injectable()
-export class KeyLimitsGuard implements CanActivate {
+export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   private readonly specs = new WeakMap<object, WeakMap<object, RateLimitSpec>>();
 
   constructor(
@@ -69,9 +69,15 @@ export class KeyLimitsGuard implements CanActivate {
     private readonly windows: WindowLeases,
     private readonly credits: CreditLeases,
     private readonly settings: Settings,
-  ) {}
+  ) {
+    super();
+  }
 
   canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
+    return this.admit(ctx);
+  }
+
+  admit(ctx: ExecutionContext): boolean | Promise<boolean> {
     // The request by index: switchToHttp() builds three closures per call, on every request.
     const request = ctx.getArgByIndex<LimitedRequest>(0);
     const principal = request.user;
@@ -94,7 +100,7 @@ export class KeyLimitsGuard implements CanActivate {
       windowsTaken: 0,
       creditsTaken: false,
     };
-    return this.admit(attempt);
+    return this.take(attempt);
   }
 
   /**
@@ -102,7 +108,7 @@ export class KeyLimitsGuard implements CanActivate {
    * instance's leases cover it (the common case, no promise), asynchronously from the first step
    * that has to lease. A refusal gives back what the earlier steps took.
    */
-  private admit(a: Attempt): boolean | Promise<boolean> {
+  private take(a: Attempt): boolean | Promise<boolean> {
     while (a.windowsTaken < a.windows.length) {
       const w = a.windows[a.windowsTaken]!;
       const wait = this.windows.take(a.keyId, w, a.cost, Date.now());
@@ -110,7 +116,7 @@ export class KeyLimitsGuard implements CanActivate {
         return wait.then(
           (later) => {
             this.tookWindow(a, w, later);
-            return this.admit(a);
+            return this.take(a);
           },
           (error: unknown) => this.failed(a, error),
         );
@@ -139,11 +145,11 @@ export class KeyLimitsGuard implements CanActivate {
       const retry = Math.max(1, Math.ceil(wait / 1000));
       // The refused window's effective window ends when Retry-After does (the draft: never after it).
       this.headers(a.keyId, a.windows, a.response, w, retry);
-      setResponseHeader(a.response, 'Retry-After', String(retry));
-      throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyRateLimited(w.name) },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw new TooManyRequests(a.response, {
+        budget: `key_window:${w.name}`,
+        message: ERRORS.keyRateLimited(w.name),
+        retryAfter: retry,
+      });
     }
     a.windowsTaken++;
   }
@@ -152,11 +158,11 @@ export class KeyLimitsGuard implements CanActivate {
     if (wait !== 0) {
       this.giveBack(a, false);
       // Without a refill nothing comes back by itself: a day, by which its owner may have added credits.
-      setResponseHeader(a.response, 'Retry-After', String(wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 86_400));
-      throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyCreditsSpent },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw new TooManyRequests(a.response, {
+        budget: 'key_credits',
+        message: ERRORS.keyCreditsSpent,
+        retryAfter: wait > 0 ? wait / 1000 : 86_400,
+      });
     }
     a.creditsTaken = true;
   }

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
-import { endOfTurnLoader } from '../../common/end-of-turn-loader.js';
-import { pgPool } from '../../database/pg-pool.js';
+import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
+import { pgPool } from '../database/pg-pool.js';
 import { LEASE_CREDITS_SQL, LEASE_WINDOWS_SQL, RETURN_CREDITS_SQL } from './key-limits.sql.js';
 
 export interface WindowGrant {
