@@ -21,6 +21,9 @@ export type {
 export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
 export { RateLimited, type RateLimitSpec } from './budgets/rate-limited.decorator.js';
 export { KeyLimitsGuard } from './budgets/key-limits.guard.js';
+export { BudgetsModule } from './budgets/budgets.module.js';
+export { refuseBeforeHandler } from './common/refusal.js';
+export { TooManyRequests, type TooManyRequestsOptions } from './common/too-many-requests.js';
 export {
   DEFAULT_PLAN_RATE_LIMITS,
   parsePlanRateLimits,

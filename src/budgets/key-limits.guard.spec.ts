@@ -11,6 +11,7 @@ import { KeyLimitStore } from './key-limit.store.js';
 import { PeriodicJobs } from '../common/periodic-jobs.js';
 import type { RateWindow } from '../common/plan-rate-limits.js';
 import { KeyLimitsGuard } from './key-limits.guard.js';
+import { refuseBeforeHandler } from '../common/refusal.js';
 import type { KeyLimits } from './key-limits.js';
 import { RateLimited } from './rate-limited.decorator.js';
 import { WindowLeases } from './window-leases.js';
@@ -167,21 +168,33 @@ describe('KeyLimitsGuard', () => {
     expect(raw.listenerCount('close')).toBe(0);
   });
 
-  it('gives back windows and credits when the request is refused after admission (a pipe, the meters, the route)', () => {
+  it('gives back windows and credits when a later budget or guard refuses the request before its handler, once', () => {
     const { sut, log } = fakes(() => 0);
     const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
     expect(sut.canActivate(ctx)).toBe(true);
+    refuseBeforeHandler(ctx.getArgByIndex(0));
     raw.end(429);
-    expect(log.slice(-2)).toEqual(['back default 1', 'credits back 1']);
-  });
-
-  it('gives back what it took when the client goes away before the answer, once', () => {
-    const { sut, log } = fakes(() => 0);
-    const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
-    expect(sut.canActivate(ctx)).toBe(true);
-    raw.emit('close');
     raw.emit('close');
     expect(log).toEqual(['take default 1', 'credits 1', 'back default 1', 'credits back 1']);
+  });
+
+  it.each([401, 403, 404, 409, 422, 429, 500])(
+    'spends what it took when the handler answers %i (the handler started: nothing comes back)',
+    (status) => {
+      const { sut, log } = fakes(() => 0);
+      const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+      expect(sut.canActivate(ctx)).toBe(true);
+      raw.end(status);
+      expect(log).toEqual(['take default 1', 'credits 1']);
+    },
+  );
+
+  it('spends what it took when the client hangs up before the answer', () => {
+    const { sut, log } = fakes(() => 0);
+    const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+    expect(sut.canActivate(ctx)).toBe(true);
+    raw.emit('close');
+    expect(log).toEqual(['take default 1', 'credits 1']);
   });
 
   it('takes a lease asynchronously when this instance holds none, and gives back on a later refusal', async () => {

@@ -13,6 +13,7 @@ import { Settings } from '../settings/settings.js';
 import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { RequestBudget } from '../auth/request-budget.js';
+import { refusedBeforeHandler } from '../common/refusal.js';
 import type { KeyLimits } from './key-limits.js';
 import { CreditLeases } from './credit-leases.js';
 import { DEFAULT_RATE_LIMIT, RateLimitedMeta, type RateLimitSpec } from './rate-limited.decorator.js';
@@ -25,7 +26,6 @@ type LimitedRequest = { user?: Principal; ip?: string; [ADMITTED]?: true };
 /** The raw Node response (Fastify's `reply.raw`, or Express's response itself), as far as the give-back needs it. */
 interface RawResponse {
   statusCode: number;
-  writableFinished: boolean;
   destroyed: boolean;
   on(event: 'close', listener: () => void): unknown;
 }
@@ -36,6 +36,7 @@ interface Attempt {
   windows: readonly RateWindow[];
   credits: KeyLimits['credits'];
   cost: number;
+  request: LimitedRequest;
   response: unknown;
   windowsTaken: number;
   creditsTaken: boolean;
@@ -96,6 +97,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
       windows,
       credits: limits?.credits ?? null,
       cost: spec.cost,
+      request,
       response: ctx.getArgByIndex<unknown>(1),
       windowsTaken: 0,
       creditsTaken: false,
@@ -174,17 +176,18 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   }
 
   /**
-   * One listener on the raw response: a request refused after this guard (a pipe's 400, the
-   * meters' 429, the handler's error) finishes with a status of 400 or more, and a request whose
-   * client went away closes before it finishes; both give back what was taken. Node emits 'close'
-   * after 'finish' too, so 'close' alone sees every ending.
+   * One listener on the raw response, for the one give-back rule (common/refusal.ts): a request
+   * refused before its handler starts (a pipe's 400, a later budget's 429, a scope refusal after a
+   * controller-level budget) gives back what it took. Once the handler has started nothing comes
+   * back: not on an error status, not when the client hangs up (the work is done either way).
+   * Node emits 'close' after 'finish' too, so 'close' alone sees every ending.
    */
   private giveBackIfRefused(a: Attempt): void {
     const response = a.response as { raw?: RawResponse } & Partial<RawResponse>;
     const raw = response.raw ?? (response as RawResponse);
     if (typeof raw.on !== 'function') return;
     const settle = () => {
-      if (!raw.writableFinished || raw.statusCode >= 400) this.giveBack(a, true);
+      if (refusedBeforeHandler(a.request, raw.statusCode)) this.giveBack(a, true);
     };
     if (raw.destroyed) settle();
     // 'close' comes once per response: `on` spares the wrapper `once` allocates on every request.

@@ -17,6 +17,7 @@ import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
 import { ERRORS } from '../common/error-messages.js';
+import { refusedBeforeHandler, refuseBeforeHandler } from '../common/refusal.js';
 import { Settings } from '../settings/settings.js';
 import { UsageService, type ChargeResult } from './usage.service.js';
 
@@ -34,6 +35,9 @@ export const ChargesMeta = Reflector.createDecorator<ChargeSpec>();
  * (the interceptor then runs twice) charges once. A symbol-keyed property: no per-request set.
  */
 const CHARGED = Symbol('kui.charged');
+
+/** The status an error answers with: an HttpException's, else 500. */
+const statusOf = (error: unknown): number => (error instanceof HttpException ? error.getStatus() : 500);
 type ChargeableRequest = { user?: Principal; [CHARGED]?: true };
 
 /**
@@ -61,10 +65,24 @@ export class ChargeInterceptor implements NestInterceptor {
     const request = http.getRequest<ChargeableRequest>();
     const spec = this.specOf(ctx.getClass(), ctx.getHandler());
     if (!spec || request[CHARGED]) return next.handle();
-    const charge = await this.charge(request, http.getResponse(), spec);
+    let charge: ChargeResult;
+    try {
+      charge = await this.charge(request, http.getResponse(), spec);
+    } catch (error) {
+      // Refused before the handler (the meter's 429, an unknown org, the database away): what the key's budgets took goes back.
+      refuseBeforeHandler(request);
+      throw error;
+    }
+    // The one give-back rule (common/refusal.ts): only a refusal before the handler (a pipe's 400) gives the charge back.
     return next
       .handle()
-      .pipe(catchError((error: unknown) => from(this.refund(charge)).pipe(mergeMap(() => throwError(() => error)))));
+      .pipe(
+        catchError((error: unknown) =>
+          refusedBeforeHandler(request, statusOf(error))
+            ? from(this.refund(charge)).pipe(mergeMap(() => throwError(() => error)))
+            : throwError(() => error),
+        ),
+      );
   }
 
   private specOf(controller: object, handler: object): ChargeSpec | undefined {
