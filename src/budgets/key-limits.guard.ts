@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ERRORS } from '../common/error-messages.js';
-import type { RateWindow } from '../common/plan-rate-limits.js';
+import { EffectiveWindows, type EffectiveWindow } from './effective-windows.js';
 import { Settings } from '../settings/settings.js';
 import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
@@ -33,7 +33,7 @@ interface RawResponse {
 /** One request's way through the limits: what it has taken so far, to give back on a refusal. */
 interface Attempt {
   keyId: string;
-  windows: readonly RateWindow[];
+  windows: readonly EffectiveWindow[];
   credits: KeyLimits['credits'];
   cost: number;
   request: LimitedRequest;
@@ -43,11 +43,11 @@ interface Attempt {
 }
 
 /** `RateLimit-Policy` items (draft-ietf-httpapi-ratelimit-headers), written once per window. */
-const policies = new WeakMap<readonly RateWindow[], string>();
-const policyOf = (windows: readonly RateWindow[]): string => {
+const policies = new WeakMap<readonly EffectiveWindow[], string>();
+const policyOf = (windows: readonly EffectiveWindow[]): string => {
   let text = policies.get(windows);
   if (text === undefined)
-    policies.set(windows, (text = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.window_seconds}`).join(', ')));
+    policies.set(windows, (text = windows.map((w) => `"${w.label}";q=${w.limit};w=${w.window_seconds}`).join(', ')));
   return text;
 };
 
@@ -64,6 +64,7 @@ const policyOf = (windows: readonly RateWindow[]): string => {
 @Injectable()
 export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   private readonly specs = new WeakMap<object, WeakMap<object, RateLimitSpec>>();
+  private readonly effective = new EffectiveWindows();
 
   constructor(
     private readonly reflector: Reflector,
@@ -86,12 +87,13 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
     if (!principal || principal.kind === 'session' || request[ADMITTED]) return true;
     const limits = principal.limits ?? null;
     const own = limits?.windows ?? null;
-    const planned = own ? null : principal.plan ? this.settings.planRateLimits[principal.plan] : null;
+    // The plan's windows always apply, in addition to the key's own.
+    const planned = principal.plan ? this.settings.planRateLimits[principal.plan] : null;
     if (!limits && !planned) return true;
     request[ADMITTED] = true;
     if (limits?.allows && !limits.allows(request.ip ?? '')) throw new ForbiddenException(ERRORS.keyAddressRefused);
     const spec = this.specOf(ctx);
-    const windows = this.windowsNamed(own ?? planned, spec.window);
+    const windows = this.effective.of(own, planned, spec.window);
     const attempt: Attempt = {
       keyId: principal.keyId!,
       windows,
@@ -141,15 +143,15 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
     return this.admitted(a);
   }
 
-  private tookWindow(a: Attempt, w: RateWindow, wait: number): void {
+  private tookWindow(a: Attempt, w: EffectiveWindow, wait: number): void {
     if (wait > 0) {
       this.giveBack(a, false);
       const retry = Math.max(1, Math.ceil(wait / 1000));
       // The refused window's effective window ends when Retry-After does (the draft: never after it).
       this.headers(a.keyId, a.windows, a.response, w, retry);
       throw new TooManyRequests(a.response, {
-        budget: `key_window:${w.name}`,
-        message: ERRORS.keyRateLimited(w.name),
+        budget: w.budget,
+        message: ERRORS.keyRateLimited(w.label),
         retryAfter: retry,
       });
     }
@@ -211,9 +213,9 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-11), on every answer of a limited route. */
   private headers(
     keyId: string,
-    windows: readonly RateWindow[],
+    windows: readonly EffectiveWindow[],
     response: unknown,
-    refused?: RateWindow,
+    refused?: EffectiveWindow,
     retry?: number,
   ): void {
     if (windows.length === 0) return;
@@ -222,15 +224,9 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
     for (const w of windows) {
       const r = Math.min(w.limit, this.windows.remaining(keyId, w));
       const t = w === refused ? retry! : Math.ceil(((w.limit - r) / w.limit) * w.window_seconds);
-      text += `${text ? ', ' : ''}"${w.name}";r=${r};t=${t}`;
+      text += `${text ? ', ' : ''}"${w.label}";r=${r};t=${t}`;
     }
     setResponseHeader(response, 'RateLimit', text);
-  }
-
-  private windowsNamed(all: readonly RateWindow[] | null, name: string): readonly RateWindow[] {
-    if (!all) return [];
-    if (all.length === 1) return all[0]!.name === name ? all : [];
-    return all.filter((w) => w.name === name);
   }
 
   private specOf(ctx: ExecutionContext): RateLimitSpec {

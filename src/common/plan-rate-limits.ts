@@ -1,13 +1,13 @@
 import { PLANS, type Plan } from './roles.js';
 
-/** A rate window of a key, or of a plan's default for keys without their own. */
+/** A rate window of a key, or of a plan (which applies to every key of the plan, in addition to its own). */
 export interface RateWindow {
   name: string;
   limit: number;
   window_seconds: number;
 }
 
-/** Per plan, the windows a key without its own gets; null: none. */
+/** Per plan, the windows every key of the plan is held to besides its own; null: none. */
 export type PlanRateLimits = Record<Plan, RateWindow[] | null>;
 
 /**

@@ -15,7 +15,7 @@ export class EnvironmentVariables extends BaseEnvironment {
   @IsString()
   PLAN_LIMITS_FILE?: string;
 
-  /** Per plan, the rate windows of keys without their own, as JSON (docs/key-controls.md); unset: none. */
+  /** Per plan, the rate windows every key of the plan is held to, in addition to its own, as JSON (docs/key-controls.md); unset: none. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()

@@ -2,10 +2,12 @@ import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type Exception
 import { HttpAdapterHost } from '@nestjs/core';
 import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import { scrubCredentials } from '../common/request-context.js';
+import { TooManyRequests } from '../common/too-many-requests.js';
 import { reasonPhrase } from './reason-phrase.js';
 
 /**
- * The standalone app's one filter: every error body is `{ statusCode, error, message }`;
+ * The standalone app's one filter: every error body is `{ statusCode, error, message }` (a 429
+ * adds `budget` and `retry_after`);
  * a database outage is a 503; anything unexpected is a 500 that says nothing of internals.
  * (Registered by the standalone app only: the module never imposes a filter on a host.)
  */
@@ -44,7 +46,16 @@ export class HttpExceptionFilter implements ExceptionFilter {
       );
     }
     // Some messages echo the request (Nest's "Cannot GET /path"): a key or token pasted into a URL stays out.
-    const body = { statusCode: status, error: reasonPhrase(status), message: scrubCredentials(message) };
+    const body: Record<string, unknown> = {
+      statusCode: status,
+      error: reasonPhrase(status),
+      message: scrubCredentials(message),
+    };
+    // The one 429 names the budget and the wait (common/too-many-requests.ts).
+    if (exception instanceof TooManyRequests) {
+      body.budget = exception.budget;
+      body.retry_after = exception.retryAfter;
+    }
     httpAdapter.reply(ctx.getResponse(), body, status);
   }
 }

@@ -16,7 +16,7 @@ export class Settings {
   readonly issuer: string | undefined;
   readonly audience: string | undefined;
   readonly planLimits: PlanLimits;
-  /** Per plan, the rate windows of keys without their own (docs/key-controls.md). */
+  /** Per plan, the rate windows every key of the plan is held to, in addition to its own (docs/key-controls.md). */
   readonly planRateLimits: PlanRateLimits;
   readonly authFailureLimit: number;
   readonly maxActiveKeysPerUserOrg: number;

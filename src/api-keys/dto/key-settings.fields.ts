@@ -1,12 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { registerDecorator } from 'class-validator';
-import {
-  allowedCidrsProblem,
-  creditsProblem,
-  metadataProblem,
-  rateLimitsProblem,
-} from '../../budgets/key-settings.js';
+import { allowedCidrsProblem, creditsProblem, metadataProblem, rateLimitsProblem } from '../../budgets/key-settings.js';
 
 /*
  * The per-key settings as request fields, shared by the mint body and the PATCH body: each one's
@@ -44,7 +39,7 @@ export const RateLimitsSetting = () =>
       nullable: true,
       maxItems: 5,
       description:
-        'Up to 5 windows { name, limit (>= 1), window_seconds (1 to 86400) }. A route counts against the windows named as its window (`default` unless a host route says otherwise). Absent or null: the plan default applies.',
+        'Up to 5 windows { name, limit (>= 1), window_seconds (1 to 86400) }. A route counts against the windows named as its window (`default` unless a host route says otherwise). Absent, null or []: no windows of its own. The plan windows (PLAN_RATE_LIMITS) apply in addition either way.',
       type: 'array',
       items: {
         type: 'object',
