@@ -36,8 +36,9 @@ export function parsePlanRateLimits(input: unknown, source = 'PLAN_RATE_LIMITS')
       const o = w as Partial<RateWindow> | null;
       if (typeof o !== 'object' || o === null || typeof o.name !== 'string' || !NAME.test(o.name))
         throw new Error(`${at}.name must be 1 to 32 letters, digits or _ . : -`);
-      if (!Number.isSafeInteger(o.limit) || o.limit! < 1)
-        throw new Error(`${at}.limit must be an integer of at least 1`);
+      // A window's limit must be leasable (see budgets/key-settings.ts, MAX_WINDOW_LIMIT).
+      if (!Number.isSafeInteger(o.limit) || o.limit! < 1 || o.limit! > 1_000_000_000)
+        throw new Error(`${at}.limit must be an integer from 1 to 1000000000`);
       if (!Number.isSafeInteger(o.window_seconds) || o.window_seconds! < 1 || o.window_seconds! > 86_400)
         throw new Error(`${at}.window_seconds must be an integer from 1 to 86400`);
       return { name: o.name, limit: o.limit!, window_seconds: o.window_seconds! };

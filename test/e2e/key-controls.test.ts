@@ -39,6 +39,7 @@ describe('key controls across three instances', () => {
         'rate_limits',
       ],
       [{ rate_limits: [{ name: 'd', limit: 0, window_seconds: 1 }] }, 'rate_limits[0].limit'],
+      [{ rate_limits: [{ name: 'd', limit: 1e12, window_seconds: 1 }] }, 'rate_limits[0].limit'],
       [{ allowed_cidrs: ['10.0.0.0/33'] }, 'allowed_cidrs[0]'],
       [{ allowed_cidrs: ['nonsense'] }, 'allowed_cidrs[0]'],
       [{ allowed_cidrs: ['0.0.0.0/1'] }, 'allowed_cidrs[0]'],
@@ -112,6 +113,19 @@ describe('key controls across three instances', () => {
     expect(spent.body.message).toContain('credits');
     const { rows } = await a.db.pool.query(`SELECT credits_remaining::int AS n FROM api_keys WHERE id = $1`, [w.keyId]);
     expect(rows[0].n).toBe(0);
+  });
+
+  it('gives 20 concurrent requests on one instance every one of 7 credits, exactly, and the record then shows 0', async () => {
+    const w = await mint();
+    expect((await patch(w.session, w.keyId, { credits: { remaining: 7 } })).status).toBe(200);
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => a.api.get('/me', w.key).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(7);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(13);
+    const keys = await a.api.get('/api-keys', w.session);
+    const record = (keys.body.keys as Array<{ id: string; credits: { remaining: number } }>).find(
+      (k) => k.id === w.keyId,
+    );
+    expect(record!.credits.remaining).toBe(0);
   });
 
   it('holds a key at 50 requests per second to 225..275 successes over 5 s, with RateLimit fields', async () => {

@@ -39,13 +39,13 @@ export const RateLimitsSetting = () =>
       nullable: true,
       maxItems: 5,
       description:
-        'Up to 5 windows { name, limit (>= 1), window_seconds (1 to 86400) }. A route counts against the windows named as its window (`default` unless a host route says otherwise). Absent, null or []: no windows of its own. The plan windows (PLAN_RATE_LIMITS) apply in addition either way.',
+        'Up to 5 windows { name, limit (1 to 1000000000), window_seconds (1 to 86400) }. A route counts against the windows named as its window (`default` unless a host route says otherwise). Absent, null or []: no windows of its own. The plan windows (PLAN_RATE_LIMITS) apply in addition either way.',
       type: 'array',
       items: {
         type: 'object',
         properties: {
           name: { type: 'string' },
-          limit: { type: 'integer', minimum: 1 },
+          limit: { type: 'integer', minimum: 1, maximum: 1_000_000_000 },
           window_seconds: { type: 'integer', minimum: 1, maximum: 86400 },
         },
         required: ['name', 'limit', 'window_seconds'],
