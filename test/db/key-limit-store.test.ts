@@ -42,6 +42,18 @@ describe('the key limit store', () => {
     expect(await store.leaseWindow(k.id, 'default', 8, 0.01, 100, at(3_600_000), 1)).toEqual({ granted: 2, left: 6 });
   });
 
+  it('fails only the ask PostgreSQL refuses in a batch (a value its column cannot hold), never the other keys’', async () => {
+    const [good, bad] = [await key(), await key()];
+    const [ok, refused] = await Promise.allSettled([
+      store.leaseWindow(good.id, 'default', 8, 0.01, 5, at(0), 1),
+      // An ask of 5 * 10^9 tokens: out of range for the statement's integer column (SQLSTATE 22003).
+      store.leaseWindow(bad.id, 'default', 8, 0.01, 5_000_000_000, at(0), 1),
+    ]);
+    expect(ok).toEqual({ status: 'fulfilled', value: { granted: 2, left: 6 } });
+    expect(refused.status).toBe('rejected');
+    expect((refused as PromiseRejectedResult).reason.code).toBe('22003');
+  });
+
   it('never leases credits below zero, whichever instance asks, and refills at a new period', async () => {
     const k = await key();
     await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 100 WHERE id = $1`, [k.id]);
