@@ -104,7 +104,12 @@ export class ApiKeyWriteRepository {
    * says "full" (or the pair has no row yet), `mintChecked` counts the active keys exactly.
    */
   async mintWithinCap(write: MintWrite, cap: number): Promise<ApiKeyEntity | null> {
-    const outcome = await this.mints.load({ write, cap });
+    let outcome = await this.mints.load({ write, cap });
+    // Mostly 'check' means the pair's count row was created by a concurrent batch (here or on
+    // another instance) after this statement's snapshot: the row is there now, so one more batch
+    // decides. Sending a burst's first mints down the exact path one transaction each held every
+    // pooled connection in a queue on that row's lock.
+    if (outcome === 'check') outcome = await this.mints.load({ write, cap });
     if (outcome === 'minted') return mintedEntity(write.key);
     if (outcome === 'full') return null;
     return this.mintChecked(write, cap);

@@ -70,6 +70,7 @@ describe('KeyChanges, the unit of work of every key change', () => {
         {
           orgId: ORG,
           type: 'api_key.created',
+          // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types asymmetric matchers as `any`
           data: expect.objectContaining({ id: minted.id, lookup: minted.lookup }),
           at: clock.now(),
         },

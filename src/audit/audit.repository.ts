@@ -218,11 +218,11 @@ export class AuditRepository {
    * 1765400000000), the only UPDATE the log allows. Returns how many events it rewrote.
    */
   async pseudonymise(userId: string, pseudonym: string, email: string): Promise<number> {
-    const [row] = (await this.db.query(`SELECT audit_pseudonymise($1, $2, $3) AS changed`, [
+    const [row] = await this.db.query<Array<{ changed: number }>>(`SELECT audit_pseudonymise($1, $2, $3) AS changed`, [
       userId,
       pseudonym,
       email,
-    ])) as Array<{ changed: number }>;
+    ]);
     return row.changed;
   }
 
@@ -232,9 +232,10 @@ export class AuditRepository {
    * delete an event; it never deletes one younger than its floor. Returns how many were deleted.
    */
   async pruneBatch(before: Date, batch: number): Promise<number> {
-    const [row] = (await this.db.query(`SELECT audit_prune($1, $2) AS deleted`, [before, batch])) as Array<{
-      deleted: number;
-    }>;
+    const [row] = await this.db.query<Array<{ deleted: number }>>(`SELECT audit_prune($1, $2) AS deleted`, [
+      before,
+      batch,
+    ]);
     return row.deleted;
   }
 }

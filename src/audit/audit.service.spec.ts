@@ -149,7 +149,7 @@ describe('AuditService.prune', () => {
 
   it('stops after the most batches one run may take', async () => {
     const { repo, sut } = setup(30);
-    repo.pruneResults = Array(10).fill(5);
+    repo.pruneResults = Array<number>(10).fill(5);
     expect(await sut.prune(5, 4)).toBe(20);
     expect(repo.pruned).toHaveLength(4);
     expect(repo.pruned[0].before).toEqual(new Date(AT.getTime() - 30 * 86_400_000));

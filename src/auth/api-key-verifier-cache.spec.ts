@@ -76,7 +76,7 @@ describe('ApiKeyVerifier, from the verification cache', () => {
     expect(await verifier.verify(key.key)).not.toBeNull();
     expect(await verifier.verify(key.key)).not.toBeNull();
     keys.rows.set(key.lookup, { ...row, revokedAt: new Date(NOW.getTime() - 1000) });
-    notify!(row.id);
+    notify(row.id);
     expect(await verifier.verify(key.key)).toBeNull();
     expect(await verifier.verify(key.key)).toBeNull();
   });

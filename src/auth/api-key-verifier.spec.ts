@@ -242,6 +242,7 @@ describe('ApiKeyVerifier', () => {
     });
     expect(b).toBeNull();
     expect(c).toBeNull();
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types asymmetric matchers as `any`
     expect(keys.calls).toEqual([{ lookups: expect.any(Array), withDirectory: false }]);
     expect(asked).toHaveLength(1);
     expect(asked[0]).toHaveLength(2);

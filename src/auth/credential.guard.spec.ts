@@ -26,7 +26,7 @@ const later = (p: Principal | null): Promise<Principal | null> => new Promise((o
 function guardWith(apiKey: () => Answer, session: () => Answer) {
   const settings = new Settings({ session: { secret: 's'.repeat(32) }, authFailureLimit: 0 });
   // The strategies' own verifiers are not reached: their verification methods answer for them.
-  const apiKeys = new ApiKeyStrategy(Object.create(ApiKeyVerifier.prototype));
+  const apiKeys = new ApiKeyStrategy(Object.create(ApiKeyVerifier.prototype) as ApiKeyVerifier);
   const sessions = new SessionStrategy(settings);
   const keyCalls = vi.spyOn(apiKeys, 'validate').mockImplementation(apiKey);
   const sessionCalls = vi.spyOn(sessions, 'verify').mockImplementation(session);
@@ -34,7 +34,9 @@ function guardWith(apiKey: () => Answer, session: () => Answer) {
     new Reflector(),
     new AuthFailureThrottle(settings),
     // Session-only routes only check that the session is a person's (no service account): yes here.
-    Object.assign(Object.create(SessionOrgResolver.prototype), { requirePerson: () => undefined }),
+    Object.assign(Object.create(SessionOrgResolver.prototype) as SessionOrgResolver, {
+      requirePerson: () => undefined,
+    }),
     new AuthMetrics(),
     apiKeys,
     sessions,

@@ -201,7 +201,7 @@ export class CredentialGuard implements CanActivate {
     const handler = ctx.getHandler();
     const cls = ctx.getClass();
     let byHandler = this.modes.get(cls);
-    if (!byHandler) this.modes.set(cls, (byHandler = new Map()));
+    if (!byHandler) this.modes.set(cls, (byHandler = new Map<object, AuthMode>()));
     if (byHandler.has(handler)) return byHandler.get(handler);
     const mode = this.reflector.getAllAndOverride(AuthModeMeta, [handler, cls]);
     byHandler.set(handler, mode);

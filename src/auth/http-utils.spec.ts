@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerToken } from './http-utils.js';
+import { bearerToken, isDatabaseUnavailable } from './http-utils.js';
 
 describe('bearerToken', () => {
   it('answers each header value with its own token, however the calls interleave', () => {
@@ -14,5 +14,21 @@ describe('bearerToken', () => {
       expect(bearerToken({})).toBeNull();
       expect(bearerToken({ authorization: 'Bearer a b' })).toBeNull();
     }
+  });
+});
+
+describe('isDatabaseUnavailable', () => {
+  it.each([
+    ['the pool found no free connection in time', new Error('timeout exceeded when trying to connect')],
+    ["a new connection's own connect timeout (pg's client)", new Error('timeout expired')],
+    ['a statement that got no answer', new Error('Query read timeout')],
+    ['a dropped connection', new Error('Connection terminated unexpectedly')],
+    ['a server shutting down', Object.assign(new Error('terminating connection'), { code: '57P01' })],
+  ])('is true for %s', (_label, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it('is false for a bug', () => {
+    expect(isDatabaseUnavailable(new TypeError('undefined is not a function'))).toBe(false);
   });
 });

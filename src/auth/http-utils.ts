@@ -40,7 +40,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (e.driverError && isDatabaseUnavailable(e.driverError)) return true;
   if (e.code && (DB_DOWN_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   const m = e.message ?? '';
-  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|Connection ended unexpectedly|Client has encountered a connection error/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|timeout expired|Query read timeout|connect ECONNREFUSED|Connection ended unexpectedly|Client has encountered a connection error/i.test(
     m,
   );
 }

@@ -13,11 +13,14 @@ export interface RouteAuth {
 
 const reflector = new Reflector();
 
+/** A route handler as Nest hands it out (`ExecutionContext.getHandler()`): any function. */
+type RouteHandler = ReturnType<ExecutionContext['getHandler']>;
+
 /**
  * The auth a route declares through this module's decorators (the route's own declaration
  * overrides its controller's), or null when it declares none.
  */
-export function routeAuth(handler: Function, controller: Type<unknown>): RouteAuth | null {
+export function routeAuth(handler: RouteHandler, controller: Type<unknown>): RouteAuth | null {
   const credentials = reflector.getAllAndOverride(AuthModeMeta, [handler, controller]);
   if (!credentials) return null;
   return { credentials, scopes: reflector.getAllAndOverride(RequiredScopesMeta, [handler, controller]) ?? [] };

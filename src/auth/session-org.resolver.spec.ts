@@ -105,6 +105,7 @@ describe('SessionOrgResolver', () => {
     expect(severalOrgs).toMatchObject({ orgId: null, orgRole: null, scopes: [] });
     expect(named).toMatchObject({ orgId: ORG_B, orgRole: 'member', scopes: ['decisions:read', 'decisions:write'] });
     expect(namedOther).toMatchObject({ orgId: ORG_B, orgRole: 'admin' });
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- vitest types asymmetric matchers as `any`
     expect(results[6]).toMatchObject({ status: 'rejected', reason: expect.any(NotFoundException) });
     expect(notMember.orgId).toBeNull();
 

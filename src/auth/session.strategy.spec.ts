@@ -39,9 +39,11 @@ function throughPassport(s: SessionStrategy, token: string): Promise<Principal |
   const instance = new passport.Passport();
   instance.use('session-jwt', s);
   return new Promise((resolve, reject) => {
-    const run = instance.authenticate('session-jwt', { session: false }, (error: unknown, user: Principal | false) =>
-      error ? reject(error) : resolve(user),
-    );
+    const run = instance.authenticate(
+      'session-jwt',
+      { session: false },
+      (error: Error | null, user: Principal | false) => (error ? reject(error) : resolve(user)),
+    ) as (request: object, response: object, next: (error: unknown) => void) => void;
     run({ headers: { authorization: `Bearer ${token}` } }, {}, reject);
   });
 }

@@ -40,7 +40,7 @@ export class EffectiveWindows {
     let byPlan = this.byPair.get(o);
     if (!byPlan) this.byPair.set(o, (byPlan = new WeakMap()));
     let byRoute = byPlan.get(p);
-    if (!byRoute) byPlan.set(p, (byRoute = new Map()));
+    if (!byRoute) byPlan.set(p, (byRoute = new Map<string, readonly EffectiveWindow[]>()));
     let windows = byRoute.get(route);
     if (!windows) byRoute.set(route, (windows = combine(o, p, route)));
     return windows;

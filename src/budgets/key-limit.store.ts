@@ -55,8 +55,8 @@ function rounds<T>(batch: readonly T[], identity: (item: T) => string): number[]
       r = seen.push(new Set()) - 1;
       out.push([]);
     }
-    seen[r]!.add(id);
-    out[r]!.push(i);
+    seen[r].add(id);
+    out[r].push(i);
   });
   return out;
 }
@@ -124,9 +124,9 @@ export class KeyLimitStore {
   }
 
   private async leaseWindows(asks: readonly WindowAsk[]): Promise<WindowGrant[]> {
-    const grants: WindowGrant[] = new Array(asks.length);
+    const grants: WindowGrant[] = new Array<WindowGrant>(asks.length);
     for (const round of rounds(asks, (a) => `${a.keyId} ${a.name}`)) {
-      const of = round.map((i) => asks[i]!);
+      const of = round.map((i) => asks[i]);
       const { rows } = await this.query<{ key_id: string; name: string; granted: number; left: number }>({
         name: 'kui_lease_windows',
         text: LEASE_WINDOWS_SQL,
@@ -142,8 +142,8 @@ export class KeyLimitStore {
       });
       const byWindow = new Map(rows.map((r) => [`${r.key_id} ${r.name}`, r]));
       for (const i of round) {
-        const r = byWindow.get(`${asks[i]!.keyId.toLowerCase()} ${asks[i]!.name}`);
-        if (!r) throw new Error(`window lease of key ${asks[i]!.keyId} returned no row`);
+        const r = byWindow.get(`${asks[i].keyId.toLowerCase()} ${asks[i].name}`);
+        if (!r) throw new Error(`window lease of key ${asks[i].keyId} returned no row`);
         grants[i] = { granted: Number(r.granted), left: Number(r.left) };
       }
     }
@@ -151,9 +151,9 @@ export class KeyLimitStore {
   }
 
   private async leaseCreditBlocks(asks: readonly CreditAsk[]): Promise<(CreditGrant | null)[]> {
-    const grants: (CreditGrant | null)[] = new Array(asks.length).fill(null);
+    const grants: (CreditGrant | null)[] = new Array<CreditGrant | null>(asks.length).fill(null);
     for (const round of rounds(asks, (a) => a.keyId)) {
-      const of = round.map((i) => asks[i]!);
+      const of = round.map((i) => asks[i]);
       const { rows } = await this.query<{
         id: string;
         granted: string;
@@ -173,7 +173,7 @@ export class KeyLimitStore {
       });
       const byKey = new Map(rows.map((r) => [r.id, r]));
       for (const i of round) {
-        const r = byKey.get(asks[i]!.keyId.toLowerCase());
+        const r = byKey.get(asks[i].keyId.toLowerCase());
         grants[i] = r ? { granted: Number(r.granted), epoch: r.epoch, period: r.period, left: Number(r.left) } : null;
       }
     }

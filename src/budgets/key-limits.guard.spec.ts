@@ -259,7 +259,7 @@ describe('KeyLimitsGuard', () => {
       });
       let refusal: unknown;
       try {
-        sut.canActivate(ctx);
+        expect(sut.canActivate(ctx)).toBe(true);
       } catch (error) {
         refusal = error;
       }

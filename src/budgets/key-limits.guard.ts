@@ -114,7 +114,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
    */
   private take(a: Attempt): boolean | Promise<boolean> {
     while (a.windowsTaken < a.windows.length) {
-      const w = a.windows[a.windowsTaken]!;
+      const w = a.windows[a.windowsTaken];
       const wait = this.windows.take(a.keyId, w, a.cost, Date.now());
       if (typeof wait !== 'number') {
         return wait.then(
@@ -204,7 +204,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   }
 
   private giveBack(a: Attempt, withCredits: boolean): void {
-    for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i]!, a.cost);
+    for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i], a.cost);
     a.windowsTaken = 0;
     if (withCredits && a.creditsTaken) this.credits.giveBack(a.keyId, a.cost);
     a.creditsTaken = false;

@@ -131,15 +131,15 @@ export function parseCidr(text: string): Cidr | string {
   if (prefix > 0 && prefix < (version === 4 ? 8 : 16))
     return `is wider than /${version === 4 ? 8 : 16}: allow everywhere explicitly with ${version === 4 ? '0.0.0.0/0' : '::/0'}`;
   const probe = new BlockList();
-  probe.addSubnet(address!, prefix, family);
+  probe.addSubnet(address, prefix, family);
   // The network's own first address lies in it; an address with host bits set is not the network.
   if (
-    !probe.check(networkAddress(address!, prefix, version), family) ||
-    networkAddress(address!, prefix, version) !== normalise(address!, version)
+    !probe.check(networkAddress(address, prefix, version), family) ||
+    networkAddress(address, prefix, version) !== normalise(address, version)
   ) {
-    return `has host bits set: write the network address (for example ${networkAddress(address!, prefix, version)}/${prefix})`;
+    return `has host bits set: write the network address (for example ${networkAddress(address, prefix, version)}/${prefix})`;
   }
-  return { address: address!, prefix, family };
+  return { address, prefix, family };
 }
 
 function toBigInt(address: string, version: number): bigint {
@@ -151,7 +151,7 @@ function toBigInt(address: string, version: number): bigint {
   const expand = (groups: string[]) => groups.flatMap((g) => (g.includes('.') ? ipv4Groups(g) : [g]));
   const hh = expand(h);
   t = expand(t);
-  const groups = tail === undefined ? hh : [...hh, ...Array(8 - hh.length - t.length).fill('0'), ...t];
+  const groups = tail === undefined ? hh : [...hh, ...Array<string>(8 - hh.length - t.length).fill('0'), ...t];
   return groups.reduce((n, g) => (n << 16n) + BigInt(parseInt(g || '0', 16)), 0n);
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { EXIT, PROGRAM, UsageError, type CommandSpec, type Flags } from './command-spec.js';
+import { PROGRAM, UsageError, type CommandSpec, type Flags } from './command-spec.js';
 import { DATA_COMMANDS } from './commands/data.commands.js';
 import { DIRECTORY_COMMANDS } from './commands/directory.commands.js';
 import { USER_DATA_COMMANDS } from './commands/user-data.commands.js';

@@ -1,6 +1,5 @@
-import { isPlan, isRole, isUuid, PLANS, ROLES, SCOPES, type Plan, type Role, type Scope } from '../common/roles.js';
+import { isPlan, isUuid, PLANS, SCOPES, type Plan, type Scope } from '../common/roles.js';
 import type { INestApplicationContext } from '@nestjs/common';
-import { isMeter, METERS, type Meter } from '../common/meters.js';
 import type { DirectoryAdminService } from './directory-admin.service.js';
 
 /**
@@ -63,7 +62,8 @@ export function need(f: Flags, name: string): string {
 }
 export function uuid(f: Flags, name: string): string {
   const v = need(f, name);
-  if (!isUuid(v)) throw new UsageError(`--${name} must be a UUID, got "${v}"`);
+  // String(): the type guard narrows a string that is not a UUID to `never`.
+  if (!isUuid(v)) throw new UsageError(`--${name} must be a UUID, got "${String(v)}"`);
   return v.toLowerCase();
 }
 export function optUuid(f: Flags, name: string): string | null {

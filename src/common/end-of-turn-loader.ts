@@ -61,7 +61,7 @@ async function oneByOne<K, V>(load: (keys: readonly K[]) => Promise<V[]>, keys: 
   const out: (V | Error)[] = [];
   for (const key of keys) {
     try {
-      out.push((await load([key]))[0]!);
+      out.push((await load([key]))[0]);
     } catch (error) {
       out.push(error instanceof Error ? error : new Error(String(error)));
     }

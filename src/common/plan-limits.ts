@@ -31,7 +31,7 @@ export function parsePlanLimits(input: unknown, source = 'PLAN_LIMITS'): PlanLim
     throw new Error(`${source} must be a JSON object like {"free":{"wallet":100}}`);
   }
   const result: PlanLimits = structuredClone(DEFAULT_PLAN_LIMITS);
-  for (const [plan, meters] of Object.entries(input)) {
+  for (const [plan, meters] of Object.entries(input as Record<string, unknown>)) {
     if (!(PLANS as readonly string[]).includes(plan)) {
       throw new Error(`${source}: unknown plan "${plan}" (allowed: ${PLANS.join(', ')})`);
     }

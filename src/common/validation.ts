@@ -6,7 +6,7 @@ import {
   type PipeTransform,
   type Type,
 } from '@nestjs/common';
-import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
+import { ApiQuery } from '@nestjs/swagger';
 import {
   getMetadataStorage,
   registerDecorator,
@@ -128,15 +128,13 @@ export function QueryOf(type: Type<unknown>): ParameterDecorator {
     if (!descriptor) return;
     // One ApiQuery per property, from the class's @ApiProperty metadata (ApiQuery({ type }) would
     // explode the class too, but drops enums).
-    const names: string[] = Reflect.getMetadata('swagger/apiModelPropertiesArray', type.prototype) ?? [];
+    const prototype = type.prototype as object;
+    const names = (Reflect.getMetadata('swagger/apiModelPropertiesArray', prototype) as string[] | undefined) ?? [];
     for (const name of names.map((n) => n.replace(/^:/, ''))) {
-      const property: Record<string, unknown> =
-        Reflect.getMetadata('swagger/apiModelProperties', type.prototype, name) ?? {};
-      ApiQuery({ ...property, name, required: property.required !== false } as ApiQueryOptions)(
-        target,
-        key,
-        descriptor,
-      );
+      const property =
+        (Reflect.getMetadata('swagger/apiModelProperties', prototype, name) as Record<string, unknown> | undefined) ??
+        {};
+      ApiQuery({ ...property, name, required: property.required !== false })(target, key, descriptor);
     }
   };
 }

@@ -65,6 +65,17 @@ export class BaseEnvironment {
   @Max(600000)
   DB_STATEMENT_TIMEOUT_MS = 4000;
 
+  /**
+   * How long a request waits for a free pooled connection. A burst that finds every connection
+   * busy queues for one; only past this wait is it refused (503). Opening a connection is bounded
+   * by DB_CONNECT_TIMEOUT_MS alone.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  DB_POOL_ACQUIRE_TIMEOUT_MS = 10000;
+
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()

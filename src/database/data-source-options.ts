@@ -1,4 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { EMBEDDED_SOCKET_PORT, socketIsLive, socketPath } from './embedded.js';
@@ -15,6 +16,21 @@ const COMMON = {
   logging: ['error' as const],
 };
 
+/**
+ * node-postgres uses one setting, `connectionTimeoutMillis`, both for opening a connection and for
+ * waiting until a pooled one is free. A healthy database under a burst keeps every connection busy
+ * for a moment; with the connect timeout as the wait, the requests queued behind them were failed
+ * as if the database were down (503). The pool gets the longer acquire wait, and each client opens
+ * its connection under the connect timeout of its own (the client's timer fires before the pool's).
+ */
+function clientWithConnectTimeout(connectTimeoutMs: number): typeof pg.Client {
+  return class ConnectTimeoutClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  };
+}
+
 /** Real PostgreSQL through `pg`: a pool with connect and statement timeouts, so an outage is a fast 503, not a hang. */
 export function postgresOptions(
   config: AppConfig,
@@ -26,9 +42,11 @@ export function postgresOptions(
     ...COMMON,
     url,
     poolSize: pool.max,
-    connectTimeoutMS: env.DB_CONNECT_TIMEOUT_MS,
+    // The pool's wait for a free connection (see clientWithConnectTimeout for the connect timeout).
+    connectTimeoutMS: Math.max(env.DB_POOL_ACQUIRE_TIMEOUT_MS, env.DB_CONNECT_TIMEOUT_MS),
     applicationName: 'keys-usage-identity',
     extra: {
+      Client: clientWithConnectTimeout(env.DB_CONNECT_TIMEOUT_MS),
       statement_timeout: env.DB_STATEMENT_TIMEOUT_MS,
       query_timeout: env.DB_STATEMENT_TIMEOUT_MS + 1000,
       idle_in_transaction_session_timeout: 10_000,

@@ -33,9 +33,9 @@ const HAS_OWNER_RIGHTS = `
  */
 export async function grantServiceRole(owner: DataSource, role: string): Promise<void> {
   await owner.transaction(async (m) => {
-    const [row] = (await m.query(HAS_OWNER_RIGHTS, [role])) as Array<{ owner: boolean }>;
+    const [row] = await m.query<Array<{ owner: boolean }>>(HAS_OWNER_RIGHTS, [role]);
     if (!row || row.owner) return;
-    const [{ schema }] = (await m.query(`SELECT current_schema() AS schema`)) as Array<{ schema: string }>;
+    const [{ schema }] = await m.query<Array<{ schema: string }>>(`SELECT current_schema() AS schema`);
     const escape = (name: string) => owner.driver.escape(name);
     const table = owner.options.migrationsTableName ?? 'migrations';
     for (const sql of grants(escape(schema), escape(role), escape(table))) await m.query(sql);
@@ -44,7 +44,7 @@ export async function grantServiceRole(owner: DataSource, role: string): Promise
 
 /** The role a connection runs as (after any SET ROLE). */
 export async function currentRole(ds: DataSource): Promise<string> {
-  const [{ role }] = (await ds.query(`SELECT current_user AS role`)) as Array<{ role: string }>;
+  const [{ role }] = await ds.query<Array<{ role: string }>>(`SELECT current_user AS role`);
   return role;
 }
 
@@ -55,7 +55,7 @@ export async function currentRole(ds: DataSource): Promise<string> {
  */
 export async function serviceRoleWarning(service: DataSource): Promise<string | null> {
   const role = await currentRole(service);
-  const [row] = (await service.query(HAS_OWNER_RIGHTS, [role])) as Array<{ owner: boolean }>;
+  const [row] = await service.query<Array<{ owner: boolean }>>(HAS_OWNER_RIGHTS, [role]);
   if (!row?.owner) return null;
   return (
     `DATABASE_URL's role "${role}" owns the schema (or is a superuser): the audit log is append-only only as long as ` +
@@ -77,10 +77,10 @@ export const EMBEDDED_SERVICE_ROLE = 'kui_service';
 export async function useEmbeddedServiceRole(ds: DataSource): Promise<void> {
   const role = EMBEDDED_SERVICE_ROLE;
   // Not migrated (DB_MIGRATE=false on a new data directory): nothing to guard yet. Already taken: nothing to do.
-  const [state] = (await ds.query(
+  const [state] = await ds.query<Array<{ migrated: boolean; taken: boolean }>>(
     `SELECT to_regprocedure('audit_prune(timestamptz, integer)') IS NOT NULL AS migrated, current_user = $1 AS taken`,
     [role],
-  )) as Array<{ migrated: boolean; taken: boolean }>;
+  );
   if (!state.migrated || state.taken) return;
   await ds.query(`DO $$ BEGIN CREATE ROLE ${role} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
   await ds.query(`DO $$ BEGIN EXECUTE format('GRANT CREATE ON DATABASE %I TO ${role}', current_database()); END $$`);

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { BadRequestException } from '@nestjs/common';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DeferredBodyError } from '../common/validation.js';
 import { ERRORS } from '../common/error-messages.js';
 
@@ -45,7 +45,12 @@ export interface RawBodyCarrier {
 }
 
 export function deferJsonErrors(fastify: FastifyInstance): void {
-  const parse = fastify.getDefaultJsonParser('error', 'error');
+  // Fastify's default JSON parser is the callback form (its type admits the promise form too).
+  const parse = fastify.getDefaultJsonParser('error', 'error') as (
+    request: FastifyRequest,
+    body: string,
+    done: (error: Error | null, value?: unknown) => void,
+  ) => void;
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;

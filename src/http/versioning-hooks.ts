@@ -84,10 +84,10 @@ export function installVersioning(
     const id = methods.map((m) => operationIds.get(`${m} ${route.url}`)).find(Boolean);
     const plan = id ? edge.planOf(id) : null;
     if (!plan) return;
-    route.config = { ...(route.config as object | undefined), versioning: plan } as typeof route.config;
+    route.config = { ...route.config, versioning: plan };
     if (plan.deprecations.length === 0) return;
     const gone = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      const message = edge.gone(plan, request as FastifyRequest & EdgeRequest, edge.now());
+      const message = edge.gone(plan, request, edge.now());
       if (message === null) return done();
       refuse(reply, 410, message);
     };

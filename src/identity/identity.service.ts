@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal.js';
-import type { Role, Scope } from '../common/roles.js';
 import type { PrincipalDto } from './dto/principal.dto.js';
 
 /** What GET /me answers: the class that also validates and documents it (one class per shape). */

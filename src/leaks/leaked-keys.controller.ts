@@ -134,13 +134,15 @@ export class LeakedKeysController {
     } catch {
       throw new BadRequestException(ERRORS.bodyNotJson);
     }
-    if (
-      !Array.isArray(tokens) ||
-      tokens.length > MAX_GITHUB_TOKENS ||
-      !tokens.every((t) => typeof t?.token === 'string' && typeof t?.type === 'string')
-    ) {
+    if (!Array.isArray(tokens) || tokens.length > MAX_GITHUB_TOKENS || !tokens.every(isGithubToken)) {
       throw new BadRequestException(ERRORS.githubBody(MAX_GITHUB_TOKENS));
     }
-    return this.leaks.githubReport(tokens as Array<{ token: string; type: string }>);
+    return this.leaks.githubReport(tokens);
   }
+}
+
+/** One entry of GitHub's secret-scanning report: `token` and `type` strings (other fields ignored). */
+function isGithubToken(t: unknown): t is { token: string; type: string } {
+  const entry = t as { token?: unknown; type?: unknown } | null | undefined;
+  return typeof entry?.token === 'string' && typeof entry?.type === 'string';
 }

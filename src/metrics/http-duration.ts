@@ -31,9 +31,9 @@ export class HttpDurationMetric {
 
   observe(method: string, route: string, statusCode: number, seconds: number): void {
     let byStatus = this.children.get(route);
-    if (!byStatus) this.children.set(route, (byStatus = new Map()));
+    if (!byStatus) this.children.set(route, (byStatus = new Map<number, Map<string, Child>>()));
     let byMethod = byStatus.get(statusCode);
-    if (!byMethod) byStatus.set(statusCode, (byMethod = new Map()));
+    if (!byMethod) byStatus.set(statusCode, (byMethod = new Map<string, Child>()));
     let child = byMethod.get(method);
     if (!child) {
       if (this.size >= this.maxSeries) return;

@@ -117,7 +117,7 @@ export async function createLogging(config: AppConfig, options: LoggingOptions =
       // Request lines read as "GET /me 200 3ms {request_id, route, ids}".
       messageFormat: (log, messageKey) =>
         log.method
-          ? `${String(log.method)} ${String(log.path)} ${String(log.status)} ${Math.round(Number(log.duration_ms))}ms`
+          ? `${log.method as string} ${String(log.path)} ${String(log.status)} ${Math.round(Number(log.duration_ms))}ms`
           : String(log[messageKey]),
     });
   }

@@ -2,7 +2,6 @@ import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { decodeCursor, MAX_PAGE_LIMIT, pageOf, type PageQuery } from '../common/pagination.js';
-import type { Plan, Role } from '../common/roles.js';
 import { DirectoryListingUnsupportedError, OrgDirectory, type DirectoryPage } from '../directory/org-directory.js';
 import type { OrgDto, OrgMemberDto } from './dto/org.dto.js';
 import { ERRORS } from '../common/error-messages.js';

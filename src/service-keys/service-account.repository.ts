@@ -41,10 +41,9 @@ export class ServiceAccountRepository {
     return this.db.transaction(async (m) => {
       await m.query(`INSERT INTO users (email, kind) VALUES ($1, 'service') ON CONFLICT DO NOTHING`, [email]);
       // A new statement: it sees a row a concurrent first mint committed while this one waited.
-      const [user] = (await m.query(`SELECT id, kind FROM users WHERE email = $1`, [email])) as Array<{
-        id: string;
-        kind: string;
-      }>;
+      const [user] = await m.query<Array<{ id: string; kind: string }>>(`SELECT id, kind FROM users WHERE email = $1`, [
+        email,
+      ]);
       if (user.kind !== 'service') return null;
       await m.query(
         `INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, $3)

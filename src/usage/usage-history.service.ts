@@ -7,7 +7,7 @@ import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { resolveDayRange } from './day-range.js';
 import { UsageRepository } from './usage.repository.js';
-import { UsageService, type DailyUsage } from './usage.service.js';
+import { UsageService } from './usage.service.js';
 import type { DailyUsageReportDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
 import { ERRORS } from '../common/error-messages.js';
 

@@ -37,8 +37,8 @@ describe('UsageRetention', () => {
     expect(result).toEqual({ counters: 25, attribution: 25 });
     expect(left).toEqual({ usage_counters: 0, usage_attribution: 0 });
     expect(calls.map((c) => c.table)).toEqual([
-      ...Array(3).fill('usage_attribution'),
-      ...Array(3).fill('usage_counters'),
+      ...Array<string>(3).fill('usage_attribution'),
+      ...Array<string>(3).fill('usage_counters'),
     ]);
     expect(new Set(calls.map((c) => c.before))).toEqual(new Set(['2026-11-14']));
   });

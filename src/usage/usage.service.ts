@@ -1,6 +1,5 @@
 import { BadRequestException, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Principal } from '../auth/principal.js';
-import type { Limit } from '../common/plan-limits.js';
 import { nextUtcMidnight, utcDay } from '../common/clock.js';
 import type { Plan } from '../common/roles.js';
 import { ActivityEvents } from '../events/activity-events.js';

@@ -46,7 +46,7 @@ export function documentForVersion(
       if (!transform || !content?.schema || !('$ref' in content.schema)) continue;
       const name = content.schema.$ref.split('/').pop()!;
       const older = `${name}_${version.replaceAll('-', '')}`;
-      schemas[older] = transform(structuredClone(schemas[name]) as JsonObject) as SchemaObject;
+      schemas[older] = transform(structuredClone(schemas[name]) as JsonObject);
       content.schema = { $ref: `#/components/schemas/${older}` };
     }
     for (const d of policy.forOperation(id)) {

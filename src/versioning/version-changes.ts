@@ -33,11 +33,11 @@ export interface OperationChange {
    * authentication and before validation: `body` is whatever the caller sent, so check its type.
    * Return new objects; the input is not to be changed.
    */
-  request?(input: RequestInput): RequestInput;
+  request?: (input: RequestInput) => RequestInput;
   /** `version`'s response body (what the handler returns, before serialisation) → the body the version before it answered. */
-  response?(body: JsonObject): JsonObject;
+  response?: (body: JsonObject) => JsonObject;
   /** The OpenAPI response schema of the older version, for the per-version document. */
-  schema?(schema: JsonObject): JsonObject;
+  schema?: (schema: JsonObject) => JsonObject;
 }
 
 export const VERSION_CHANGES: readonly VersionChange[] = [

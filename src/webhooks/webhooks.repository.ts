@@ -8,7 +8,7 @@ import { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities
 
 /** What pg-boss needs to run its statements inside one of our transactions (its `db` option). */
 export interface SqlExecutor {
-  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
 export interface OutboxRow {
@@ -33,7 +33,7 @@ export function storableText(text: string | null): string | null {
 }
 
 const executorOf = (runner: QueryRunner): SqlExecutor => ({
-  executeSql: async (text, values) => ({ rows: (await runner.query(text, values, true)).records as any[] }),
+  executeSql: async (text, values) => ({ rows: (await runner.query(text, values, true)).records }),
 });
 
 @Injectable()

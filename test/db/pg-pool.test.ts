@@ -1,7 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DataSource } from 'typeorm';
+import { postgresOptions } from '../../src/database/data-source-options.js';
 import { discardUnsafeReleases } from '../../src/database/pg-pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+import { testConfig } from '../support/test-config.js';
 
 /**
  * TypeORM releases a query runner without an error even when its ROLLBACK failed (after a
@@ -79,5 +83,50 @@ describe('discardUnsafeReleases: a client released mid-transaction or mid-statem
     } finally {
       await pool.end();
     }
+  });
+});
+
+/**
+ * node-postgres waits for a free pooled connection under the same setting as for opening one. A
+ * healthy database under a burst keeps every connection busy for a moment: the requests queued
+ * behind them must wait for a connection (DB_POOL_ACQUIRE_TIMEOUT_MS), not fail as an outage after
+ * the connect timeout; opening a connection to a database that does not answer still fails fast.
+ */
+describe('postgresOptions: the wait for a busy pool and the connect timeout are separate', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await db?.drop();
+  });
+
+  const open = (url: string) =>
+    new DataSource(
+      postgresOptions(testConfig(url, { DB_POOL_MAX: '1', DB_POOL_MIN: '0', DB_CONNECT_TIMEOUT_MS: '200' }), url),
+    ).initialize();
+
+  it('queues a statement behind a connection busy for longer than the connect timeout, and runs it', async () => {
+    const source = await open(db.url);
+    try {
+      const busy = source.query('SELECT pg_sleep(0.8)');
+      const started = Date.now();
+      const queued = await source.query<Array<{ one: number }>>('SELECT 1 AS one');
+      expect(queued[0].one).toBe(1);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+      await busy;
+    } finally {
+      await source.destroy();
+    }
+  });
+
+  it('still gives up on opening a connection to a database that does not answer after the connect timeout', async () => {
+    proxy = await TcpProxy.start(db.url);
+    proxy.blackhole();
+    const started = Date.now();
+    await expect(open(proxy.urlFor(db.url))).rejects.toThrow(/timeout/i);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

@@ -58,7 +58,7 @@ export async function awaitInvalidationsAcknowledged(
   let [row] = await query(PENDING_ACKS_SQL, [null, own]);
   if (!row) return (performance.now() - started) / 1000;
   const target = row.seq;
-  const ownDone = () => !row!.own_pending || events!.applied(Number(target));
+  const ownDone = () => !row.own_pending || events!.applied(Number(target));
   for (let delay = 1; row.pending > 0 || !ownDone(); delay = Math.min(delay * 2, POLL_CAP_MS)) {
     if (performance.now() - started > maxWaitMs) {
       throw new Error('Cache invalidation not acknowledged by every instance in time');

@@ -1,4 +1,4 @@
-import { isMeter, METERS, type Meter } from '../../common/meters.js';
+import { isMeter, METERS } from '../../common/meters.js';
 import { command, int, need, ORG, Streamed, time, UsageError, uuid } from '../command-spec.js';
 
 /** Usage and audit: charging by hand and the streaming exports. */
@@ -14,7 +14,7 @@ export const DATA_COMMANDS = {
     args: (f) => {
       const meter = need(f, 'meter');
       if (!isMeter(meter)) throw new UsageError(`--meter must be one of ${METERS.join(', ')}, got "${meter}"`);
-      return { org: uuid(f, 'org'), meter: meter as Meter, count: int(f, 'count', 1, 1, 1_000_000) };
+      return { org: uuid(f, 'org'), meter, count: int(f, 'count', 1, 1, 1_000_000) };
     },
     run: (s, a) => s.recordUsage(a.org, a.meter, a.count),
   }),
@@ -30,10 +30,12 @@ export const DATA_COMMANDS = {
     },
     prints: 'one audit event per line: {"id","time","org_id","action","actor",...}',
     args: (f) => ({ org: uuid(f, 'org'), since: time(f, 'since'), until: time(f, 'until') }),
-    run: async (s, a) =>
-      new Streamed(async (write) => {
-        await s.exportAudit(a.org, a.since, a.until, write);
-      }),
+    run: (s, a) =>
+      Promise.resolve(
+        new Streamed(async (write) => {
+          await s.exportAudit(a.org, a.since, a.until, write);
+        }),
+      ),
   }),
   'usage export': command({
     summary: "Stream an org's daily usage (per key with --by-key) as CSV or JSON Lines.",
@@ -49,13 +51,14 @@ export const DATA_COMMANDS = {
       const format = f.format ?? 'csv';
       if (format !== 'csv' && format !== 'jsonl')
         throw new UsageError(`--format must be csv or jsonl, got "${format}"`);
+      // `as const` keeps `format` narrowed to 'csv' | 'jsonl' (the inferred return type would widen it).
       return {
         org: uuid(f, 'org'),
         from: f.from,
         to: f.to,
         byKey: f['by-key'] !== undefined,
-        format: format as 'csv' | 'jsonl',
-      };
+        format,
+      } as const;
     },
     run: async (_s, a, app) => {
       const [{ UsageExporter }, { UnknownOrgError }, { BadRequestException }, { AdminError }] = await Promise.all([

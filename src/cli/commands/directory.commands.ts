@@ -1,4 +1,4 @@
-import { isRole, PLANS, ROLES, type Role } from '../../common/roles.js';
+import { isRole, PLANS, ROLES } from '../../common/roles.js';
 import { VersionTable } from '../../versioning/api-versions.js';
 import { command, int, need, optUuid, ORG, plan, USER, UsageError, uuid } from '../command-spec.js';
 
@@ -74,7 +74,7 @@ export const DIRECTORY_COMMANDS = {
     args: (f) => {
       const role = need(f, 'role');
       if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got "${role}"`);
-      return { org: uuid(f, 'org'), user: uuid(f, 'user'), role: role as Role };
+      return { org: uuid(f, 'org'), user: uuid(f, 'user'), role };
     },
     run: (s, a) => s.addMember(a.org, a.user, a.role),
   }),

@@ -1,9 +1,4 @@
-import {
-  allowedCidrsProblem,
-  creditsProblem,
-  metadataProblem,
-  rateLimitsProblem,
-} from '../../budgets/key-settings.js';
+import { allowedCidrsProblem, creditsProblem, metadataProblem, rateLimitsProblem } from '../../budgets/key-settings.js';
 import { bool, command, UsageError, uuid, type Flags } from '../command-spec.js';
 
 /** A JSON flag checked by the same rule as the API's field; `null` clears the setting. */

@@ -12,7 +12,7 @@ const given = (field: string) =>
 const ScopeList =
   (field: string): PropertyDecorator =>
   (target, key) => {
-    IsArray({ message: `${field} must be an array of scopes` })(target, key as string);
+    IsArray({ message: `${field} must be an array of scopes` })(target, key);
     EachIn(SCOPES, { message: `${field} may only contain ${SCOPES.join(' and ')}` })(target, key as string);
   };
 const SCOPE_LIST = { enum: SCOPES, isArray: true } as const;
