@@ -2,7 +2,7 @@
 // library (dist/index.js) the way a monolith imports the package, and declares one route of its
 // own charged with @Charges. Plain ESM JavaScript: decorators are applied as functions.
 //
-// Environment: DATABASE_URL, SESSION_JWT_SECRET, API_KEY_SECRET, PORT, HOST,
+// Environment: DATABASE_URL (DATABASE_DIRECT_URL beside a transaction pooler), SESSION_JWT_SECRET, API_KEY_SECRET, PORT, HOST,
 // USAGE_SYNCHRONOUS_COMMIT (on|off, default on), DB_POOL_MAX (default 10).
 import 'reflect-metadata';
 import { Controller, Get, Module } from '@nestjs/common';
@@ -37,12 +37,19 @@ Module({
       entities: [...ENTITIES],
       poolSize: Number(process.env.DB_POOL_MAX || 10),
       migrationsRun: false, // the bench's service instance has migrated the database
+      // npm run test:ha: DATABASE_URL through PgBouncer in transaction mode, which refuses startup
+      // parameters; bounded waits, so a failover is a 503 and not a hung request.
+      ...(process.env.DATABASE_DIRECT_URL ? { connectTimeoutMS: 3000, extra: { query_timeout: 5000 } } : {}),
     }),
     KeysUsageIdentityModule.forRoot({
       apiKeySecret: process.env.API_KEY_SECRET,
       session: { secret: process.env.SESSION_JWT_SECRET },
       authFailureLimit: 0,
       usage: { synchronousCommit: process.env.USAGE_SYNCHRONOUS_COMMIT !== 'off', pruneEveryMs: 0 },
+      // The module option beside the pooled DataSource: the verification cache's LISTEN goes here.
+      database: process.env.DATABASE_DIRECT_URL
+        ? { directUrl: process.env.DATABASE_DIRECT_URL, transactionStatementTimeoutMs: 4000 }
+        : undefined,
     }),
   ],
   controllers: [AskController],

@@ -32,6 +32,7 @@ export {
 } from './common/plan-rate-limits.js';
 export { ScopesGuard, SessionOnlyGuard } from './auth/access.guards.js';
 export { CredentialGuard } from './auth/credential.guard.js';
+export { LastUseGuard } from './auth/last-use.guard.js';
 export type { Principal } from './auth/principal.js';
 export { AuthMetrics, type VerificationOutcome } from './auth/auth-metrics.js';
 // A change made outside this module's services (rotation, a host's own SQL on our tables) is

@@ -7,6 +7,7 @@ import { revokedKey, type RevokedKey, type RevokedRow } from './api-key.reposito
 import {
   CAP_LIFETIME_SQL,
   DECIDE_SQL,
+  POLICY_LOCK_SQL,
   KEY_APPROVAL_SQL,
   REVOKE_STALE_SQL,
   STALE_KEYS_SQL,
@@ -31,8 +32,13 @@ const facts = (rows: RevokedRow[]): RevokedKey[] => rows.map((r) => revokedKey(r
 export class ApiKeyPolicyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The org's keys that outlive `days` from their creation, now expiring at that limit. */
+  /**
+   * The org's keys that outlive `days` from their creation, now expiring at that limit. The
+   * policy lock first, in its own statement: the cap's snapshot then includes every mint that
+   * held the lock before it, and mints after it wait for the policy's commit.
+   */
   async capLifetime(orgId: string, days: number, now: Date, manager: EntityManager): Promise<RevokedKey[]> {
+    await manager.query(POLICY_LOCK_SQL, [orgId]);
     return facts(returnedRows<RevokedRow>(await manager.query(CAP_LIFETIME_SQL, [orgId, days, now])));
   }
 

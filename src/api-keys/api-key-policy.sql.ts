@@ -7,6 +7,13 @@
 const KEY_FACTS = `k.id, k.org_id, k.user_id, k.name, k.lookup, k.last4, k.scopes, k.created_at, k.expires_at, k.revoked_at`;
 
 /**
+ * The org's ($1) key-policy lock, exclusively until the transaction ends: every mint's insert
+ * takes it shared (migration 1765620000000), so the cap after it waits for the mints in flight
+ * and sees them, and a mint that waited reads the committed policy.
+ */
+export const POLICY_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended('kui.key_policy:' || $1::uuid::text, 0))`;
+
+/**
  * The lifetime policy ($2 days) applied to the org's ($1) unrevoked keys that outlive it: each
  * now expires at its creation plus the limit. Keys already expired at $3 (now) are left as they are.
  */

@@ -71,12 +71,17 @@ export class ApiKeyVerificationStore implements ApiKeyStore {
     private readonly clock: Clock,
   ) {}
 
-  /** A rotated-out secret is returned (and matched by its lookup) only while its grace runs. */
-  async findForVerification(lookups: string[], withDirectory: boolean, day: string): Promise<KeyVerificationRow[]> {
+  /** A rotated-out secret is returned (and matched by its lookup and hash) only while its grace runs. */
+  async findForVerification(
+    lookups: string[],
+    hashes: Buffer[],
+    withDirectory: boolean,
+    day: string,
+  ): Promise<KeyVerificationRow[]> {
     const result = await pgPool(this.db).query<RawVerificationRow>({
       name: withDirectory ? 'kui_verify_keys_dir' : 'kui_verify_keys',
       text: withDirectory ? VERIFY_WITH_DIRECTORY_SQL : VERIFY_KEYS_ONLY_SQL,
-      values: [lookups, day, this.clock.now()],
+      values: [lookups, day, this.clock.now(), hashes],
     });
     return result.rows.map(toVerificationRow);
   }

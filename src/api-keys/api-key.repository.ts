@@ -112,6 +112,20 @@ export const revokedKey = (row: RevokedRow | undefined): RevokedKey | null =>
 export class ApiKeyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /**
+   * Erasure: clears the metadata of every key the user owns, in any state (null, as if never
+   * set): what an admin wrote there may name the person. Returns how many keys had any.
+   */
+  async clearMetadataOfUser(userId: string): Promise<number> {
+    const rows = returnedRows<{ id: string }>(
+      await this.db.query(
+        `UPDATE api_keys SET metadata = NULL WHERE user_id = $1 AND metadata IS NOT NULL RETURNING id`,
+        [userId],
+      ),
+    );
+    return rows.length;
+  }
+
   /** One page of the caller's keys, newest first; revoked and expired included unless filtered. */
   listOwned(userId: string, filter: KeyListFilter): Promise<KeyRow[]> {
     const { text, values } = keyPageSql({ scope: { userId }, ...filter }, false);

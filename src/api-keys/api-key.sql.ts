@@ -238,13 +238,18 @@ const VERIFY_COLUMNS = `k.id, k.lookup, k.key_hash,
   k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
   k.enabled, k.rate_limits, (k.credits_remaining IS NOT NULL) AS has_credits, k.credits_refill, k.credits_epoch, k.allowed_cidrs, k.metadata`;
 /**
- * A key answers to its lookup or, only during a rotation's grace ($3: now), to its previous lookup;
- * a key awaiting approval or denied (the org's key policy) answers to nothing, as if it did not exist.
+ * A key answers to its lookup or, only during a rotation's grace ($3: now), to its previous lookup,
+ * and only with the matching keyed hash ($4, the presented keys' hashes): a wrong secret under a
+ * real lookup reads no row, as a lookup that does not exist (no row to send, decode and map, so
+ * the time does not tell the two apart). A key awaiting approval or denied (the org's key policy)
+ * answers to nothing, as if it did not exist.
  */
-const VERIFY_WHERE = `(k.lookup = ANY($1::text[]) OR (k.previous_lookup = ANY($1::text[]) AND ${PREVIOUS_IN_GRACE})) AND k.approval IS NULL`;
+const VERIFY_WHERE = `((k.lookup = ANY($1::text[]) AND k.key_hash = ANY($4::bytea[]))
+    OR (k.previous_lookup = ANY($1::text[]) AND k.previous_key_hash = ANY($4::bytea[]) AND ${PREVIOUS_IN_GRACE}))
+  AND k.approval IS NULL`;
 
 /**
- * One statement for a whole batch of verifications ($1 lookups): key, owner, membership, member
+ * One statement for a whole batch of verifications ($1 lookups, $4 their keyed hashes): key, owner, membership, member
  * count, and the key's org's meters for the day $2 (so GET /usage with a key needs no second round trip).
  */
 export const VERIFY_WITH_DIRECTORY_SQL = `

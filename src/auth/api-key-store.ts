@@ -34,12 +34,19 @@ export interface KeyVerificationRow {
 }
 
 /**
- * What auth needs from the api_keys table: the verification read (a key by its lookup, or by its
- * previous lookup only during the rotation's grace) and the last-used write-behind.
+ * What auth needs from the api_keys table: the verification read (a key by its lookup and keyed
+ * hash, or by its previous lookup and hash only during the rotation's grace) and the last-used
+ * write-behind. A lookup whose hash is not among `hashes` reads no row: a wrong secret costs what
+ * an unknown lookup costs.
  * A port: auth (below the features) declares it, api-keys' ApiKeyRepository implements it, and
  * the root module (core/) binds the one to the other, so auth never imports the api-keys feature.
  */
 export abstract class ApiKeyStore {
-  abstract findForVerification(lookups: string[], withDirectory: boolean, day: string): Promise<KeyVerificationRow[]>;
+  abstract findForVerification(
+    lookups: string[],
+    hashes: Buffer[],
+    withDirectory: boolean,
+    day: string,
+  ): Promise<KeyVerificationRow[]>;
   abstract touchLastUsed(ids: string[], at: Date[]): Promise<void>;
 }

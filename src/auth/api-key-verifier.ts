@@ -8,17 +8,21 @@ import { attachUsageSnapshot } from './usage-snapshot.js';
 import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
 import { hashApiKey, hashesEqual, KEY_LENGTH, KEY_PREFIX, parseApiKey } from './api-key-format.js';
-import { LastUsedWriter } from './last-used-writer.js';
+import { markPendingUse } from './last-use.guard.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
 import { VerificationCache, type CachedKeyRow } from './verification-cache/verification-cache.js';
 
 /** Compared against when a lookup id has no row: an HMAC-SHA-256's length, matching no key. */
 const NO_SUCH_KEY_HASH = Buffer.alloc(32);
+/** Compared against on the cache's fast path when the lookup id has no verified key cached: no key is all zero bytes. */
+const NO_SUCH_KEY = Buffer.alloc(KEY_LENGTH);
 const LOOKUP_START = KEY_PREFIX.length;
 const LOOKUP_END = LOOKUP_START + 12;
 
 type VerifiedRow = KeyVerificationRow & { day: string };
+/** A presented key as the database is asked for it: its lookup id and its keyed hash. */
+type Presented = { lookup: string; hash: Buffer };
 
 /**
  * The presented key's bytes for the cache's compare, written into one buffer instead of a new
@@ -36,14 +40,17 @@ const PRESENTED_KEY = PRESENTED.subarray(0, KEY_LENGTH);
  * ANY($1)` statement (`endOfTurnLoader`); it keeps no cache, so a request that arrives while a
  * batch is in flight goes into the next one and no answer predates its request.
  *
- * A wrong secret costs what a missing lookup id costs: the keyed hash, one comparison and a
- * database read. A row is cached only once a presented key has matched it, and a cached row
- * that the presented key does not match is read again (as a miss would be), so neither the
- * answer's time nor the cache tells whether a lookup id exists.
+ * A wrong secret costs what a missing lookup id costs, step for step: the fast path's comparison
+ * (against a stand-in when nothing is cached), the keyed hash and its comparison (against a
+ * stand-in hash when there is no row), and a database read that finds no row (the statement
+ * matches the hash too, so a real lookup id with a wrong secret sends back nothing to decode). A
+ * row is cached only once a presented key has matched it, and a cached row that the presented
+ * key does not match is read again (as a miss would be), so neither the answer's time nor the
+ * cache tells whether a lookup id exists.
  */
 @Injectable()
 export class ApiKeyVerifier {
-  private readonly rows = endOfTurnLoader<string, VerifiedRow | undefined>((lookups) => this.loadRows(lookups));
+  private readonly rows = endOfTurnLoader<Presented, VerifiedRow | undefined>((presented) => this.loadRows(presented));
   private readonly ownDirectory: boolean;
   /** Only with the built-in directory: a host's directory changes where no trigger sees them. */
   private readonly cached: boolean;
@@ -52,7 +59,6 @@ export class ApiKeyVerifier {
     private readonly keys: ApiKeyStore,
     private readonly directory: OrgDirectory,
     private readonly settings: Settings,
-    private readonly lastUsed: LastUsedWriter,
     private readonly metrics: AuthMetrics,
     private readonly cache: VerificationCache,
   ) {
@@ -73,9 +79,10 @@ export class ApiKeyVerifier {
     // secret under a cached lookup id, a malformed key) takes the full path below.
     if (this.cached && secret && token.length === KEY_LENGTH) {
       const hit = this.cache.key(token.slice(LOOKUP_START, LOOKUP_END));
-      if (hit?.verified && hit.verified.length === KEY_LENGTH && PRESENTED.write(token, 'utf8') === KEY_LENGTH) {
-        if (timingSafeEqual(PRESENTED_KEY, hit.verified)) return this.accept(hit, true);
-      }
+      // Compared whether or not a verified key is cached under the lookup id (a stand-in when not).
+      const known = hit?.verified?.length === KEY_LENGTH ? hit.verified : NO_SUCH_KEY;
+      const whole = PRESENTED.write(token, 'utf8') === KEY_LENGTH;
+      if (timingSafeEqual(PRESENTED_KEY, known) && whole && known !== NO_SUCH_KEY) return this.accept(hit!, true);
       return this.verifyFully(token, secret, true, hit);
     }
     return this.verifyFully(token, secret, false, undefined);
@@ -93,13 +100,15 @@ export class ApiKeyVerifier {
     if (!secret) return this.refuse('not_configured');
     const presented = hashApiKey(secret, token);
     const cached = consulted ? hit : this.cached ? this.cache.key(lookup) : undefined;
-    if (cached && hashesEqual(expectedHash(cached, lookup), presented))
+    // Compared whether or not the lookup id is cached (against the stand-in hash when not).
+    if (hashesEqual(cached ? expectedHash(cached, lookup) : NO_SUCH_KEY_HASH, presented) && cached)
       return this.accept(cached, remember(cached, lookup, token));
-    // A miss, or a cached row this key does not match: the database, whose row is cached only
-    // once this key has matched it. The hash is compared whether or not the lookup id exists
-    // (against a dummy hash when it does not), so the time does not tell which ids exist.
+    // A miss, or a cached row this key does not match: the database, which answers only a row
+    // this key's hash matches, and whose row is cached only then. The hash is compared again
+    // whether or not a row came (against the stand-in when none did), so the time does not tell
+    // which ids exist.
     const stamp = this.cached ? this.cache.stamp() : null;
-    const row = await this.rows.load(lookup);
+    const row = await this.rows.load({ lookup, hash: presented });
     if (!hashesEqual(row ? expectedHash(row, lookup) : NO_SUCH_KEY_HASH, presented) || !row)
       return this.refuse('unknown');
     const entry = this.cached ? this.cache.putKey(lookup, row, stamp, this.settings.clock.now().getTime()) : undefined;
@@ -115,7 +124,6 @@ export class ApiKeyVerifier {
     if (row.enabled === false) return this.refuse('disabled');
     if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
     if (!row.role || !row.email || !row.plan) return this.refuse('not_member');
-    this.lastUsed.touch(row.id, row.lastUsedAt, now);
     this.metrics.verification('ok');
     const principal: Principal = {
       kind: row.service ? 'service' : 'api_key',
@@ -128,6 +136,8 @@ export class ApiKeyVerifier {
       plan: row.plan,
       scopes: effectiveScopes(row.scopes, row.role),
     };
+    // Recorded as a use only once every guard has admitted the request (LastUseGuard).
+    markPendingUse(principal, row.id, row.lastUsedAt, now);
     if (row.limits) principal.limits = row.limits;
     if (row.metadata) principal.metadata = row.metadata;
     // Meters are never cached: a cached answer leaves GET /usage to read them.
@@ -140,26 +150,30 @@ export class ApiKeyVerifier {
     return null;
   }
 
-  /** One statement for a batch of lookups; answers in the batch's order, undefined for no key. */
-  private async loadRows(lookups: readonly string[]): Promise<Array<VerifiedRow | undefined>> {
+  /** One statement for a batch of presented keys; answers in the batch's order, undefined for no key. */
+  private async loadRows(presented: readonly Presented[]): Promise<Array<VerifiedRow | undefined>> {
     const day = utcDay(this.settings.clock.now());
     const found = new Map<string, VerifiedRow>();
-    const unique = [...new Set(lookups)];
+    const unique = [...new Set(presented.map((p) => p.lookup))];
+    const hashes = presented.map((p) => p.hash);
     const rows = this.ownDirectory
-      ? await this.keys.findForVerification(unique, true, day)
-      : await this.withHostDirectory(unique, day);
+      ? await this.keys.findForVerification(unique, hashes, true, day)
+      : await this.withHostDirectory(unique, hashes, day);
     for (const r of rows) {
+      // Host code gets these on its principal; frozen, a handler cannot change them for later requests.
+      deepFreeze(r.metadata);
+      deepFreeze(r.limits);
       const row = { ...r, day };
       found.set(r.lookup, row);
       // A rotated key in its grace period answers to its previous lookup too.
       if (r.previousLookup) found.set(r.previousLookup, row);
     }
-    return lookups.map((lookup) => found.get(lookup));
+    return presented.map((p) => found.get(p.lookup));
   }
 
   /** The keys from our table, their owners' standing from the host's directory. */
-  private async withHostDirectory(lookups: string[], day: string): Promise<KeyVerificationRow[]> {
-    const rows = await this.keys.findForVerification(lookups, false, day);
+  private async withHostDirectory(lookups: string[], hashes: Buffer[], day: string): Promise<KeyVerificationRow[]> {
+    const rows = await this.keys.findForVerification(lookups, hashes, false, day);
     const live = rows.filter((r) => !r.revokedAt);
     const contexts = await this.directory.memberContexts(live.map((r) => ({ userId: r.userId, orgId: r.orgId })));
     return rows.map((r) => {
@@ -167,6 +181,17 @@ export class ApiKeyVerifier {
       return c ? { ...r, email: c.email, role: c.role, plan: c.plan, memberCount: c.memberCount } : r;
     });
   }
+}
+
+/**
+ * Freezes a row's metadata or limits and everything in them, once per database read: every
+ * principal built from the row (and the cached row itself) shares these objects, so none may
+ * be changed in place. A function (a key's network matcher) is frozen itself, not entered.
+ */
+function deepFreeze(value: unknown): void {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function') || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  if (typeof value === 'object') for (const child of Object.values(value)) deepFreeze(child);
 }
 
 /** The hash a key presented under `lookup` must match: the row's current one, or the one a rotation replaced. */

@@ -3,6 +3,7 @@ import { ApiBearerAuth } from '@nestjs/swagger';
 import { API_KEY_SCHEME, SESSION_SCHEME } from '../common/openapi.js';
 import type { Scope } from '../common/roles.js';
 import { CredentialGuard } from './credential.guard.js';
+import { LastUseGuard } from './last-use.guard.js';
 import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
 import { AuthModeMeta, RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
@@ -16,11 +17,14 @@ import { RequestBudgetGuard } from './request-budget.js';
  * together verify the credential once (see CredentialGuard).
  */
 
-/** Any valid credential, session or API key; no scope needed. A key's limits apply (the key's budgets, RequestBudgetGuard, last). */
+/**
+ * Any valid credential, session or API key; no scope needed. A key's limits apply (the key's budgets: RequestBudgetGuard),
+ * then an admitted key's use is recorded (LastUseGuard, last).
+ */
 export const Authenticated = () =>
   applyDecorators(
     AuthModeMeta('any'),
-    UseGuards(CredentialGuard, RequestBudgetGuard),
+    UseGuards(CredentialGuard, RequestBudgetGuard, LastUseGuard),
     ApiBearerAuth(SESSION_SCHEME),
     ApiBearerAuth(API_KEY_SCHEME),
   );
@@ -29,12 +33,12 @@ export const Authenticated = () =>
 export const SessionOnly = () =>
   applyDecorators(AuthModeMeta('session'), UseGuards(CredentialGuard, SessionOnlyGuard), ApiBearerAuth(SESSION_SCHEME));
 
-/** Any valid credential that holds every listed scope (403 otherwise); then a key's limits (the key's budgets, RequestBudgetGuard, last). */
+/** Any valid credential that holds every listed scope (403 otherwise); then a key's limits and its use, as above. */
 export const RequireScopes = (...scopes: Scope[]) =>
   applyDecorators(
     AuthModeMeta('any'),
     RequiredScopesMeta(scopes),
-    UseGuards(CredentialGuard, ScopesGuard, RequestBudgetGuard),
+    UseGuards(CredentialGuard, ScopesGuard, RequestBudgetGuard, LastUseGuard),
     ApiBearerAuth(SESSION_SCHEME),
     ApiBearerAuth(API_KEY_SCHEME),
   );

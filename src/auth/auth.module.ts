@@ -6,6 +6,7 @@ import { AuthFailureThrottle } from './auth-failure-throttle.js';
 import { AuthMetrics } from './auth-metrics.js';
 import { CredentialGuard } from './credential.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
+import { LastUseGuard } from './last-use.guard.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
@@ -14,7 +15,7 @@ import { VerificationLease } from './verification-cache/verification-lease.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { RequestBudgetGuard } from './request-budget.js';
 
-const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGuard];
+const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGuard, LastUseGuard];
 
 /**
  * Both credentials, one Principal. Exports the guards so routes anywhere in a host can use

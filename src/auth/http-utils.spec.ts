@@ -32,3 +32,23 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(new TypeError('undefined is not a function'))).toBe(false);
   });
 });
+
+describe('isDatabaseUnavailable: a failover or a pooler losing its server is a 503, not a 500', () => {
+  const err = (message: string, code?: string) => Object.assign(new Error(message), code ? { code } : {});
+  it.each([
+    ['PgBouncer: its server connection died mid-transaction', err('server conn crashed?', '08P01')],
+    ['PgBouncer: no server to connect to', err('pgbouncer cannot connect to server', '08P01')],
+    ['PgBouncer: waited too long for a server', err('query_wait_timeout', '08P01')],
+    ['a standby answering (just after a switchover)', err('cannot execute INSERT in a read-only transaction', '25006')],
+    ['the old primary shutting down', err('terminating connection due to administrator command', '57P01')],
+    ['a connection cut without a word', err('Connection terminated unexpectedly')],
+    ['through TypeORM', Object.assign(new Error('x'), { driverError: err('server conn crashed?', '08P01') })],
+  ])('%s', (_, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it('but not a bug', () => {
+    expect(isDatabaseUnavailable(err('syntax error', '42601'))).toBe(false);
+    expect(isDatabaseUnavailable(err('duplicate key', '23505'))).toBe(false);
+  });
+});

@@ -28,6 +28,9 @@ const DB_DOWN_CODES = new Set([
   '57P03',
   '57014',
   '53300',
+  // A read-only transaction: the server answering is (now) a standby, as just after a switchover
+  // before the router moved; the primary is elsewhere or on its way.
+  '25006',
   // Out of descriptors (a connection flood): the database cannot be reached now; a 503, not a 500.
   'EMFILE',
   'ENFILE',

@@ -19,9 +19,12 @@ export interface Principal {
   scopes: Scope[];
   /** API keys only. */
   keyId?: string;
-  /** API keys only: the key's metadata as its owner set it (never on GET /me), for host code. */
+  /**
+   * API keys only: the key's metadata as its owner set it (never on GET /me), for host code.
+   * Deep-frozen (shared with the verification cache): copy it to change it.
+   */
   metadata?: Record<string, unknown> | null;
-  /** API keys only: what the key's limits enforcement needs; absent when the key sets none. */
+  /** API keys only: what the key's limits enforcement needs; absent when the key sets none. Deep-frozen. */
   limits?: KeyLimits | null;
   /** Sessions only: the org named by the `org_id` claim or the `X-Org-Id` header, before resolution. */
   requestedOrgId?: string | null;

@@ -23,6 +23,8 @@ describe('key settings rules', () => {
     expect(allowedCidrsProblem(['10.0.0.0/33'])).toMatch(/prefix length from 0 to 32/);
     expect(allowedCidrsProblem(['10.0.0.0/8/1'])).toMatch(/must be an IPv4 or IPv6 CIDR/);
     expect(allowedCidrsProblem([5])).toMatch(/^allowed_cidrs\[0\]/);
+    for (const zoned of ['fe80::%eth0/64', 'fe80::1%eth0', 'fe80::%1/64', '10.0.0.0%x/8'])
+      expect(allowedCidrsProblem([zoned]), zoned).toMatch(/^allowed_cidrs\[0\] must not carry a zone id/);
     expect(allowedCidrsProblem(Array(21).fill('10.0.0.0/8'))).toMatch(/at most 20/);
     expect(parseCidr('2001:db8:0:0::1/128')).toEqual({ address: '2001:db8:0:0::1', prefix: 128, family: 'ipv6' });
   });
@@ -61,6 +63,24 @@ describe('key settings rules', () => {
     expect(metadataProblem({ a: { b: { c: { d: 1 } } } })).toBeNull();
     expect(metadataProblem({ a: { b: { c: { d: {} } } } })).toMatch(/at most 4 levels/);
     expect(metadataProblem({ s: 'é'.repeat(510) })).toMatch(/1024 bytes/);
+  });
+
+  it('refuse NUL characters and unpaired surrogates anywhere in metadata, keys and nested values included', () => {
+    for (const bad of [
+      { a: '\u0000' },
+      { a: 'x\u0000y' },
+      { 'k\u0000': 1 },
+      { a: '\ud800' },
+      { a: 'x\udc00' },
+      { a: '\udc00\ud800' },
+      { '\ud800': 'v' },
+      { a: { b: ['ok', { c: 'z\u0000' }] } },
+      { a: { '\udfff': true } },
+    ])
+      expect(metadataProblem(bad), JSON.stringify(bad)).toMatch(
+        /^metadata must not contain NUL characters or unpaired surrogates/,
+      );
+    expect(metadataProblem({ emoji: '😀', ключ: 'é', nested: { list: ['\u0001', '\ud83d\ude00'] } })).toBeNull();
   });
 
   it('place refills at UTC midnights, a monthly one on its day or the last day of a shorter month', () => {

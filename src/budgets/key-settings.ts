@@ -103,7 +103,21 @@ export function metadataProblem(value: unknown, field = 'metadata'): string | nu
   if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_METADATA_BYTES)
     return `${field} must be at most ${MAX_METADATA_BYTES} bytes as JSON`;
   if (depthOf(value) > MAX_METADATA_DEPTH) return `${field} must nest at most ${MAX_METADATA_DEPTH} levels deep`;
+  if (!storableText(value))
+    return `${field} must not contain NUL characters or unpaired surrogates (in keys or values)`;
   return null;
+}
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one (code units, no u flag).
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** PostgreSQL's jsonb refuses \u0000 and text that is not well-formed UTF-16: no key or string may hold either. */
+function storableText(v: unknown): boolean {
+  const ok = (s: string) => !s.includes('\u0000') && !UNPAIRED_SURROGATE.test(s);
+  if (typeof v === 'string') return ok(v);
+  if (typeof v !== 'object' || v === null) return true;
+  if (Array.isArray(v)) return v.every(storableText);
+  return Object.entries(v).every(([k, child]) => ok(k) && storableText(child));
 }
 
 function depthOf(v: unknown): number {
@@ -121,6 +135,8 @@ interface Cidr {
 
 /** A parsed CIDR, or a string saying what is wrong with it. */
 export function parseCidr(text: string): Cidr | string {
+  // A zone id (fe80::1%eth0) names an interface, not a network: isIP accepts it, the mask arithmetic does not.
+  if (text.includes('%')) return 'must not carry a zone id (%…): write the network without it';
   const [address, prefixText, ...rest] = text.split('/');
   const version = isIP(address ?? '');
   if (rest.length > 0 || version === 0) return 'must be an IPv4 or IPv6 CIDR such as 203.0.113.0/24';

@@ -105,6 +105,44 @@ describe('configuration', () => {
     expect(options.extra.min).toBe(3);
   });
 
+  describe('DATABASE_DIRECT_URL (beside a transaction pooler on DATABASE_URL)', () => {
+    const pooled = 'postgres://u@pgbouncer:6432/db';
+    const direct = 'postgres://u@primary:5432/db';
+
+    it('refuses one that is not a postgres URL, naming the variable', () => {
+      expect(() => loadEnvironment({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: 'mysql://u@h/db' })).toThrow(
+        /DATABASE_DIRECT_URL must be a postgres:\/\/ or postgresql:\/\/ URL/,
+      );
+      expect(() => loadEnvironment({ DATABASE_DIRECT_URL: direct })).toThrow(/DATABASE_DIRECT_URL: needs DATABASE_URL/);
+    });
+
+    it('without it nothing changes: named statements, timeouts as startup parameters', () => {
+      const config = buildAppConfig(loadEnvironment({ DATABASE_URL: direct }));
+      expect(moduleOptionsFrom(config).database).toMatchObject({ namedStatements: true, directUrl: undefined });
+      expect(moduleOptionsFrom(config).database?.transactionStatementTimeoutMs).toBeUndefined();
+      const extra = (postgresOptions(config, direct) as { extra: Record<string, unknown> }).extra;
+      expect(extra).toMatchObject({ statement_timeout: 4000, idle_in_transaction_session_timeout: 10_000 });
+    });
+
+    it('with it: no startup parameter on the pooled URL, the timeout per transaction, no named statements', () => {
+      const config = buildAppConfig(loadEnvironment({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct }));
+      expect(moduleOptionsFrom(config).database).toEqual({
+        directUrl: direct,
+        namedStatements: false,
+        transactionStatementTimeoutMs: 4000,
+        idleInTransactionMs: 10_000,
+      });
+      const extra = (postgresOptions(config, pooled, undefined, true) as { extra: Record<string, unknown> }).extra;
+      expect(extra).not.toHaveProperty('statement_timeout');
+      expect(extra).not.toHaveProperty('idle_in_transaction_session_timeout');
+      expect(extra.query_timeout).toBe(5000); // the client-side bound stays
+      const named = buildAppConfig(
+        loadEnvironment({ DATABASE_URL: pooled, DATABASE_DIRECT_URL: direct, DB_NAMED_STATEMENTS: 'true' }),
+      );
+      expect(moduleOptionsFrom(named).database?.namedStatements).toBe(true);
+    });
+  });
+
   it('passes the usage settings to the module: retention 400 days and synchronous commits by default', () => {
     expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({}))).usage).toEqual({
       retentionDays: 400,

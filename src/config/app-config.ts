@@ -43,6 +43,8 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
     ...known,
     'DATABASE_URL',
     'DATABASE_MIGRATION_URL',
+    'DATABASE_DIRECT_URL',
+    'DB_NAMED_STATEMENTS',
     'SESSION_JWT_SECRET',
     'SESSION_JWT_PUBLIC_KEY',
     'SESSION_JWT_JWKS_URI',
@@ -79,6 +81,8 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
     lines.push('  AUDIT_RETENTION_DAYS: must be 0 (keep forever) or at least 30');
   if (env.DATABASE_MIGRATION_URL && !env.DATABASE_URL)
     lines.push('  DATABASE_MIGRATION_URL: needs DATABASE_URL (the embedded database sets its roles up itself)');
+  if (env.DATABASE_DIRECT_URL && !env.DATABASE_URL)
+    lines.push('  DATABASE_DIRECT_URL: needs DATABASE_URL (the embedded database has no pooler to go around)');
   if (errors.length === 0) lines.push(...productionSessionProblems(env));
   if (lines.length > 0) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
@@ -173,5 +177,25 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     mintRatePerMinute: env.MINT_RATE_LIMIT,
     sessionMaxAgeSeconds: env.SESSION_MAX_AGE,
     usage: { retentionDays: env.USAGE_RETENTION_DAYS, synchronousCommit: env.USAGE_SYNCHRONOUS_COMMIT },
+    database: databaseOptionsFrom(env),
+  };
+}
+
+/** A transaction left idle this long is ended by the server (a client that stopped half-way must not hold locks). */
+export const IDLE_IN_TRANSACTION_MS = 10_000;
+
+/**
+ * With DATABASE_DIRECT_URL, DATABASE_URL may go through a transaction pooler: no startup
+ * parameters there (see postgresOptions), so the statement timeout travels with each transaction
+ * instead, and named statements are off unless DB_NAMED_STATEMENTS says the pooler keeps them.
+ */
+export function databaseOptionsFrom(env: EnvironmentVariables): KeysUsageIdentityOptions['database'] {
+  if (!env.DATABASE_URL) return undefined;
+  const direct = env.DATABASE_DIRECT_URL;
+  return {
+    directUrl: direct,
+    namedStatements: env.DB_NAMED_STATEMENTS ?? !direct,
+    transactionStatementTimeoutMs: direct ? env.DB_STATEMENT_TIMEOUT_MS : undefined,
+    idleInTransactionMs: IDLE_IN_TRANSACTION_MS,
   };
 }

@@ -32,6 +32,28 @@ export class BaseEnvironment {
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_MIGRATION_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_MIGRATION_URL?: string;
 
+  /**
+   * A session-mode connection (PostgreSQL itself, or a pooler in session mode) beside DATABASE_URL,
+   * for what needs a session: the verification cache's LISTEN connection and its acknowledgements,
+   * the migrations' advisory lock (DATABASE_MIGRATION_URL still wins for migrations). When set,
+   * DATABASE_URL may go through a transaction pooler (docs/operations.md, "High availability").
+   */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_DIRECT_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_DIRECT_URL?: string;
+
+  /**
+   * Named (server-side prepared) statements on DATABASE_URL's connections. Unset: on without
+   * DATABASE_DIRECT_URL, off with it (PgBouncer before 1.21, or without max_prepared_statements,
+   * loses them in transaction mode). Set true behind a pooler that keeps them (PgBouncer >= 1.21
+   * with max_prepared_statements > 0, RDS Proxy and Supavisor pin or refuse: see docs/operations.md).
+   */
+  @Transform(toBool)
+  @IsOptional()
+  @IsBoolean({ message: 'DB_NAMED_STATEMENTS must be true or false' })
+  DB_NAMED_STATEMENTS?: boolean;
+
   @IsString()
   @MinLength(1)
   DATA_DIR = './.data';

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { discardUnsafeReleases, pgPoolOf } from '../database/pg-pool.js';
+import { adaptToTransactionPooler, discardUnsafeReleases, pgPoolOf } from '../database/pg-pool.js';
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { ApiKeyVerificationStore } from '../api-keys/api-key-verification.store.js';
 import { ApiKeyStore } from '../auth/api-key-store.js';
@@ -29,14 +29,30 @@ import { KEYS_USAGE_IDENTITY_OPTIONS } from './keys-usage-identity.module-defini
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 import { Settings } from '../settings/settings.js';
 
-/** The DataSource's pool (ours or the host's) discards clients released mid-statement or mid-transaction. */
+/**
+ * The DataSource's pool (ours or the host's) discards clients released mid-statement or
+ * mid-transaction, and behind a transaction pooler (Settings.database) runs no named statement
+ * and carries its timeouts with each transaction.
+ */
 @Injectable()
 class PoolHygiene implements OnModuleInit {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly settings: Settings,
+  ) {}
 
   onModuleInit(): void {
     const pool = pgPoolOf(this.db);
-    if (pool) discardUnsafeReleases(pool);
+    if (!pool) return;
+    discardUnsafeReleases(pool);
+    const d = this.settings.database;
+    adaptToTransactionPooler(pool, {
+      namedStatements: d.namedStatements,
+      transactionTimeouts:
+        d.transactionStatementTimeoutMs === null
+          ? null
+          : { statementMs: d.transactionStatementTimeoutMs, idleInTransactionMs: d.idleInTransactionMs },
+    });
   }
 }
 

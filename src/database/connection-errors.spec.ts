@@ -22,6 +22,12 @@ describe('classifying failures to connect to PostgreSQL', () => {
     }
   });
 
+  it("calls a pooler's refusal of startup parameters permanent, and says what to set", () => {
+    const failure = classifyConnectionError(err('unsupported startup parameter: statement_timeout', '08P01'));
+    expect(failure).toMatchObject({ kind: 'permanent', code: '08P01' });
+    expect(failure.reason).toMatch(/set DATABASE_DIRECT_URL/);
+  });
+
   it('calls refused connections, timeouts and a server starting up transient', () => {
     expect(classifyConnectionError(err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'))).toMatchObject({
       kind: 'transient',

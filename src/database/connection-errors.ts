@@ -14,6 +14,10 @@ const PERMANENT: Record<string, string> = {
   ERR_INVALID_URL: 'DATABASE_URL is not a valid URL',
 };
 
+const POOLER_HINT =
+  '(DATABASE_URL goes through a connection pooler in transaction mode: set DATABASE_DIRECT_URL to a session-mode ' +
+  'connection beside it, and the service sends no startup parameter there; docs/operations.md, "High availability")';
+
 /** System error codes of a network that may come back: refused, reset, unreachable, timed out, DNS temporarily failing. */
 const TRANSIENT_SYSTEM = new Set([
   'ECONNREFUSED',
@@ -61,6 +65,9 @@ function oneLine(text: string): string {
 export function classifyConnectionError(error: unknown): ConnectionFailure {
   const code = codeOf(error);
   const message = oneLine(error instanceof Error ? error.message : String(error));
+  // PgBouncer (transaction mode) refusing the timeouts sent at connect: waiting will not change it.
+  if (/unsupported startup parameter/i.test(message))
+    return { kind: 'permanent', code: code ?? '08P01', reason: `${message} ${POOLER_HINT}` };
   if (code && PERMANENT[code]) return { kind: 'permanent', code, reason: `${PERMANENT[code]}: ${message}` };
   if (code && (TRANSIENT_SYSTEM.has(code) || TRANSIENT_SQLSTATE.has(code) || code.startsWith('08'))) {
     return { kind: 'transient', code, reason: message || code };

@@ -1,7 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
-import type { AppConfig } from '../config/app-config.js';
+import { IDLE_IN_TRANSACTION_MS, type AppConfig } from '../config/app-config.js';
 import { EMBEDDED_SOCKET_PORT, socketIsLive, socketPath } from './embedded.js';
 import { ENTITIES, MIGRATIONS } from '../core/schema.js';
 
@@ -31,13 +31,26 @@ function clientWithConnectTimeout(connectTimeoutMs: number): typeof pg.Client {
   };
 }
 
-/** Real PostgreSQL through `pg`: a pool with connect and statement timeouts, so an outage is a fast 503, not a hang. */
+/**
+ * Real PostgreSQL through `pg`: a pool with connect and statement timeouts, so an outage is a fast
+ * 503, not a hang. `pooled`: the URL may go through a transaction pooler, which refuses startup
+ * parameters (PgBouncer: "unsupported startup parameter"), so the server-side timeouts are not
+ * sent at connect; they travel with each transaction instead (adaptToTransactionPooler, set up
+ * from the module's `database` options), and the client-side `query_timeout` bounds the rest.
+ */
 export function postgresOptions(
   config: AppConfig,
   url: string,
   pool = { max: config.env.DB_POOL_MAX, min: config.env.DB_POOL_MIN },
+  pooled = false,
 ): DataSourceOptions {
   const env = config.env;
+  const startupParameters = pooled
+    ? {}
+    : {
+        statement_timeout: env.DB_STATEMENT_TIMEOUT_MS,
+        idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+      };
   return {
     ...COMMON,
     url,
@@ -47,9 +60,8 @@ export function postgresOptions(
     applicationName: 'keys-usage-identity',
     extra: {
       Client: clientWithConnectTimeout(env.DB_CONNECT_TIMEOUT_MS),
-      statement_timeout: env.DB_STATEMENT_TIMEOUT_MS,
+      ...startupParameters,
       query_timeout: env.DB_STATEMENT_TIMEOUT_MS + 1000,
-      idle_in_transaction_session_timeout: 10_000,
       keepAlive: true,
       // pg-pool closes idle connections after 10 s, but never below `min`.
       min: pool.min,

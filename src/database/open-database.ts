@@ -39,6 +39,8 @@ export async function openDatabase(
   const url = config.env.DATABASE_URL;
   if (url) {
     assertDatabaseUrl(url);
+    const direct = config.env.DATABASE_DIRECT_URL;
+    if (direct) assertDatabaseUrl(direct, 'DATABASE_DIRECT_URL');
     const policy: RetryPolicy = {
       ...(role === 'server' ? SERVER_RETRY : CLI_RETRY),
       onRetry: (message) => process.stderr.write(`${message}\n`),
@@ -46,7 +48,7 @@ export async function openDatabase(
     };
     const ds = await connectWithRetry(
       describeDatabaseUrl(url),
-      () => new DataSource(postgresOptions(config, url)).initialize(),
+      () => new DataSource(postgresOptions(config, url, undefined, Boolean(direct))).initialize(),
       policy,
     );
     try {
@@ -93,7 +95,10 @@ export async function openDatabase(
  * Applies pending migrations as the schema's owner; returns their names.
  * - PostgreSQL with DATABASE_MIGRATION_URL: through a connection of its own as that role, then
  *   grants the role `service` runs as its privileges (roles.ts), again every time.
- * - PostgreSQL without: through `service` itself (its role is then the owner).
+ * - PostgreSQL with DATABASE_DIRECT_URL (and no migration URL): through a connection of its own
+ *   there, since the migration lock is a session's advisory lock, which a transaction pooler
+ *   in front of `service` would hand to whichever client comes next.
+ * - PostgreSQL without either: through `service` itself (its role is then the owner).
  * - Embedded: as the bootstrap superuser, after which the session takes the service role again.
  */
 export async function migrateDatabase(
@@ -115,9 +120,23 @@ export async function migrateDatabase(
     }
   }
   const ownerUrl = config.env.DATABASE_MIGRATION_URL;
-  if (!ownerUrl) return runMigrationsLocked(service);
-  assertDatabaseUrl(ownerUrl, 'DATABASE_MIGRATION_URL');
+  const directUrl = config.env.DATABASE_DIRECT_URL;
   const policy: RetryPolicy = { ...CLI_RETRY, onRetry: (message) => process.stderr.write(`${message}\n`), ...retry };
+  if (!ownerUrl) {
+    if (!directUrl) return runMigrationsLocked(service);
+    assertDatabaseUrl(directUrl, 'DATABASE_DIRECT_URL');
+    const session = await connectWithRetry(
+      describeDatabaseUrl(directUrl),
+      () => new DataSource(postgresOptions(config, directUrl, { max: 1, min: 0 })).initialize(),
+      policy,
+    );
+    try {
+      return await runMigrationsLocked(session);
+    } finally {
+      await session.destroy();
+    }
+  }
+  assertDatabaseUrl(ownerUrl, 'DATABASE_MIGRATION_URL');
   const owner = await connectWithRetry(
     describeDatabaseUrl(ownerUrl),
     () => new DataSource(postgresOptions(config, ownerUrl, { max: 1, min: 0 })).initialize(),

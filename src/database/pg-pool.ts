@@ -49,3 +49,74 @@ export function discardUnsafeReleases(pool: Pool): void {
     if (busy || inTransaction) void c.end().catch(() => undefined);
   });
 }
+
+/** What a pool behind a transaction pooler may not do, and what it must carry per transaction instead. */
+export interface TransactionPoolerAdaptation {
+  /** false: named statements run unnamed (a transaction pooler may hand the next one to a server that never prepared it). */
+  namedStatements: boolean;
+  /** Set: each BEGIN / START TRANSACTION also sets these for its transaction (ms), in the same round trip. */
+  transactionTimeouts: { statementMs: number; idleInTransactionMs: number } | null;
+}
+
+type QueryFn = (config: unknown, values?: unknown, callback?: unknown) => unknown;
+const adapted = new WeakSet<Pool>();
+const TRANSACTION_START = /^\s*(BEGIN|START\s+TRANSACTION)\b[^;]*;?\s*$/i;
+
+/**
+ * Adapts the clients of `pool`, those open now and every one it opens later, to a transaction
+ * pooler (PgBouncer `pool_mode = transaction`, RDS Proxy, Supavisor):
+ * - a query config's `name` is dropped when named statements are off, so the statement is
+ *   parsed in the transaction that runs it (the hot paths name theirs; see DatabaseOptions);
+ * - a transaction's start carries `SET LOCAL statement_timeout` and
+ *   `idle_in_transaction_session_timeout`: through a pooler that refuses startup parameters
+ *   this is how the server-side bounds still apply, and SET LOCAL ends with the transaction, so
+ *   nothing leaks to the next client of that server connection. A single statement outside a
+ *   transaction is bounded by the pool's client-side `query_timeout` (the connection is then
+ *   discarded, see discardUnsafeReleases, and the pooler closes its server connection).
+ * Idempotent per pool. Nothing to do (and nothing done) when both are as PostgreSQL itself allows.
+ */
+export function adaptToTransactionPooler(pool: Pool, adaptation: TransactionPoolerAdaptation): void {
+  if (adaptation.namedStatements && !adaptation.transactionTimeouts) return;
+  if (adapted.has(pool)) return;
+  adapted.add(pool);
+  const timeouts = adaptation.transactionTimeouts;
+  const suffix = timeouts
+    ? `; SET LOCAL statement_timeout = ${Math.trunc(timeouts.statementMs)}; ` +
+      `SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(timeouts.idleInTransactionMs)}`
+    : null;
+  const adapt = (client: PoolClient) => {
+    const c = client as unknown as { query: QueryFn; kuiAdapted?: true };
+    if (c.kuiAdapted) return;
+    c.kuiAdapted = true;
+    const query = c.query.bind(c);
+    c.query = (config: unknown, values?: unknown, callback?: unknown) => {
+      if (!adaptation.namedStatements && isNamedConfig(config)) {
+        const { name: _name, ...unnamed } = config;
+        return query(unnamed, values, callback);
+      }
+      const noValues =
+        values === undefined || typeof values === 'function' || (Array.isArray(values) && !values.length);
+      if (suffix && typeof config === 'string' && noValues && TRANSACTION_START.test(config)) {
+        // Several statements in one simple query: the answer is one result each; the caller asked for the first.
+        const text = `${config.trim().replace(/;$/, '')}${suffix}`;
+        const done = typeof callback === 'function' ? callback : typeof values === 'function' ? values : null;
+        if (done)
+          return query(text, undefined, (err: unknown, res: unknown) =>
+            (done as (e: unknown, r: unknown) => void)(err, firstResult(res)),
+          );
+        return (query(text) as Promise<unknown>).then(firstResult);
+      }
+      return query(config, values, callback);
+    };
+  };
+  pool.on('connect', adapt);
+  for (const client of (pool as Pool & { _clients?: PoolClient[] })._clients ?? []) adapt(client);
+}
+
+const firstResult = (res: unknown): unknown => (Array.isArray(res) ? (res as unknown[])[0] : res);
+
+function isNamedConfig(config: unknown): config is { name: string; [k: string]: unknown } {
+  if (typeof config !== 'object' || config === null) return false;
+  const c = config as { name?: unknown; submit?: unknown };
+  return typeof c.name === 'string' && c.name !== '' && typeof c.submit !== 'function';
+}

@@ -1,9 +1,12 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { isDatabaseUnavailable } from '../auth/http-utils.js';
+import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
 import { scrubCredentials } from '../common/request-context.js';
 import { TooManyRequests } from '../common/too-many-requests.js';
 import { reasonPhrase } from './reason-phrase.js';
+
+/** Retry-After of a 503 without one of its own (the database cannot answer): about a Patroni failover's loop_wait. */
+const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /**
  * The standalone app's one filter: every error body is `{ statusCode, error, message }` (a 429
@@ -45,6 +48,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
         exception instanceof Error ? exception.stack : undefined,
       );
     }
+    // A 503 (the database cannot answer, here or as mapped by a guard or interceptor) says when to
+    // try again: a failover to a new primary takes seconds. One set by whoever refused is kept.
+    if (status === 503 && !hasHeader(ctx.getResponse(), 'retry-after'))
+      setResponseHeader(ctx.getResponse(), 'Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
     // Some messages echo the request (Nest's "Cannot GET /path"): a key or token pasted into a URL stays out.
     const body: Record<string, unknown> = {
       statusCode: status,
@@ -58,6 +65,11 @@ export class HttpExceptionFilter implements ExceptionFilter {
     }
     httpAdapter.reply(ctx.getResponse(), body, status);
   }
+}
+
+function hasHeader(response: unknown, name: string): boolean {
+  const r = response as { getHeader?: (n: string) => unknown };
+  return typeof r.getHeader === 'function' && r.getHeader(name) !== undefined;
 }
 
 interface FastifyClientError {

@@ -21,8 +21,9 @@ export const API_OPERATOR: AuditActor = { type: 'operator', id: null, source: 'a
 /**
  * A person's data on request, for the operator (never an org admin): the export of everything the
  * service holds about a user, and their erasure. Both are idempotent. An erasure runs in steps
- * ordered so that a second run after a crash completes it: (1) every key revoked, (2) each
- * membership removed with its `user.erased` event (one transaction per org), (3) the audit log
+ * ordered so that a second run after a crash completes it: (1) every key revoked and every key's
+ * metadata cleared, (2) each membership removed with its `user.erased` event (one transaction
+ * per org), (3) the audit log
  * pseudonymised (it needs the e-mail, so it comes first), (4) the e-mail replaced by the tombstone.
  */
 @Injectable()
@@ -56,6 +57,7 @@ export class PersonalDataService {
     const tombstone = tombstoneEmail(user.id);
 
     const keysRevoked = await this.apiKeys.revokeAllOfUser(user.id, actor);
+    await this.keys.clearMetadataOfUser(user.id);
 
     const orgs: string[] = [];
     for (const membership of await this.people.memberships(user.id)) {

@@ -28,7 +28,38 @@ export interface VerificationCacheOptions {
   maxEntries?: number;
 }
 
+/**
+ * The DataSource's connections when they go through a transaction pooler (PgBouncer
+ * `pool_mode = transaction`, RDS Proxy, Supavisor): what needs a session goes on `directUrl`
+ * instead (docs/operations.md, "High availability").
+ */
+export interface DatabaseOptions {
+  /**
+   * A session-mode connection to the same database (PostgreSQL itself, or a pooler in session
+   * mode): the verification cache's LISTEN connection and its acknowledgements run here.
+   * Unset: they run on the DataSource's own connection settings (which must then be session mode).
+   */
+  directUrl?: string;
+  /**
+   * Run the hot paths' statements as named (server-side prepared) statements. Default: true
+   * without `directUrl`, false with it (a transaction pooler hands each transaction to any
+   * server connection, where the statement was never prepared; PgBouncer keeps them only from
+   * 1.21 with `max_prepared_statements`).
+   */
+  namedStatements?: boolean;
+  /**
+   * Through a pooler that refuses startup parameters: every transaction the DataSource's pool
+   * opens starts with `SET LOCAL statement_timeout` to this (ms), in the same round trip as its
+   * BEGIN, and `idle_in_transaction_session_timeout` to `idleInTransactionMs`. Unset: nothing is added.
+   */
+  transactionStatementTimeoutMs?: number;
+  /** With transactionStatementTimeoutMs: the idle-in-transaction bound (ms, default 10000). */
+  idleInTransactionMs?: number;
+}
+
 export interface KeysUsageIdentityOptions {
+  /** Connections through a transaction pooler (docs/operations.md, "High availability"). */
+  database?: DatabaseOptions;
   /**
    * HMAC key for API key hashes. Unset means "API keys are not configured on this deployment":
    * the lifecycle endpoints answer 501 and API-key authentication fails.

@@ -2,7 +2,11 @@ import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { SystemClock, type Clock } from '../common/clock.js';
 import { DEFAULT_PLAN_LIMITS, type PlanLimits } from '../common/plan-limits.js';
 import { DEFAULT_PLAN_RATE_LIMITS, type PlanRateLimits } from '../common/plan-rate-limits.js';
-import type { KeysUsageIdentityOptions, VerificationCacheOptions } from './keys-usage-identity.options.js';
+import type {
+  DatabaseOptions,
+  KeysUsageIdentityOptions,
+  VerificationCacheOptions,
+} from './keys-usage-identity.options.js';
 
 /**
  * The module's options turned into what the hot paths need: KeyObjects built once
@@ -30,6 +34,13 @@ export class Settings {
   readonly usageRetentionDays: number;
   readonly usagePruneEveryMs: number;
   readonly usageSynchronousCommit: boolean;
+  /** The session-mode connection beside a pooled DataSource, and what the pooled one may do. */
+  readonly database: {
+    directUrl: string | null;
+    namedStatements: boolean;
+    transactionStatementTimeoutMs: number | null;
+    idleInTransactionMs: number;
+  };
 
   constructor(options: KeysUsageIdentityOptions) {
     this.apiKeySecret = options.apiKeySecret ? createSecretKey(Buffer.from(options.apiKeySecret, 'utf8')) : null;
@@ -68,6 +79,7 @@ export class Settings {
       throw new Error('usage.retentionDays must be a positive integer');
     this.usagePruneEveryMs = options.usage?.pruneEveryMs ?? 3_600_000;
     this.usageSynchronousCommit = options.usage?.synchronousCommit ?? true;
+    this.database = databaseSettings(options.database ?? {});
   }
 
   get keysConfigured(): boolean {
@@ -81,4 +93,21 @@ export class Settings {
     if (this.sessionPublicKey || this.jwksUri) algs.push('RS256', 'ES256');
     return algs;
   }
+}
+
+function databaseSettings(o: DatabaseOptions): Settings['database'] {
+  const directUrl = o.directUrl || null;
+  if (directUrl !== null && !/^postgres(ql)?:\/\/[^/]/.test(directUrl))
+    throw new Error('database.directUrl must be a postgres:// or postgresql:// URL');
+  const timeout = o.transactionStatementTimeoutMs ?? null;
+  if (timeout !== null && (!Number.isInteger(timeout) || timeout < 1))
+    throw new Error('database.transactionStatementTimeoutMs must be a positive integer');
+  const idle = o.idleInTransactionMs ?? 10_000;
+  if (!Number.isInteger(idle) || idle < 1) throw new Error('database.idleInTransactionMs must be a positive integer');
+  return {
+    directUrl,
+    namedStatements: o.namedStatements ?? directUrl === null,
+    transactionStatementTimeoutMs: timeout,
+    idleInTransactionMs: idle,
+  };
 }

@@ -369,7 +369,7 @@ describe('the key store', () => {
       const { o, id, old, current } = await rotatedKey();
       await db.pool.query(`INSERT INTO usage_counters (org_id, day, asks) VALUES ($1, '2031-06-01', 7)`, [o.orgId]);
       clock.set(at(HOUR - 1));
-      const [row] = await verification.findForVerification([old.lookup], true, '2031-06-01');
+      const [row] = await verification.findForVerification([old.lookup], [old.keyHash], true, '2031-06-01');
       expect(row).toMatchObject({
         id,
         lookup: current.lookup,
@@ -384,12 +384,25 @@ describe('the key store', () => {
         memberCount: 1,
         usage: { asks: 7, retrieves: 0, imports: 0, captures: 0 },
       });
-      const [keysOnly] = await verification.findForVerification([current.lookup], false, '2031-06-01');
+      const [keysOnly] = await verification.findForVerification(
+        [current.lookup],
+        [current.keyHash],
+        false,
+        '2031-06-01',
+      );
       expect(keysOnly).toMatchObject({ id, email: null, role: null, memberCount: 0, usage: { asks: 7 } });
+      // A lookup with another hash reads nothing: a wrong secret sends back no row to decode.
+      expect(await verification.findForVerification([current.lookup], [old.keyHash], true, '2031-06-01')).toEqual([]);
+      expect(await verification.findForVerification([old.lookup], [current.keyHash], true, '2031-06-01')).toEqual([]);
 
       clock.set(at(HOUR));
-      expect(await verification.findForVerification([old.lookup], true, '2031-06-01')).toEqual([]);
-      const [byCurrent] = await verification.findForVerification([current.lookup, old.lookup], true, '2031-06-01');
+      expect(await verification.findForVerification([old.lookup], [old.keyHash], true, '2031-06-01')).toEqual([]);
+      const [byCurrent] = await verification.findForVerification(
+        [current.lookup, old.lookup],
+        [current.keyHash, old.keyHash],
+        true,
+        '2031-06-01',
+      );
       expect(byCurrent).toMatchObject({ id, previousLookup: null, previousKeyHash: null, previousExpiresAt: null });
       clock.set(NOW);
     });

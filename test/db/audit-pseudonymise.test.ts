@@ -20,8 +20,8 @@ describe('audit_pseudonymise under the service role', () => {
     action?: string;
   }): Promise<string> {
     const { rows } = await w.service.query<{ id: string }>(
-      `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, credential_type, target_type, target_id, client_address, details)
-       VALUES (now(), $1, $2, $3, $4, 'session', 'user', $5, '203.0.113.9', $6) RETURNING id`,
+      `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_id, credential_type, target_type, target_id, client_address, user_agent, details)
+       VALUES (now(), $1, $2, $3, $4, 'session', 'user', $5, '203.0.113.9', 'Firefox/140', $6) RETURNING id`,
       [
         w.orgId,
         fields.action ?? 'member.added',
@@ -38,7 +38,7 @@ describe('audit_pseudonymise under the service role', () => {
     (await w.service.query<{ n: number }>(`SELECT audit_pseudonymise($1, $2, $3) AS n`, [subject, pseudonym, email]))
       .rows[0].n;
 
-  it("rewrites the subject's id as actor, as target and inside details, and their e-mail in any case, in those rows only", async () => {
+  it("rewrites the subject's id as actor, as target and inside details, their e-mail in any case, and clears the address and browser of their own events, in those rows only", async () => {
     const [subject, pseudonym, other] = [randomUUID(), randomUUID(), randomUUID()];
     const email = 'Ada.Lovelace+x@Example.com';
     const asActor = await event({ actor: subject, details: { name: 'mine' } });
@@ -58,10 +58,18 @@ describe('audit_pseudonymise under the service role', () => {
       actor_id: pseudonym,
       actor_type: 'user',
       credential_type: 'session',
-      client_address: '203.0.113.9',
+      client_address: null,
+      user_agent: null,
       details: { name: 'mine' },
     });
-    expect(await row(asTarget)).toMatchObject({ actor_id: other, target_id: pseudonym, details: { role: 'member' } });
+    // Where the subject is only the target, the address and browser are the actor's: kept.
+    expect(await row(asTarget)).toMatchObject({
+      actor_id: other,
+      target_id: pseudonym,
+      client_address: '203.0.113.9',
+      user_agent: 'Firefox/140',
+      details: { role: 'member' },
+    });
     expect(await row(inDetails)).toMatchObject({
       actor_id: other,
       details: { owner_id: pseudonym, note: 'ask [erased] or "[erased]"' },
@@ -75,6 +83,42 @@ describe('audit_pseudonymise under the service role', () => {
       [subject],
     );
     expect(rows[0].n).toBe(0);
+  });
+
+  it('matches the e-mail at e-mail boundaries only: other people’s addresses that contain it are left alone', async () => {
+    const [subject, pseudonym, other] = [randomUUID(), randomUUID(), randomUUID()];
+    const lookAlikes = {
+      longer_local: 'joann@example.com',
+      dotted_local: 'jo.ann@example.com',
+      plus_local: 'x+ann@example.com',
+      longer_domain: 'ann@example.com.au',
+      hyphen_domain: 'ann@example.com-mail.net',
+      longer_tld: 'ann@example.community',
+    };
+    const theirs = await event({ actor: other, details: lookAlikes });
+    const before = await row(theirs);
+    const hers = await event({
+      actor: other,
+      details: {
+        plain: 'ann@example.com',
+        cased: 'mail ANN@Example.COM, please',
+        mailto: 'mailto:ann@example.com',
+        after_newline: 'first line\nann@example.com.',
+        quoted: '"ann@example.com"',
+        beside: 'joann@example.com and ann@example.com',
+      },
+    });
+
+    expect(await pseudonymise(subject, pseudonym, 'ann@example.com')).toBe(1);
+    expect(await row(theirs)).toEqual(before);
+    expect((await row(hers)).details).toEqual({
+      plain: '[erased]',
+      cased: 'mail [erased], please',
+      mailto: 'mailto:[erased]',
+      after_newline: 'first line\n[erased].',
+      quoted: '"[erased]"',
+      beside: 'joann@example.com and [erased]',
+    });
   });
 
   it('refuses a missing argument or a pseudonym equal to the subject', async () => {
@@ -145,7 +189,8 @@ describe('audit_pseudonymise under the service role', () => {
         `action = 'api_key.revoked'`,
         `actor_id = gen_random_uuid()`,
         `created_at = now() - interval '1 year'`,
-        `client_address = NULL`,
+        `client_address = '198.51.100.1'`,
+        `user_agent = 'curl/8'`,
         `org_id = gen_random_uuid()`,
       ]) {
         await client.query('BEGIN');
@@ -160,5 +205,25 @@ describe('audit_pseudonymise under the service role', () => {
     }
     await expect(w.db.pool.query(`DELETE FROM audit_events WHERE id = $1`, [id])).rejects.toThrow(APPEND_ONLY);
     expect((await row(id)).actor_id).toBe(subject);
+  });
+
+  it('lets the address and browser be cleared under the mark only on the subject’s own events', async () => {
+    const subject = randomUUID();
+    const pseudonym = randomUUID();
+    const theirs = await event({ actor: randomUUID(), target: subject });
+    const client = await w.db.pool.connect();
+    try {
+      for (const change of [`client_address = NULL`, `user_agent = NULL`]) {
+        await client.query('BEGIN');
+        await client.query(`SELECT set_config('kui.audit_pseudonymise', $1, true)`, [`${subject}:${pseudonym}`]);
+        await expect(client.query(`UPDATE audit_events SET ${change} WHERE id = $1`, [theirs]), change).rejects.toThrow(
+          APPEND_ONLY,
+        );
+        await client.query('ROLLBACK');
+      }
+    } finally {
+      client.release();
+    }
+    expect(await row(theirs)).toMatchObject({ client_address: '203.0.113.9', user_agent: 'Firefox/140' });
   });
 });

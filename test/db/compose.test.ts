@@ -179,3 +179,48 @@ describe('Dockerfile', () => {
     for (const entry of ['node_modules', 'dist', '.data', '.git']) expect(ignored).toContain(entry);
   });
 });
+
+describe('deploy/ha/compose.yml (high availability: Patroni, HAProxy, PgBouncer, three replicas)', () => {
+  const ha = parse(read('deploy/ha/compose.yml'), { merge: true }) as { services: Record<string, Service> };
+  const s = ha.services;
+  const HA_SECRETS = { ...SECRETS, KUI_PASSWORD: 'kui-password-0123456789' };
+
+  it('runs two Patroni nodes on etcd, in synchronous and failsafe mode', () => {
+    expect(s.etcd.image).toMatch(/etcd/);
+    for (const node of [s.patroni1, s.patroni2]) {
+      expect(node.depends_on).toEqual({ etcd: { condition: 'service_healthy' } });
+      expect(node.volumes).toContain('./patroni.yml:/etc/patroni.yml:ro');
+    }
+    const patroni = parse(read('deploy/ha/patroni.yml')) as {
+      etcd3: { hosts: string };
+      bootstrap: { dcs: Record<string, unknown>; post_bootstrap: string };
+    };
+    expect(patroni.etcd3.hosts).toBe('etcd:2379');
+    expect(patroni.bootstrap.dcs).toMatchObject({ synchronous_mode: true, failsafe_mode: true });
+    expect(read('deploy/ha/Dockerfile.patroni')).toMatch(/apt-get install[^\n]*patroni postgresql-15/);
+  });
+
+  it('routes HAProxy to the primary by Patroni /primary, and PgBouncer in transaction mode to HAProxy', () => {
+    const haproxy = read('deploy/ha/haproxy.cfg');
+    expect(haproxy).toMatch(/option httpchk GET \/primary/);
+    expect(haproxy).toMatch(/on-marked-down shutdown-sessions/);
+    expect(haproxy).toMatch(/server patroni1 patroni1:5432 check port 8008/);
+    const pgbouncer = read('deploy/ha/pgbouncer.ini');
+    expect(pgbouncer).toMatch(/^pool_mode = transaction$/m);
+    expect(pgbouncer).toMatch(/^kui = host=haproxy port=5000 dbname=kui$/m);
+    expect(pgbouncer).not.toMatch(/^ignore_startup_parameters/m);
+  });
+
+  it('runs three replicas with DATABASE_URL through PgBouncer and DATABASE_DIRECT_URL through HAProxy, which the service accepts', () => {
+    expect(s.api.deploy?.replicas).toBe(3);
+    const env = interpolated(s.api, HA_SECRETS);
+    const known = new Set([...Object.keys(new EnvironmentVariables()), 'DATABASE_DIRECT_URL']);
+    for (const name of Object.keys(env)) expect(known, `${name} is not a setting of the service`).toContain(name);
+    const config = buildAppConfig(loadEnvironment(env));
+    expect(new URL(config.env.DATABASE_URL!).host).toBe('pgbouncer:6432');
+    expect(new URL(config.env.DATABASE_DIRECT_URL!).host).toBe('haproxy:5000');
+    expect(config.env.DB_MIGRATE).toBe(false);
+    expect(interpolated(s.migrate, HA_SECRETS).DATABASE_DIRECT_URL).toBe(config.env.DATABASE_DIRECT_URL);
+    expect(s.api.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
+  });
+});

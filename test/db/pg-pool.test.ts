@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
 import { postgresOptions } from '../../src/database/data-source-options.js';
-import { discardUnsafeReleases } from '../../src/database/pg-pool.js';
+import { adaptToTransactionPooler, discardUnsafeReleases } from '../../src/database/pg-pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { testConfig } from '../support/test-config.js';
@@ -80,6 +80,99 @@ describe('discardUnsafeReleases: a client released mid-transaction or mid-statem
       client.release();
       const next = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
       expect(next).toBe(pid);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+/**
+ * Behind a transaction pooler (PgBouncer pool_mode = transaction) a session's state is not ours:
+ * a statement prepared on one server connection is unknown on the next, and startup parameters
+ * are refused. The pool then runs its statements unnamed and carries its timeouts per transaction.
+ */
+describe('adaptToTransactionPooler: no named statements, timeouts per transaction', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db?.drop());
+
+  const prepared = async (client: pg.PoolClient) =>
+    (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements')).rows[0].n;
+
+  it('without it, a named statement stays prepared in the server session (a pooler would lose it)', async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    try {
+      await pool.query({ name: 'kui_test_named', text: 'SELECT $1::int AS n', values: [1] });
+      const client = await pool.connect();
+      expect(await prepared(client)).toBe(1);
+      client.release();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('with named statements off, the same query runs unnamed, on clients opened before and after', async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    try {
+      const early = await pool.connect(); // open before the adaptation, as TypeORM's first connection is
+      early.release();
+      adaptToTransactionPooler(pool, { namedStatements: false, transactionTimeouts: null });
+      const rows = await Promise.all(
+        [1, 2, 3].map(
+          async (n) => (await pool.query({ name: 'kui_test_named', text: 'SELECT $1::int AS n', values: [n] })).rows[0],
+        ),
+      );
+      expect(rows).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      const a = await pool.connect();
+      const b = await pool.connect();
+      expect(await prepared(a)).toBe(0);
+      expect(await prepared(b)).toBe(0);
+      await a.query({ name: 'kui_test_named_2', text: 'SELECT 1' });
+      expect(await prepared(a)).toBe(0);
+      a.release();
+      b.release();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('with timeouts, every transaction has them (SET LOCAL), and nothing outside one does', async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    adaptToTransactionPooler(pool, {
+      namedStatements: true,
+      transactionTimeouts: { statementMs: 1234, idleInTransactionMs: 4321 },
+    });
+    const show = async (client: pg.PoolClient) =>
+      (
+        await client.query<{ s: string; i: string }>(
+          "SELECT current_setting('statement_timeout') AS s, current_setting('idle_in_transaction_session_timeout') AS i",
+        )
+      ).rows[0];
+    try {
+      const client = await pool.connect();
+      try {
+        const outside = await show(client);
+        for (const begin of ['BEGIN', 'START TRANSACTION', 'begin;']) {
+          const result = await client.query(begin);
+          expect(result.command).toBe(begin.toLowerCase().startsWith('begin') ? 'BEGIN' : 'START');
+          // As TypeORM does right after START TRANSACTION: still allowed (SET takes no snapshot).
+          await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+          expect(await show(client)).toEqual({ s: '1234ms', i: '4321ms' });
+          await client.query('COMMIT');
+          expect(await show(client)).toEqual(outside);
+        }
+        // The callback form of pg's API gets the BEGIN's own result too.
+        const viaCallback = await new Promise<string>((ok, fail) =>
+          client.query('BEGIN', (err: Error | null, res: pg.QueryResult) => (err ? fail(err) : ok(res.command))),
+        );
+        expect(viaCallback).toBe('BEGIN');
+        await expect(client.query('SELECT pg_sleep(2)')).rejects.toMatchObject({ code: '57014' });
+        await client.query('ROLLBACK');
+      } finally {
+        client.release();
+      }
     } finally {
       await pool.end();
     }

@@ -122,6 +122,47 @@ describe('what a minted key is worth over its life', () => {
       expect(await lastUsedOf(w.session, id)).toBe(usedAt);
     });
 
+    it('is not moved by requests a guard refuses: outside allowed_cidrs, a missing scope, spent credits', async () => {
+      const w = await t.seed.world('owner');
+      const { key, id } = await mintOk(t, w.session, { org_id: w.orgId, scopes: [WRITE] });
+      const usedAt = clock.now().toISOString();
+      expect((await t.api.get('/me', key)).status).toBe(200);
+      await expect.poll(() => lastUsedOf(w.session, id), BEHIND_THE_RESPONSE).toBe(usedAt);
+      const writer = t.app.get(LastUsedWriter);
+      const patch = async (body: unknown) =>
+        expect((await t.api.request('PATCH', `/api-keys/${id}`, { token: w.session, body })).status).toBe(200);
+
+      // A key kept to an office network, tried hourly from outside, stays as stale as it is.
+      await patch({ allowed_cidrs: ['203.0.113.0/24'] });
+      for (let hour = 1; hour <= 3; hour++) {
+        clock.advance(3_600_000);
+        expect((await t.api.get('/me', key)).status).toBe(403);
+        await writer.flush();
+      }
+      expect(await lastUsedOf(w.session, id)).toBe(usedAt);
+
+      // Inside the network but without the route's scope: refused, not a use either.
+      await patch({ allowed_cidrs: ['127.0.0.0/8', '::1/128'] });
+      clock.advance(3_600_000);
+      expect((await t.api.get('/usage', key)).status).toBe(403);
+      await writer.flush();
+      expect(await lastUsedOf(w.session, id)).toBe(usedAt);
+
+      // Its credits spent: 429, not a use.
+      await patch({ credits: { remaining: 0 } });
+      clock.advance(3_600_000);
+      expect((await t.api.get('/me', key)).status).toBe(429);
+      await writer.flush();
+      expect(await lastUsedOf(w.session, id)).toBe(usedAt);
+
+      // Admitted again: a use.
+      await patch({ credits: { remaining: 5 } });
+      clock.advance(3_600_000);
+      const laterAt = clock.now().toISOString();
+      expect((await t.api.get('/me', key)).status).toBe(200);
+      await expect.poll(() => lastUsedOf(w.session, id), BEHIND_THE_RESPONSE).toBe(laterAt);
+    });
+
     it('is not touched by a failed use of a revoked key', async () => {
       const w = await t.seed.world('owner');
       const { key, id } = await mintOk(t, w.session, { org_id: w.orgId });

@@ -66,6 +66,8 @@ describe('a database outage', () => {
         message: 'The database is unavailable; retry shortly',
       });
       expect.soft(res.headers.get('www-authenticate'), `${label}: an outage is not a credential problem`).toBeNull();
+      // A failover takes seconds: the client is told when to try again.
+      expect.soft(res.headers.get('retry-after'), label).toBe('2');
       expect.soft(res.headers.get('x-content-type-options'), label).toBe('nosniff');
       expect.soft(res.headers.get('cache-control'), label).toBe('no-store');
       expect.soft(elapsed, `${label} answered within ${OUTAGE_BUDGET_MS} ms`).toBeLessThan(OUTAGE_BUDGET_MS);

@@ -46,6 +46,10 @@ describe('key controls across three instances', () => {
       [{ metadata: { big: 'x'.repeat(1100) } }, 'metadata'],
       [{ metadata: { a: { b: { c: { d: { e: 1 } } } } } }, 'metadata'],
       [{ metadata: [1] }, 'metadata'],
+      [{ metadata: { a: '\u0000' } }, 'metadata'],
+      [{ metadata: { a: '\ud800' } }, 'metadata'],
+      [{ metadata: { nested: { 'k\u0000': ['x'] } } }, 'metadata'],
+      [{ allowed_cidrs: ['fe80::%eth0/64'] }, 'allowed_cidrs[0]'],
       [{ credits: { remaining: -1 } }, 'credits.remaining'],
       [{ credits: { remaining: 5, refill: { amount: 5 } } }, 'credits.refill.interval'],
       [{ enabled: 'no' }, 'enabled'],
@@ -57,6 +61,14 @@ describe('key controls across three instances', () => {
       expect(res.body.message).toContain(field);
     }
     expect((await patch(w.session, w.keyId, { allowed_cidrs: ['0.0.0.0/0', '::/0'] })).status).toBe(200);
+    // A mint with text jsonb cannot store is refused alone; mints beside it still succeed.
+    const mints = await Promise.all(
+      [{ a: '\u0000' }, { ok: 'yes' }, { b: '\udc00' }, { ok: 'too' }].map((metadata) =>
+        a.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'meta', metadata }),
+      ),
+    );
+    expect(mints.map((r) => r.status)).toEqual([400, 201, 400, 201]);
+    expect(mints[0]!.body.message).toContain('metadata');
     const other = await a.seed.world('owner');
     expect((await patch(other.session, w.keyId, { enabled: false })).status).toBe(404);
     expect((await a.api.get('/me', w.key)).status).toBe(200);

@@ -55,7 +55,14 @@ describe("a person's data on request through the operator's API", () => {
     await t.seed.member(second, user.id, 'viewer');
     const keys = [];
     for (const name of ['laptop', 'ci']) {
-      const minted = await t.api.post('/api-keys', session, { org_id: w.orgId, name, scopes: ['decisions:read'] });
+      // An admin's note on the key may name the person: key metadata is theirs to erase too.
+      const metadata = name === 'ci' ? { contact: email, team: 'compilers' } : undefined;
+      const minted = await t.api.post('/api-keys', session, {
+        org_id: w.orgId,
+        name,
+        scopes: ['decisions:read'],
+        metadata,
+      });
       expect(minted.status).toBe(201);
       keys.push(minted.body);
     }
@@ -196,6 +203,15 @@ describe("a person's data on request through the operator's API", () => {
     const pseudonym = minted[0].actor_id;
     expect(pseudonym).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(minted[1].actor_id).toBe(pseudonym);
+    // Their own requests' address and browser are gone with their name.
+    expect(minted.map((e) => [e.client_address ?? null, e.user_agent ?? null])).toEqual([
+      [null, null],
+      [null, null],
+    ]);
+    // Every key of theirs lost its metadata (null: as if never set), not only the text that was the e-mail.
+    expect(
+      (await t.db.pool.query(`SELECT metadata FROM api_keys WHERE user_id = $1 ORDER BY name`, [p.userId])).rows,
+    ).toEqual([{ metadata: null }, { metadata: null }]);
     expect(
       events
         .filter((e) => e.action === 'api_key.revoked')

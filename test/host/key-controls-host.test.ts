@@ -23,6 +23,33 @@ class ReportsController {
   }
 }
 
+/** A careless host handler: it tries to change the key's metadata and limits in place. */
+@Controller('meddle')
+class MeddleController {
+  @Get()
+  @Authenticated()
+  meddle(@CurrentPrincipal() principal: Principal): { metadata: unknown; refused: string[] } {
+    const attempts: Array<[string, () => void]> = [
+      ['metadata field', () => ((principal.metadata as Record<string, unknown>).team = 'changed')],
+      ['nested metadata', () => ((principal.metadata!.nested as Record<string, unknown>).deep = 'changed')],
+      ['metadata array', () => (principal.metadata!.tags as unknown[]).push('changed')],
+      ['credits', () => ((principal.limits!.credits as { epoch: number }).epoch = 99)],
+      ['windows', () => (principal.limits!.windows as unknown[]).push({ name: 'x', limit: 1, window_seconds: 1 })],
+      ['window', () => ((principal.limits!.windows![0] as { limit: number }).limit = 1_000_000)],
+      ['allows', () => ((principal.limits as { allows: unknown }).allows = () => true)],
+    ];
+    const refused: string[] = [];
+    for (const [what, attempt] of attempts) {
+      try {
+        attempt();
+      } catch (error) {
+        if (error instanceof TypeError) refused.push(what);
+      }
+    }
+    return { metadata: principal.metadata ?? null, refused };
+  }
+}
+
 /** Scopes above charges, as hosts write them: the key's limits must still come before the meter. */
 @Controller('uploads')
 class UploadsController {
@@ -42,7 +69,11 @@ afterAll(async () => db?.drop());
 describe.each(PLATFORMS)('a host route with @RateLimited on %s', (platform) => {
   let host: HostApp;
   beforeAll(async () => {
-    host = await startHost({ platform, databaseUrl: db.url, hostControllers: [ReportsController, UploadsController] });
+    host = await startHost({
+      platform,
+      databaseUrl: db.url,
+      hostControllers: [ReportsController, UploadsController, MeddleController],
+    });
   });
   afterAll(async () => host?.close());
 
@@ -66,6 +97,25 @@ describe.each(PLATFORMS)('a host route with @RateLimited on %s', (platform) => {
     expect((await host.api.get('/me', key)).status).toBe(200);
     expect((await host.api.get('/me', key)).status).toBe(200);
     expect((await host.api.get('/me', key)).status).toBe(429);
+  });
+
+  it('hands host code frozen metadata and limits: changing them throws and the next request sees the key as set', async () => {
+    const w = await seed.world('owner');
+    const metadata = { team: 'batch', nested: { deep: 'as set' }, tags: ['a'] };
+    const minted = await host.api.post('/api-keys', w.session, {
+      org_id: w.orgId,
+      metadata,
+      credits: { remaining: 100 },
+      rate_limits: [{ name: 'default', limit: 50, window_seconds: 60 }],
+      allowed_cidrs: ['127.0.0.0/8', '::1/128'],
+    });
+    expect(minted.status).toBe(201);
+    const all = ['metadata field', 'nested metadata', 'metadata array', 'credits', 'windows', 'window', 'allows'];
+    for (let i = 0; i < 3; i++) {
+      const res = await host.api.get('/meddle', minted.body.key);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ metadata, refused: all });
+    }
   });
 
   it('applies the key’s credits before the org’s meter, and a refusal charges neither', async () => {

@@ -74,6 +74,7 @@ describe(`the built package, imported as '${pkg.name}'`, () => {
         'BudgetsModule',
         'refuseBeforeHandler',
         'TooManyRequests',
+        'LastUseGuard',
         'ChargeInterceptor',
         'UsageService',
         'UsageLimitExceededError',

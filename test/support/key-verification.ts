@@ -1,11 +1,9 @@
 import { createSecretKey } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { vi } from 'vitest';
 import { ApiKeyStore, type KeyVerificationRow } from '../../src/auth/api-key-store.js';
 import { hashApiKey, type GeneratedKey } from '../../src/auth/api-key-format.js';
 import { ApiKeyVerifier } from '../../src/auth/api-key-verifier.js';
 import { AuthMetrics } from '../../src/auth/auth-metrics.js';
-import { LastUsedWriter } from '../../src/auth/last-used-writer.js';
 import type { Role } from '../../src/common/roles.js';
 import type { OrgDirectory } from '../../src/directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../../src/directory/typeorm-org-directory.js';
@@ -75,11 +73,20 @@ class InMemoryKeyStore extends ApiKeyStore {
     super();
   }
 
-  async findForVerification(lookups: string[], withDirectory: boolean): Promise<KeyVerificationRow[]> {
+  async findForVerification(
+    lookups: string[],
+    hashes: Buffer[],
+    withDirectory: boolean,
+  ): Promise<KeyVerificationRow[]> {
     const table = this.table;
     table.calls.push({ lookups: [...lookups], withDirectory });
+    // As the statement: a row answers to its lookup with its hash, or its previous lookup with the previous hash.
+    const matches = (r: KeyVerificationRow, l: string) =>
+      hashes.some((h) => (r.lookup === l ? r.keyHash.equals(h) : !!r.previousKeyHash?.equals(h)));
     // The statement's snapshot is taken when it starts: later changes do not reach its answer.
-    const answer = lookups.flatMap((l) => (table.rows.has(l) ? [{ ...table.rows.get(l)! }] : []));
+    const answer = lookups.flatMap((l) =>
+      table.rows.has(l) && matches(table.rows.get(l)!, l) ? [{ ...table.rows.get(l)! }] : [],
+    );
     const gate = table.gate;
     table.gate = null;
     if (gate) await gate;
@@ -99,19 +106,10 @@ export function verifierOver(
     session: { secret: 's'.repeat(32) },
     clock: new TestClock(NOW),
   });
-  const lastUsed = new LastUsedWriter(keys.repository);
-  vi.spyOn(lastUsed, 'touch').mockImplementation(() => undefined);
   const metrics = new AuthMetrics();
   const held = cached ? heldCache(settings, metrics) : null;
-  const verifier = new ApiKeyVerifier(
-    keys.repository,
-    directory,
-    settings,
-    lastUsed,
-    metrics,
-    held?.cache ?? cacheOff(),
-  );
-  return { verifier, lastUsed, metrics, notify: (keyId: string) => held?.notify({ keyId, userId: null, orgId: null }) };
+  const verifier = new ApiKeyVerifier(keys.repository, directory, settings, metrics, held?.cache ?? cacheOff());
+  return { verifier, metrics, notify: (keyId: string) => held?.notify({ keyId, userId: null, orgId: null }) };
 }
 
 /** A key whose last character is changed: the checksum no longer holds. */

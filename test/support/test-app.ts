@@ -46,7 +46,13 @@ export interface TestAppOptions {
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
-  const config = testConfig(db.url, options.env);
+  // TEST_DATABASE_POOLER=host:port (npm run test:ha): the app's DATABASE_URL goes through a
+  // transaction pooler in front of the test server, and DATABASE_DIRECT_URL straight to it.
+  const pooled = pooledUrl(db.url);
+  const config = testConfig(pooled ?? db.url, {
+    ...(pooled ? { DATABASE_DIRECT_URL: db.url } : {}),
+    ...options.env,
+  });
   assertStartable(config);
   // With a log destination the app's own logger writes there; otherwise tests run silent.
   const logger = options.logDestination ? options.logger : (options.logger ?? false);
@@ -56,7 +62,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       AppModule.register({
         config,
         clock: options.clock,
-        dataSource: () => new DataSource(postgresOptions(config, db.url)).initialize(),
+        dataSource: () =>
+          new DataSource(postgresOptions(config, pooled ?? db.url, undefined, pooled !== null)).initialize(),
         logging: logging.params,
       }),
     ],
@@ -83,4 +90,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       if (!options.db) await db.drop();
     },
   };
+}
+
+/** `url` through the pooler named by TEST_DATABASE_POOLER (host:port), or null without one. */
+function pooledUrl(url: string): string | null {
+  const pooler = process.env.TEST_DATABASE_POOLER;
+  if (!pooler) return null;
+  const u = new URL(url);
+  u.host = pooler;
+  return u.toString();
 }

@@ -9,6 +9,8 @@ export interface LeaseConnectionOptions {
   pool: pg.PoolConfig;
   instanceId: string;
   leaseMs: number;
+  /** The setting the connection's address comes from, for the message when notifications do not arrive. */
+  via: 'DATABASE_URL' | 'DATABASE_DIRECT_URL';
   /** Sends a notification through another connection (the application's pool). */
   notify: (channel: string, payload: string) => Promise<unknown>;
   onNotification: (message: pg.Notification) => void;
@@ -59,8 +61,10 @@ export async function openLeaseConnection(
   if (!arrived) {
     throw new NotificationsNotDeliveredError(
       `the verification cache's LISTEN connection did not receive a notification sent through the pool within ${ms} ms. ` +
-        'DATABASE_URL probably goes through a connection pooler in transaction mode (PgBouncer pool_mode=transaction) or a proxy ' +
-        'that drops idle server-to-client traffic. Point DATABASE_URL at PostgreSQL or at a session-mode pool, or set VERIFICATION_CACHE=false',
+        `${o.via} probably goes through a connection pooler in transaction mode (PgBouncer pool_mode=transaction) or a proxy ` +
+        `that drops idle server-to-client traffic. Point ${o.via} at PostgreSQL or at a session-mode pool` +
+        (o.via === 'DATABASE_URL' ? ' (or keep the pooler there and set DATABASE_DIRECT_URL to one)' : '') +
+        ', or set VERIFICATION_CACHE=false',
     );
   }
   await client.query(`UNLISTEN ${probe}`);

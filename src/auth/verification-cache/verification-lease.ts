@@ -70,6 +70,8 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
   private ackScheduled = false;
   private readonly acks = new Announcements();
   private readonly poolOptions: pg.PoolConfig | null;
+  /** Whether the LISTEN connection goes to the direct URL (for the start-up check's message). */
+  private readonly direct: boolean;
   private readonly embedded: InProcessNotifications | undefined;
   private unlistenEmbedded: (() => Promise<void>) | null = null;
 
@@ -85,7 +87,12 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
     this.embedded = inProcessNotificationsOf(dataSource);
     const options =
       (pgPoolOf(dataSource) as { options?: pg.PoolConfig & { connection?: unknown } } | undefined)?.options ?? null;
-    this.poolOptions = !this.embedded && options && !options.connection ? options : null;
+    const pool = !this.embedded && options && !options.connection ? options : null;
+    // Behind a transaction pooler the LISTEN connection and its acknowledgements need a session:
+    // the direct URL's (its address wins over the pool's; timeouts and TLS settings are the pool's).
+    const direct = settings.database.directUrl;
+    this.poolOptions = pool && direct ? { ...pool, connectionString: direct } : pool;
+    this.direct = direct !== null;
     this.enabled = settings.verificationCache.enabled && (this.poolOptions !== null || this.embedded !== undefined);
     metrics.leaseValid = () => this.usable();
   }
@@ -186,6 +193,7 @@ export class VerificationLease implements OnApplicationBootstrap, OnApplicationS
           pool: this.poolOptions,
           instanceId: this.instanceId,
           leaseMs: this.leaseMs,
+          via: this.direct ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL',
           notify: (channel, payload) => this.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]),
           onNotification: (message) =>
             message.channel === ACK_CHANNEL ? this.acks.announce() : this.received(message.payload),

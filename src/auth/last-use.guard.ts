@@ -1,0 +1,73 @@
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { GUARDS_METADATA } from '@nestjs/common/constants.js';
+import { LastUsedWriter } from './last-used-writer.js';
+import type { Principal } from './principal.js';
+
+/** What the verifier saw of a key's last use, kept on its principal until the request is admitted. */
+interface PendingUse {
+  keyId: string;
+  stored: Date | null;
+  at: Date;
+}
+
+/** Symbol-keyed, like the guards' request marks: never serialised. */
+const PENDING_USE = Symbol('kui.pendingUse');
+const RUNS = Symbol('kui.lastUseRuns');
+
+type WithPendingUse = Principal & { [PENDING_USE]?: PendingUse };
+type UseRequest = { user?: WithPendingUse; [RUNS]?: number };
+
+/** Called by the verifier for a key it accepts: the use is recorded only if every guard admits the request. */
+export function markPendingUse(principal: Principal, keyId: string, stored: Date | null, at: Date): void {
+  // Not enumerable: a principal compares and copies as the fields its type declares.
+  Object.defineProperty(principal, PENDING_USE, { value: { keyId, stored, at }, configurable: true, writable: true });
+}
+
+/**
+ * Records a key's use (`last_used_at`) once the request is admitted: listed last by the auth
+ * decorators, after the credential, scope and key-limits guards, so a request any of them
+ * refuses (a network outside `allowed_cidrs`, a missing scope, a spent key) is not a use and
+ * cannot keep a leaked key looking fresh for the key policy's `stale_after_days`. A route that
+ * lists the guards twice (a controller's decorator and a route's) records on the last listing.
+ */
+@Injectable()
+export class LastUseGuard implements CanActivate {
+  private readonly listings = new WeakMap<object, WeakMap<object, number>>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly writer: LastUsedWriter,
+  ) {}
+
+  canActivate(ctx: ExecutionContext): true {
+    const request = ctx.getArgByIndex<UseRequest>(0);
+    const pending = request.user?.[PENDING_USE];
+    if (!pending) return true;
+    const runs = (request[RUNS] ?? 0) + 1;
+    if (runs < this.listingsOf(ctx)) {
+      request[RUNS] = runs;
+      return true;
+    }
+    delete request.user![PENDING_USE];
+    this.writer.touch(pending.keyId, pending.stored, pending.at);
+    return true;
+  }
+
+  /** How many times this guard is listed on the route (controller and handler), read once per route. */
+  private listingsOf(ctx: ExecutionContext): number {
+    const cls = ctx.getClass();
+    const handler = ctx.getHandler();
+    let byHandler = this.listings.get(cls);
+    if (!byHandler) this.listings.set(cls, (byHandler = new WeakMap()));
+    let n = byHandler.get(handler);
+    if (n === undefined) {
+      const count = (guards: unknown[] | undefined) => (guards ?? []).filter((g) => g === LastUseGuard).length;
+      const listed =
+        count(this.reflector.get<unknown[] | undefined>(GUARDS_METADATA, cls)) +
+        count(this.reflector.get<unknown[] | undefined>(GUARDS_METADATA, handler));
+      byHandler.set(handler, (n = Math.max(1, listed)));
+    }
+    return n;
+  }
+}
