@@ -88,7 +88,14 @@ export { WorkspaceEntity } from './directory/workspace.entity.js';
 
 // Time, roles, scopes and plans.
 export { Clock, SystemClock } from './common/clock.js';
-export { PLANS, ROLES, roleCeiling, SCOPES, type Plan, type Role, type Scope } from './common/roles.js';
+export { PLANS, ROLES, type Plan, type Role, type Scope } from './common/roles.js';
+export {
+  CONTRACT_SCOPES,
+  DEFAULT_SCOPE,
+  ScopeRegistry,
+  type ScopeDefinition,
+  type ScopeRegistryInput,
+} from './common/scope-registry.js';
 
 // Audit log: record changes in their own transaction, read and export an org's log.
 export { AuditModule } from './audit/audit.module.js';
@@ -119,6 +126,7 @@ export {
 export { KeysUsageIdentityFeatureModule } from './core/keys-usage-identity-feature.module.js';
 export { isKeysUsageIdentityRoute, routeAuth, type RouteAuth } from './auth/route-auth.js';
 export { addKeysUsageIdentitySecurity } from './common/openapi-security.js';
+export { applyScopeRegistry } from './common/openapi.js';
 export { API_KEY_SCHEME, SESSION_SCHEME } from './common/openapi.js';
 
 // Events out: the outbox relay, webhook deliveries and routes. Needs the optional peer

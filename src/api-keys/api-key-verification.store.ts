@@ -1,12 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { ApiKeyStore, KeyVerificationRow } from '../auth/api-key-store.js';
+import type { ApiKeyStore, KeyVerificationRow, ScopeUse } from '../auth/api-key-store.js';
 import { keyLimitsOf, type KeyLimitColumns } from '../budgets/key-limits.js';
 import { Clock } from '../common/clock.js';
 import type { Plan, Role } from '../common/roles.js';
 import { pgPool } from '../database/pg-pool.js';
-import { TOUCH_LAST_USED_SQL, VERIFY_KEYS_ONLY_SQL, VERIFY_WITH_DIRECTORY_SQL } from './api-key.sql.js';
+import {
+  RECORD_SCOPE_USE_SQL,
+  TOUCH_LAST_USED_SQL,
+  VERIFY_KEYS_ONLY_SQL,
+  VERIFY_WITH_DIRECTORY_SQL,
+} from './api-key.sql.js';
 
 interface RawVerificationRow extends KeyLimitColumns {
   enabled: boolean;
@@ -88,5 +93,35 @@ export class ApiKeyVerificationStore implements ApiKeyStore {
 
   async touchLastUsed(ids: string[], at: Date[]): Promise<void> {
     await pgPool(this.db).query({ name: 'kui_touch_last_used', text: TOUCH_LAST_USED_SQL, values: [ids, at] });
+  }
+
+  async recordScopeUse(uses: ScopeUse[]): Promise<void> {
+    // In (key, scope, day) order, as the statement takes its row locks: two instances' batches never deadlock.
+    const sorted = [...uses].sort((a, b) =>
+      a.keyId !== b.keyId
+        ? a.keyId < b.keyId
+          ? -1
+          : 1
+        : a.scope !== b.scope
+          ? a.scope < b.scope
+            ? -1
+            : 1
+          : a.day < b.day
+            ? -1
+            : a.day > b.day
+              ? 1
+              : 0,
+    );
+    await pgPool(this.db).query({
+      name: 'kui_record_scope_use',
+      text: RECORD_SCOPE_USE_SQL,
+      values: [
+        sorted.map((u) => u.keyId),
+        sorted.map((u) => u.scope),
+        sorted.map((u) => u.day),
+        sorted.map((u) => u.requests),
+        sorted.map((u) => u.lastUsedAt),
+      ],
+    });
   }
 }

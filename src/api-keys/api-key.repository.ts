@@ -184,6 +184,46 @@ export class ApiKeyRepository {
     return returnedRows<ApiKeyEntity>(await manager.query(text, [keyId, owner, ...values]))[0] ?? null;
   }
 
+  /** A key's holder, org and scopes, for its scope usage; null for no such key. */
+  async scopeHolding(keyId: string): Promise<{ userId: string; orgId: string; scopes: string[] } | null> {
+    const rows = await this.db.query<Array<{ userId: string; orgId: string; scopes: string[] }>>(
+      `SELECT user_id AS "userId", org_id AS "orgId", scopes FROM api_keys WHERE id = $1`,
+      [keyId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Per scope, a key's requests and last use on the UTC days from `since` (YYYY-MM-DD) on. */
+  async scopeUse(keyId: string, since: string): Promise<Array<{ scope: string; requests: number; lastUsedAt: Date }>> {
+    return this.db.query<Array<{ scope: string; requests: number; lastUsedAt: Date }>>(
+      `SELECT scope, sum(requests)::float8 AS requests, max(last_used_at) AS "lastUsedAt"
+         FROM api_key_scope_usage WHERE key_id = $1 AND day >= $2::date GROUP BY scope`,
+      [keyId, since],
+    );
+  }
+
+  /** Scope usage older than `before` (YYYY-MM-DD), which no request can ask for any more; the rows deleted. */
+  async pruneScopeUse(before: string): Promise<number> {
+    const deleted = await this.db.query<unknown>(`DELETE FROM api_key_scope_usage WHERE day < $1::date RETURNING day`, [
+      before,
+    ]);
+    return returnedRows<{ day: string }>(deleted).length;
+  }
+
+  /** The scopes a key holds, its row locked until the transaction ends (a narrowing); null for no such key in the scope. */
+  async lockScopes(
+    scope: 'user_id' | 'org_id' | 'id',
+    owner: string,
+    keyId: string,
+    manager: EntityManager,
+  ): Promise<string[] | null> {
+    const rows = await manager.query<Array<{ scopes: string[] }>>(
+      `SELECT k.scopes FROM api_keys k WHERE k.id = $1::uuid AND k.${scope} = $2::uuid FOR UPDATE`,
+      [keyId, owner],
+    );
+    return rows[0]?.scopes ?? null;
+  }
+
   /** Why a key of the caller cannot be rotated: null when there is no such key of theirs. */
   async keyStanding(
     userId: string,

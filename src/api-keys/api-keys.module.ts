@@ -16,6 +16,9 @@ import { KeyApprovalsController } from './key-approvals.controller.js';
 import { KeyApprovalsService } from './key-approvals.service.js';
 import { KeySettingsService } from './key-settings.service.js';
 import { KeySettingsController } from './key-settings.controller.js';
+import { ScopeUsageController } from './scope-usage.controller.js';
+import { ScopeUsageJob } from './scope-usage.job.js';
+import { ScopeUsageService } from './scope-usage.service.js';
 
 @Module({
   imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
@@ -28,6 +31,8 @@ import { KeySettingsController } from './key-settings.controller.js';
     MintRateGuard,
     LapsedSecretsJob,
     KeyApprovalsService,
+    ScopeUsageService,
+    ScopeUsageJob,
   ],
   // KeyChanges: the service-keys and key-policies features change keys through the same unit of work;
   // KeyMinting: service keys are minted and rotated the one way personal keys are.
@@ -38,7 +43,13 @@ export class ApiKeysModule {
   static withHttp(): DynamicModule {
     return {
       module: ApiKeysModule,
-      controllers: [ApiKeysController, OrgApiKeysController, KeyApprovalsController, KeySettingsController],
+      controllers: [
+        ApiKeysController,
+        OrgApiKeysController,
+        KeyApprovalsController,
+        KeySettingsController,
+        ScopeUsageController,
+      ],
     };
   }
 }

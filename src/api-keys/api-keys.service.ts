@@ -12,7 +12,7 @@ import type { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
 import type { RotateApiKeyDto } from './dto/rotate-api-key.dto.js';
 import type { MintApiKeyDto } from './dto/mint-api-key.dto.js';
 import { KeyChanges } from './key-changes.js';
-import { grantableScopes, KeyMinting } from './key-minting.js';
+import { KeyMinting } from './key-minting.js';
 import type { KeyState } from './key-state.js';
 import { ERRORS } from '../common/error-messages.js';
 
@@ -40,10 +40,12 @@ export class ApiKeysService {
   ) {}
 
   async mint(principal: Principal, dto: MintApiKeyDto): Promise<MintedApiKey> {
+    // An unregistered scope is a 400 before anything is looked up, as a malformed field is.
+    this.settings.scopes.requireRegistered('scopes', dto.scopes);
     const orgId = dto.org_id.toLowerCase();
     const standing = await this.directory.mintStanding(principal.userId, orgId);
     if (!standing) throw new NotFoundException(ERRORS.orgNotFound);
-    const scopes = grantableScopes(dto.scopes, standing.role);
+    const scopes = this.settings.scopes.grantable(dto.scopes, standing.role);
     if (!standing.hasWorkspace) {
       throw new ConflictException(ERRORS.noWorkspace);
     }

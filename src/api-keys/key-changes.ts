@@ -16,7 +16,8 @@
  * in one place (`drawing`). A new kind of key change is one more method here: its change as a
  * repository call, its audit entry and its event, then `transact` and `committed`.
  */
-import { Injectable } from '@nestjs/common';
+import { ForbiddenException, Injectable } from '@nestjs/common';
+import { ERRORS } from '../common/error-messages.js';
 import type { EntityManager } from 'typeorm';
 import { AuditService, type AuditEntry } from '../audit/audit.service.js';
 import { VerificationInvalidation } from '../auth/verification-cache/verification-invalidation.js';
@@ -87,11 +88,14 @@ export interface StaleRevokeChange {
   event: (revoked: RevokedKey) => OutboxEvent;
 }
 
-/** A key's settings changed (name, enabled, rate windows, credits, networks, metadata). */
+/**
+ * A key's settings changed (name, enabled, rate windows, credits, networks, metadata), or its
+ * scopes narrowed; `before` is the scopes it held (null when the change names none).
+ */
 export interface UpdateChange {
   change: { scope: 'user_id' | 'org_id' | 'id'; owner: string; keyId: string; settings: KeySettingsChange };
-  audit: (updated: ApiKeyEntity) => AuditEntry;
-  event: (updated: ApiKeyEntity) => OutboxEvent;
+  audit: (updated: ApiKeyEntity, before: string[] | null) => AuditEntry[];
+  event: (updated: ApiKeyEntity, before: string[] | null) => OutboxEvent[];
 }
 
 /** A change drawn again on a lookup collision: `secret` is what the caller shows once (never written). */
@@ -153,10 +157,22 @@ export class KeyChanges {
    * reaches the cached rows enforcement reads: waits for every instance, as a revoke does.
    */
   async update({ change: c, audit, event }: UpdateChange): Promise<ApiKeyEntity | null> {
+    let before: string[] | null = null;
     const updated = await this.transact(
-      (m) => this.keys.updateSettings(c.scope, c.owner, c.keyId, c.settings, m),
-      audit,
-      (k) => [event(k)],
+      async (m) => {
+        const narrowed = c.settings.scopes;
+        if (narrowed !== undefined) {
+          // Under the row's lock, so a concurrent change cannot slip a scope in between check and write.
+          before = await this.keys.lockScopes(c.scope, c.owner, c.keyId, m);
+          if (before === null) return null;
+          const held = before;
+          const widened = narrowed.filter((s) => !held.includes(s));
+          if (widened.length > 0) throw new ForbiddenException(ERRORS.keyNeverWidened(widened));
+        }
+        return this.keys.updateSettings(c.scope, c.owner, c.keyId, c.settings, m);
+      },
+      (k) => audit(k, before),
+      (k) => event(k, before),
     );
     if (updated) await this.committed({ type: 'api_key.updated' }, 1, true);
     return updated;
@@ -267,14 +283,15 @@ export class KeyChanges {
   /** The transaction strategy: the change, then (if it changed something) its audit event and outbox events. */
   private transact<K>(
     change: (manager: EntityManager) => Promise<K | null>,
-    audit: (changed: K) => AuditEntry | null,
+    audit: (changed: K) => AuditEntry | AuditEntry[] | null,
     events: (changed: K) => OutboxEvent[],
   ): Promise<K | null> {
     return this.transactions.run(async (manager) => {
       const changed = await change(manager);
       if (changed === null) return null;
-      const entry = audit(changed);
-      if (entry) await this.audit.record(manager, entry);
+      const entries = audit(changed);
+      for (const entry of Array.isArray(entries) ? entries : entries ? [entries] : [])
+        await this.audit.record(manager, entry);
       for (const event of events(changed)) await this.outbox.write(manager, event);
       return changed;
     });

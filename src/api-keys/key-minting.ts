@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import type { AuditAction } from '../audit/audit-actions.js';
 import type { ChangeActor } from '../audit/audit.service.js';
 import { generateApiKey, hashApiKey } from '../auth/api-key-format.js';
 import { refillPeriodStart } from '../budgets/key-settings.js';
 import { ERRORS } from '../common/error-messages.js';
-import { roleCeiling, SCOPES, type Role, type Scope } from '../common/roles.js';
+import type { Role, Scope } from '../common/roles.js';
 import type { EventType } from '../events/event-types.js';
 import { Settings } from '../settings/settings.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
@@ -27,19 +27,6 @@ export type MintSettingsFields = Pick<
 
 /** A new key as its events describe it before it is written. */
 export type NewKeyFields = NewApiKey & { revokedAt: null };
-
-/**
- * The scopes a key asked for, as a role may grant them: omitted or [] means read-only,
- * duplicates collapse, canonical order; any scope above the role's ceiling is a 403 naming both.
- */
-export function grantableScopes(asked: readonly Scope[] | undefined, role: Role): Scope[] {
-  const wanted: readonly Scope[] = asked && asked.length > 0 ? asked : ['decisions:read'];
-  const scopes = SCOPES.filter((s) => wanted.includes(s));
-  const ceiling = roleCeiling(role);
-  const above = scopes.filter((s) => !ceiling.includes(s));
-  if (above.length > 0) throw new ForbiddenException(ERRORS.roleCannotGrant(role, above, ceiling));
-  return scopes;
-}
 
 /** The controls a mint body sets, as api_keys' columns; undefined when it sets none (the contract's body). */
 export function mintSettingsOf(dto: MintSettingsFields, now: Date): MintSettings | undefined {
@@ -74,7 +61,7 @@ export interface MintJudgement {
   orgId: string;
   /** The minting user's role in the org (the operator CLI acts with the org's highest, owner). */
   role: Role;
-  /** As grantableScopes gave them. */
+  /** As ScopeRegistry.grantable gave them. */
   scopes: Scope[];
   /** 0 or omitted: no expiry. */
   expiresInDays?: number;

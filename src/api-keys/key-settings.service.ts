@@ -5,7 +5,9 @@ import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { ERRORS } from '../common/error-messages.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { keyEventData } from '../events/event-types.js';
+import { keyEventData, type OutboxEvent } from '../events/event-types.js';
+import type { AuditEntry } from '../audit/audit.service.js';
+import type { ApiKeyEntity } from './api-key.entity.js';
 import { Settings } from '../settings/settings.js';
 import { toApiKeyRecord, type ApiKeyRecord } from './api-key.record.js';
 import type { UpdateApiKeyDto } from './dto/update-api-key.dto.js';
@@ -50,22 +52,63 @@ export class KeySettingsService {
     const settings = toChange(dto, now);
     const fields = Object.keys(dto).filter((k) => (dto as Record<string, unknown>)[k] !== undefined);
     if (fields.length === 0) throw new BadRequestException(ERRORS.noKeySettings);
+    if (dto.scopes !== undefined) {
+      this.settings.scopes.requireRegistered('scopes', dto.scopes);
+      settings.scopes = this.settings.scopes.canonical(dto.scopes);
+    }
+    // A narrowing is its own entry and event (with the scopes before and after); anything else, `api_key.updated`.
+    const narrowedFrom = (k: ApiKeyEntity, before: string[] | null) =>
+      before && before.some((s) => !k.scopes.includes(s)) ? before : null;
+    const others = fields.filter((f) => f !== 'scopes');
+    const updatedToo = (k: ApiKeyEntity, before: string[] | null) =>
+      others.length > 0 || narrowedFrom(k, before) === null;
     const updated = await this.changes.update({
       change: { scope, owner, keyId, settings },
-      audit: (k) => ({
-        orgId: k.orgId,
-        action: 'api_key.updated',
-        ...actor,
-        target: { type: 'api_key', id: k.id },
-        // What changed, by name: metadata and networks can be sensitive to their owner, so only named.
-        details: { name: k.name, changed: fields, ...(dto.enabled !== undefined ? { enabled: dto.enabled } : {}) },
-      }),
-      event: (k) => ({
-        orgId: k.orgId,
-        type: 'api_key.updated',
-        data: { ...keyEventData(k), changed: fields, enabled: k.enabled },
-        at: now,
-      }),
+      audit: (k, before) => {
+        const entries: AuditEntry[] = [];
+        const from = narrowedFrom(k, before);
+        if (from) {
+          entries.push({
+            orgId: k.orgId,
+            action: 'api_key.scopes_narrowed',
+            ...actor,
+            target: { type: 'api_key', id: k.id },
+            details: { name: k.name, before: from, after: k.scopes },
+          });
+        }
+        if (updatedToo(k, before)) {
+          entries.push({
+            orgId: k.orgId,
+            action: 'api_key.updated',
+            ...actor,
+            target: { type: 'api_key', id: k.id },
+            // What changed, by name: metadata and networks can be sensitive to their owner, so only named.
+            details: { name: k.name, changed: fields, ...(dto.enabled !== undefined ? { enabled: dto.enabled } : {}) },
+          });
+        }
+        return entries;
+      },
+      event: (k, before) => {
+        const events: OutboxEvent[] = [];
+        const from = narrowedFrom(k, before);
+        if (from) {
+          events.push({
+            orgId: k.orgId,
+            type: 'api_key.scopes_narrowed',
+            data: { ...keyEventData(k), scopes_before: from },
+            at: now,
+          });
+        }
+        if (updatedToo(k, before)) {
+          events.push({
+            orgId: k.orgId,
+            type: 'api_key.updated',
+            data: { ...keyEventData(k), changed: fields, enabled: k.enabled },
+            at: now,
+          });
+        }
+        return events;
+      },
     });
     if (!updated) throw new NotFoundException(ERRORS.keyNotFound);
     return toApiKeyRecord(updated, now);

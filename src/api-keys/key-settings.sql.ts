@@ -31,6 +31,8 @@ export interface KeySettingsChange {
   credits?: { remaining: number; refill?: unknown; period: Date | null } | null;
   allowedCidrs?: string[] | null;
   metadata?: Record<string, unknown> | null;
+  /** Narrowed scopes (KeyChanges.update has checked them against the locked row). */
+  scopes?: string[];
 }
 
 /**
@@ -61,6 +63,7 @@ export function updateSettingsSql(
     sets.push('credits_epoch = k.credits_epoch + 1');
   }
   if (change.allowedCidrs !== undefined) set('allowed_cidrs', change.allowedCidrs, 'text[]');
+  if (change.scopes !== undefined) set('scopes', change.scopes, 'text[]');
   if (change.metadata !== undefined)
     set('metadata', change.metadata === null ? null : JSON.stringify(change.metadata), 'jsonb');
   return {

@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   'api_key.revoked',
   'api_key.rotated',
   'api_key.updated',
+  'api_key.scopes_narrowed',
   'api_key.revoked_by_admin',
   'api_key.revoked_as_leaked',
   // Service keys (an org's keys, held by its service account)

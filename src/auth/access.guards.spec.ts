@@ -7,6 +7,9 @@ import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
 import { RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
 import { testPrincipal } from '../../test/support/principal.js';
+import { TestClock } from '../../test/support/clock.js';
+import type { ApiKeyStore, ScopeUse } from './api-key-store.js';
+import { ScopeUsageRecorder } from './scope-usage-recorder.js';
 
 class RouteController {}
 function routeHandler() {}
@@ -20,12 +23,35 @@ const principal = testPrincipal;
 describe('ScopesGuard', () => {
   let reflector: Reflector;
   let guard: ScopesGuard;
+  let recorded: ScopeUse[];
+  let recorder: ScopeUsageRecorder;
 
   const requires = (scopes: Scope[] | undefined) => vi.spyOn(reflector, 'getAllAndOverride').mockReturnValue(scopes);
 
   beforeEach(() => {
     reflector = new Reflector();
-    guard = new ScopesGuard(reflector);
+    recorded = [];
+    const store = { recordScopeUse: async (uses: ScopeUse[]) => void recorded.push(...uses) };
+    recorder = new ScopeUsageRecorder(store as unknown as ApiKeyStore);
+    guard = new ScopesGuard(reflector, recorder, new TestClock('2026-03-04T05:06:07Z'));
+  });
+
+  it("counts the route's scopes as used by a key that passes, and nothing for a session or a refused key", async () => {
+    requires(['decisions:read']);
+    guard.canActivate(contextFor(principal({ keyId: 'k1', scopes: ['decisions:read', 'decisions:write'] })));
+    guard.canActivate(contextFor(principal({ keyId: 'k1', scopes: ['decisions:read'] })));
+    guard.canActivate(contextFor(principal({ kind: 'session', keyId: undefined, scopes: ['decisions:read'] })));
+    expect(() => guard.canActivate(contextFor(principal({ keyId: 'k2', scopes: [] })))).toThrow(ForbiddenException);
+    await recorder.flush();
+    expect(recorded).toEqual([
+      {
+        keyId: 'k1',
+        scope: 'decisions:read',
+        day: '2026-03-04',
+        requests: 2,
+        lastUsedAt: new Date('2026-03-04T05:06:07Z'),
+      },
+    ]);
   });
 
   it('reads the required scopes from the handler, then the class', () => {

@@ -10,6 +10,8 @@ import { RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
 import { ERRORS } from '../common/error-messages.js';
 import { refuseBeforeHandler } from '../common/refusal.js';
+import { Clock } from '../common/clock.js';
+import { ScopeUsageRecorder } from './scope-usage-recorder.js';
 
 const principalOf = (ctx: ExecutionContext) => ctx.switchToHttp().getRequest<{ user?: Principal }>().user;
 
@@ -30,10 +32,17 @@ export class SessionOnlyGuard implements CanActivate {
   }
 }
 
-/** Refuses a credential that lacks any scope the route declares (runs after CredentialGuard). */
+/**
+ * Refuses a credential that lacks any scope the route declares (runs after CredentialGuard). A
+ * key that passes has the route's scopes counted as used (ScopeUsageRecorder, written behind).
+ */
 @Injectable()
 export class ScopesGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly usage: ScopeUsageRecorder,
+    private readonly clock: Clock,
+  ) {}
 
   canActivate(ctx: ExecutionContext): boolean {
     const required = this.reflector.getAllAndOverride(RequiredScopesMeta, [ctx.getHandler(), ctx.getClass()]) ?? [];
@@ -46,6 +55,7 @@ export class ScopesGuard implements CanActivate {
     if (missing.length > 0) {
       throw refused(ctx, new ForbiddenException(ERRORS.missingScope(missing)));
     }
+    if (principal.keyId && required.length > 0) this.usage.record(principal.keyId, required, this.clock.now());
     return true;
   }
 }

@@ -33,6 +33,16 @@ export interface KeyVerificationRow {
   usage: Counters;
 }
 
+/** Requests of one key on routes that required one scope, on one UTC day (ScopeUsageRecorder). */
+export interface ScopeUse {
+  keyId: string;
+  scope: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  requests: number;
+  lastUsedAt: Date;
+}
+
 /**
  * What auth needs from the api_keys table: the verification read (a key by its lookup and keyed
  * hash, or by its previous lookup and hash only during the rotation's grace) and the last-used
@@ -49,4 +59,6 @@ export abstract class ApiKeyStore {
     day: string,
   ): Promise<KeyVerificationRow[]>;
   abstract touchLastUsed(ids: string[], at: Date[]): Promise<void>;
+  /** Adds the counts to the keys' scope use (keys gone since are skipped); one statement. */
+  abstract recordScopeUse(uses: ScopeUse[]): Promise<void>;
 }

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual, type KeyObject } from 'node:crypto';
 import { ApiKeyStore, type KeyVerificationRow } from './api-key-store.js';
-import { effectiveScopes } from '../common/roles.js';
 import { utcDay } from '../common/clock.js';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import { attachUsageSnapshot } from './usage-snapshot.js';
@@ -134,7 +133,7 @@ export class ApiKeyVerifier {
       orgRole: row.role,
       orgMemberCount: row.memberCount,
       plan: row.plan,
-      scopes: effectiveScopes(row.scopes, row.role),
+      scopes: this.settings.scopes.effective(row.scopes, row.role),
     };
     // Recorded as a use only once every guard has admitted the request (LastUseGuard).
     markPendingUse(principal, row.id, row.lastUsedAt, now);

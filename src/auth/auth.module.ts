@@ -7,6 +7,7 @@ import { AuthMetrics } from './auth-metrics.js';
 import { CredentialGuard } from './credential.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import { LastUseGuard } from './last-use.guard.js';
+import { ScopeUsageRecorder } from './scope-usage-recorder.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
@@ -28,6 +29,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGua
     SessionStrategy,
     ApiKeyVerifier,
     LastUsedWriter,
+    ScopeUsageRecorder,
     AuthFailureThrottle,
     AuthMetrics,
     SessionOrgResolver,
@@ -45,6 +47,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGua
     SessionOrgResolver,
     ApiKeyVerifier,
     LastUsedWriter,
+    ScopeUsageRecorder,
     VerificationInvalidation,
     VerificationLease,
   ],

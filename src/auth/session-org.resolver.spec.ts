@@ -1,4 +1,5 @@
 import { NotFoundException } from '@nestjs/common';
+import { ScopeRegistry } from '../common/scope-registry.js';
 import { describe, expect, it } from 'vitest';
 import { cacheOff, heldCache } from '../../test/support/verification-cache.js';
 import type { Role } from '../common/roles.js';
@@ -83,7 +84,7 @@ describe('SessionOrgResolver', () => {
     directory.join(U2, ORG_A, 'viewer');
     directory.join(U2, ORG_B, 'member');
     directory.join(U3, ORG_B, 'admin');
-    const resolver = new SessionOrgResolver(directory, cacheOff());
+    const resolver = new SessionOrgResolver(directory, cacheOff(), new ScopeRegistry());
 
     const onlyOrg = [session(U1), session(U1), session(U1)];
     const severalOrgs = session(U2);
@@ -117,7 +118,7 @@ describe('SessionOrgResolver', () => {
   it('asks again on the next request, so a lowered role or a removal shows at once', async () => {
     const directory = new FakeDirectory();
     directory.join(U1, ORG_A, 'owner');
-    const resolver = new SessionOrgResolver(directory, cacheOff());
+    const resolver = new SessionOrgResolver(directory, cacheOff(), new ScopeRegistry());
 
     const before = session(U1, ORG_A);
     await resolver.resolve(before);
@@ -142,7 +143,7 @@ describe('SessionOrgResolver', () => {
     directory.join(U3, ORG_B, 'member');
     directory.failUserOrgsFor = U2;
     directory.failMemberContexts = true;
-    const resolver = new SessionOrgResolver(directory, cacheOff());
+    const resolver = new SessionOrgResolver(directory, cacheOff(), new ScopeRegistry());
 
     const ok = session(U1);
     const [r1, r2, r3] = await Promise.allSettled([
@@ -168,7 +169,7 @@ describe('SessionOrgResolver', () => {
     const directory = new FakeDirectory();
     directory.join(U1, ORG_A, 'owner');
     directory.join(U2, ORG_B, 'owner'); // ORG_B exists; U1 is not in it
-    const resolver = new SessionOrgResolver(directory, heldCache().cache);
+    const resolver = new SessionOrgResolver(directory, heldCache().cache, new ScopeRegistry());
     const reads = async (orgId: string) => {
       const before = directory.memberContextsCalls.length;
       await expect(resolver.resolve(session(U1, orgId))).rejects.toBeInstanceOf(NotFoundException);

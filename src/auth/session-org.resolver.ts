@@ -1,6 +1,6 @@
 import { Injectable, NotFoundException, UnauthorizedException } from '@nestjs/common';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
-import { roleCeiling } from '../common/roles.js';
+import { ScopeRegistry } from '../common/scope-registry.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import type { Principal } from './principal.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
@@ -54,6 +54,7 @@ export class SessionOrgResolver {
   constructor(
     private readonly directory: OrgDirectory,
     private readonly cache: VerificationCache,
+    private readonly scopes: ScopeRegistry,
   ) {
     this.cached = directory.ownTables && cache.enabled;
   }
@@ -86,7 +87,7 @@ export class SessionOrgResolver {
     principal.orgRole = org.role;
     principal.orgMemberCount = org.memberCount;
     principal.plan = org.plan;
-    principal.scopes = roleCeiling(org.role);
+    principal.scopes = this.scopes.ceiling(org.role);
   }
 
   /** The user's standing in the named org (zero or one entry), or up to two of the user's orgs, from the database. */

@@ -1,4 +1,6 @@
-import { isPlan, isUuid, PLANS, SCOPES, type Plan, type Scope } from '../common/roles.js';
+import { isPlan, isUuid, PLANS, type Plan, type Scope } from '../common/roles.js';
+import { parseScopeRegistry } from '../common/scope-names.js';
+import { scopeRegistryFromEnv } from '../config/scopes-env.js';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { DirectoryAdminService } from './directory-admin.service.js';
 
@@ -102,17 +104,31 @@ export function daysOrNone(f: Flags, name: string, range: { min: number; max: nu
   return Number(raw);
 }
 
-/** Scopes separated by commas (`decisions:read,decisions:write`), each one of SCOPES. */
+/** The deployment's scope names (API_KEY_SCOPES or its _FILE; a bad registry fails the command, exit 1). */
+export function deploymentScopes(): string[] {
+  const env = {
+    API_KEY_SCOPES: process.env.API_KEY_SCOPES || undefined,
+    API_KEY_SCOPES_FILE: process.env.API_KEY_SCOPES_FILE || undefined,
+  };
+  try {
+    return [...parseScopeRegistry(scopeRegistryFromEnv(env), 'API_KEY_SCOPES').keys()];
+  } catch (error) {
+    throw new Error(`Invalid configuration:\n  ${(error as Error).message}`);
+  }
+}
+
+/** Scopes separated by commas (`decisions:read,decisions:write`), each one the deployment registers. */
 export function scopes(f: Flags, name: string): Scope[] | undefined {
   const raw = f[name];
   if (raw === undefined) return undefined;
   const list = raw.split(',').map((s) => s.trim());
-  const unknown = list.find((s) => !(SCOPES as readonly string[]).includes(s));
+  const registered = deploymentScopes();
+  const unknown = list.find((s) => !registered.includes(s));
   if (unknown !== undefined)
     throw new UsageError(
-      `--${name} must be scopes separated by commas, each one of ${SCOPES.join(', ')}; got "${unknown}"`,
+      `--${name} must be scopes separated by commas, each one of ${registered.join(', ')}; got "${unknown}"`,
     );
-  return list as Scope[];
+  return list;
 }
 
 export function time(f: Flags, name: string): Date | undefined {

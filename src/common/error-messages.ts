@@ -31,6 +31,11 @@ export const ERRORS = {
   noWorkspace: 'You have no workspace in this organisation yet: connect a repository first',
   roleCannotGrant: (role: string, above: readonly string[], ceiling: readonly string[]) =>
     `Your role "${role}" in this organisation cannot grant ${above.join(', ')}; it allows at most: ${ceiling.join(', ')}`,
+  unregisteredScope: (field: string, bad: unknown, registered: readonly string[]) =>
+    `${field} may only contain registered scopes (${registered.length > 20 ? `${registered.slice(0, 20).join(', ')} and ${registered.length - 20} more; GET /scopes lists them` : registered.join(', ')}); ${(JSON.stringify(bad) ?? 'undefined').slice(0, 80)} is not one`,
+  keyNeverWidened: (scopes: readonly string[]) =>
+    `A key is never widened; mint a new one: this key does not hold ${scopes.join(', ')}`,
+  noScopesLeft: 'scopes must name at least one scope the key holds (revoke the key to take every scope away)',
   tooManyActiveKeys: (cap: number) =>
     `You already hold ${cap} active keys in this organisation (the limit, MAX_ACTIVE_KEYS_PER_USER_ORG): revoke one before minting another`,
   tooManyMints: (seconds: number) =>
@@ -64,7 +69,7 @@ export const ERRORS = {
   keyRateLimited: (window: string) =>
     `This API key's rate limit "${window}" is reached; retry after Retry-After seconds`,
   keyCreditsSpent: "This API key's credits are spent",
-  noKeySettings: 'Send at least one of name, enabled, rate_limits, credits, allowed_cidrs, metadata',
+  noKeySettings: 'Send at least one of name, enabled, scopes, rate_limits, credits, allowed_cidrs, metadata',
 
   // Usage
   keyUsageAdminsOnly: 'Only owners and admins of the organisation can read its keys’ usage',

@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiResponse, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiResponse, ApiSchema, type OpenAPIObject } from '@nestjs/swagger';
+import { CONTRACT_SCOPES, type ScopeRegistry } from './scope-registry.js';
 
 /*
  * OpenAPI metadata shared by the controllers. Declared explicitly (no swagger CLI plugin), so
@@ -87,3 +88,41 @@ export const AUTH_ERRORS = {
   429: "Too many failed authentications from this address (AUTH_FAILURE_LIMIT per minute); or the API key's rate window is reached (the answer carries RateLimit-Policy and RateLimit, draft-ietf-httpapi-ratelimit-headers, as every answer of a rate-limited key does) or its credits are spent; see Retry-After.",
   503: 'The database is unavailable; retry shortly.',
 } as const;
+
+/**
+ * The enum a scope field declares (`@ApiProperty({ enum: SCOPE_ENUM })`): the contract's two, which
+ * `applyScopeRegistry` replaces in a built document with the running registry's scopes.
+ */
+export const SCOPE_ENUM: readonly string[] = Object.keys(CONTRACT_SCOPES);
+
+const ANY_SCOPE =
+  'A scope the deployment registers: decisions:read, decisions:write, and any the deployment adds (GET /scopes lists them).';
+
+const isScopeEnum = (values: unknown): boolean =>
+  Array.isArray(values) && values.length === SCOPE_ENUM.length && values.every((v, i) => v === SCOPE_ENUM[i]);
+
+/**
+ * Puts the running registry's scopes into every scope enum of a built OpenAPI document (request
+ * and response schemas alike), so a generated client knows the deployment's scopes. The standalone
+ * server applies it; a host serving its own document calls it after `SwaggerModule.createDocument`.
+ * With no registry (null) the scopes become plain strings, for a client meant for any deployment.
+ */
+export function applyScopeRegistry(document: OpenAPIObject, registry: ScopeRegistry | null): OpenAPIObject {
+  const names = registry ? [...registry.names] : null;
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    const o = node as Record<string, unknown>;
+    if (isScopeEnum(o.enum)) {
+      if (names) o.enum = [...names];
+      else {
+        delete o.enum;
+        o.description = ANY_SCOPE;
+      }
+    }
+    for (const value of Object.values(o)) visit(value);
+  };
+  visit(document.paths);
+  visit(document.components);
+  return document;
+}

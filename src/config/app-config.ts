@@ -4,6 +4,8 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
 import { parsePlanRateLimits, type PlanRateLimits } from '../common/plan-rate-limits.js';
+import type { ScopeRegistryInput } from '../common/scope-registry.js';
+import { scopeRegistryFromEnv } from './scopes-env.js';
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 import { productionSessionProblems } from './session-requirements.js';
 import { EnvironmentVariables } from './environment-variables.js';
@@ -28,6 +30,8 @@ export interface AppConfig {
   dataDir: string;
   planLimits: PlanLimits;
   planRateLimits: PlanRateLimits;
+  /** The scope registry from API_KEY_SCOPES or its _FILE (checked here); undefined: the contract's two. */
+  scopes?: ScopeRegistryInput;
   /** GitHub secret scanning keys (JSON text), from GITHUB_SECRET_SCANNING_KEYS or its _FILE; checked at start. */
   githubScanningKeys?: string;
 }
@@ -54,6 +58,8 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
     'PLAN_LIMITS',
     'PLAN_LIMITS_FILE',
     'PLAN_RATE_LIMITS',
+    'API_KEY_SCOPES',
+    'API_KEY_SCOPES_FILE',
     'TRUST_PROXY',
     'NODE_ENV',
     'WEBHOOK_ALLOW_CIDRS',
@@ -126,6 +132,12 @@ export function buildAppConfig(env: EnvironmentVariables): AppConfig {
   } catch (error) {
     throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
   }
+  let scopes: ScopeRegistryInput | undefined;
+  try {
+    scopes = scopeRegistryFromEnv(env);
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  ${(error as Error).message}`);
+  }
   let githubScanningKeys: string | undefined;
   try {
     if (env.GITHUB_SECRET_SCANNING_KEYS && env.GITHUB_SECRET_SCANNING_KEYS_FILE)
@@ -147,6 +159,7 @@ export function buildAppConfig(env: EnvironmentVariables): AppConfig {
     dataDir: resolve(env.DATA_DIR),
     planLimits,
     planRateLimits,
+    scopes,
   };
 }
 
@@ -163,6 +176,7 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
       audience: env.SESSION_JWT_AUDIENCE,
     },
     planLimits: config.planLimits,
+    scopes: config.scopes,
     planRateLimits: config.planRateLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,

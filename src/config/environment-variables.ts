@@ -15,6 +15,17 @@ export class EnvironmentVariables extends BaseEnvironment {
   @IsString()
   PLAN_LIMITS_FILE?: string;
 
+  /** The scopes keys may hold beyond the contract's two, as JSON (docs/configuration.md, "Scopes"). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_KEY_SCOPES?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  API_KEY_SCOPES_FILE?: string;
+
   /** Per plan, the rate windows every key of the plan is held to, in addition to its own, as JSON (docs/key-controls.md); unset: none. */
   @Transform(emptyToUndefined)
   @IsOptional()

@@ -1,5 +1,8 @@
-import { Scope, type Type } from '@nestjs/common';
-import type { ModuleRef, ModulesContainer } from '@nestjs/core';
+import { RequestMethod, Scope, type Type } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { MetadataScanner, type ModuleRef, type ModulesContainer } from '@nestjs/core';
+import { routeAuth } from '../auth/route-auth.js';
+import type { ScopeRegistry } from '../common/scope-registry.js';
 import { DataSource } from 'typeorm';
 import { OrgDirectory } from '../directory/org-directory.js';
 
@@ -81,5 +84,44 @@ export async function checkMigrated(moduleRef: ModuleRef): Promise<void> {
         "Run the migrations: add MIGRATIONS to the DataSource's migrations with migrationsRun: true (or run them with your migration " +
         'command, or runMigrationsLocked) and leave synchronize off for these tables.',
     );
+  }
+}
+
+const pathOf = (target: object): string => {
+  const path: unknown = Reflect.getMetadata(PATH_METADATA, target);
+  const first = Array.isArray(path) ? (path[0] as unknown) : path;
+  return typeof first === 'string' ? first.replace(/^\/+|\/+$/g, '') : '';
+};
+
+/**
+ * Every route of the application (this module's and the host's) that requires a scope must
+ * require a registered one: otherwise no credential could ever reach it. Refuses the start naming
+ * the route and the scope.
+ */
+export function checkRouteScopes(modules: ModulesContainer, registry: ScopeRegistry): void {
+  const scanner = new MetadataScanner();
+  const seen = new Set<unknown>();
+  for (const module of modules.values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as Type<unknown> | null;
+      if (!controller || seen.has(controller)) continue;
+      seen.add(controller);
+      const prototype = controller.prototype as Record<string, unknown>;
+      for (const name of scanner.getAllMethodNames(prototype)) {
+        const handler = prototype[name];
+        if (typeof handler !== 'function') continue;
+        const missing = routeAuth(handler, controller)?.scopes.find((s) => !registry.has(s));
+        if (missing === undefined) continue;
+        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        const route =
+          method === undefined
+            ? `${controller.name}.${name}`
+            : `${RequestMethod[method]} /${[pathOf(controller), pathOf(handler)].filter(Boolean).join('/')} (${controller.name}.${name})`;
+        throw new Error(
+          `@RequireScopes on ${route} requires "${String(missing)}", which is not a registered scope: ` +
+            'register it in the KeysUsageIdentityModule option scopes (or API_KEY_SCOPES), or fix the name',
+        );
+      }
+    }
   }
 }

@@ -20,6 +20,7 @@ import { KeyPolicyPort } from '../api-keys/key-policy.port.js';
 import { KeyPolicyRules } from '../key-policies/key-policy-rules.js';
 import { KeyPolicyStoreModule } from '../key-policies/key-policy-store.module.js';
 import { Clock } from '../common/clock.js';
+import { ScopeRegistry } from '../common/scope-registry.js';
 import { ENTITIES } from './schema.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { ActivityEvents } from '../events/activity-events.js';
@@ -90,6 +91,7 @@ export class CoreModule {
           useFactory: (options: KeysUsageIdentityOptions) => new Settings(options),
         },
         { provide: Clock, inject: [Settings], useFactory: (s: Settings) => s.clock },
+        { provide: ScopeRegistry, inject: [Settings], useFactory: (s: Settings) => s.scopes },
         ActivityEvents,
         EventOutbox,
         PoolHygiene,
@@ -104,6 +106,7 @@ export class CoreModule {
       exports: [
         Settings,
         Clock,
+        ScopeRegistry,
         ActivityEvents,
         EventOutbox,
         DatabaseModule,

@@ -10,7 +10,14 @@ import { ServiceKeysModule } from '../service-keys/service-keys.module.js';
 import { KeyPoliciesModule } from '../key-policies/key-policies.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { VersioningModule } from '../versioning/versioning.module.js';
-import { checkDataSourceSchema, checkDirectoryScope, checkMigrated, checkSingleRoot } from './boot-checks.js';
+import { ScopeRegistry } from '../common/scope-registry.js';
+import {
+  checkDataSourceSchema,
+  checkDirectoryScope,
+  checkMigrated,
+  checkRouteScopes,
+  checkSingleRoot,
+} from './boot-checks.js';
 import { CoreModule } from './core.module.js';
 import { KeysUsageIdentityFeatureModule } from './keys-usage-identity-feature.module.js';
 import {
@@ -24,14 +31,16 @@ import {
 @Injectable()
 class WiringCheck implements OnModuleInit {
   constructor(
-    modules: ModulesContainer,
+    private readonly modules: ModulesContainer,
     private readonly moduleRef: ModuleRef,
+    private readonly scopes: ScopeRegistry,
   ) {
     checkSingleRoot(KeysUsageIdentityModule, modules);
   }
 
   async onModuleInit(): Promise<void> {
     checkDirectoryScope(this.moduleRef);
+    checkRouteScopes(this.modules, this.scopes);
     await checkDataSourceSchema(this.moduleRef);
     await checkMigrated(this.moduleRef);
   }

@@ -24,6 +24,7 @@ import { KeyControls1765100000000 } from '../database/migrations/1765100000000-k
 import { ServiceKeys1765200000000 } from '../database/migrations/1765200000000-service-keys.js';
 import { AuditPseudonymise1765400000000 } from '../database/migrations/1765400000000-audit-pseudonymise.js';
 import { OrgApiVersion1765500000000 } from '../database/migrations/1765500000000-org-api-version.js';
+import { ApiKeyScopeUsage1765600000000 } from '../database/migrations/1765600000000-api-key-scope-usage.js';
 import { ErasureScrub1765610000000 } from '../database/migrations/1765610000000-erasure-scrub.js';
 import { MintUnderKeyPolicy1765620000000 } from '../database/migrations/1765620000000-mint-under-key-policy.js';
 import { OrgKeyPolicies1765300000000 } from '../database/migrations/1765300000000-org-key-policies.js';
@@ -69,6 +70,7 @@ export const MIGRATIONS = [
   OrgKeyPolicies1765300000000,
   AuditPseudonymise1765400000000,
   OrgApiVersion1765500000000,
+  ApiKeyScopeUsage1765600000000,
   ErasureScrub1765610000000,
   MintUnderKeyPolicy1765620000000,
 ];

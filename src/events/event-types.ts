@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   'api_key.revoked',
   'api_key.rotated',
   'api_key.updated',
+  'api_key.scopes_narrowed',
   'api_key.expiring',
   'api_key.expired',
   'api_key.leaked',

@@ -4,7 +4,8 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ADMIN_TOKEN_SCHEME } from '../personal-data/personal-data.options.js';
-import { API_KEY_SCHEME, BODY_ERRORS, SESSION_SCHEME } from '../common/openapi.js';
+import { API_KEY_SCHEME, applyScopeRegistry, BODY_ERRORS, SESSION_SCHEME } from '../common/openapi.js';
+import { ScopeRegistry } from '../common/scope-registry.js';
 import type { VersioningPolicy } from '../versioning/versioning-policy.js';
 import { documentsByVersion } from '../versioning/openapi-versions.js';
 
@@ -104,7 +105,10 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
       description: 'The METRICS_TOKEN of this deployment.',
     };
   }
-  const document = SwaggerModule.createDocument(app, config);
+  // In Nest's preview mode (the client build) no provider is built: the default registry stands in.
+  const found: ScopeRegistry | undefined = app.get(ScopeRegistry, { strict: false });
+  const registry = found ?? new ScopeRegistry();
+  const document = applyScopeRegistry(SwaggerModule.createDocument(app, config), registry);
   const metrics = document.paths['/metrics']?.get;
   if (metrics) {
     metrics.security = options.metricsToken ? [{ [METRICS_TOKEN_SCHEME]: [] }] : [];

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
 import { IdentityController } from './identity.controller.js';
 import { IdentityService } from './identity.service.js';
+import { ScopesController } from './scopes.controller.js';
 
 @Module({
   imports: [AuthModule],
@@ -10,6 +11,6 @@ import { IdentityService } from './identity.service.js';
 })
 export class IdentityModule {
   static withHttp(): DynamicModule {
-    return { module: IdentityModule, controllers: [IdentityController] };
+    return { module: IdentityModule, controllers: [IdentityController, ScopesController] };
   }
 }

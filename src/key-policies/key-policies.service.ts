@@ -4,7 +4,7 @@ import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
 import { ERRORS } from '../common/error-messages.js';
-import { roleCeiling, ROLES } from '../common/roles.js';
+import { ROLES } from '../common/roles.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { keyEventData } from '../events/event-types.js';
 import { Settings } from '../settings/settings.js';
@@ -73,8 +73,11 @@ export class KeyPoliciesService {
     dto: KeyPolicyDto,
   ): Promise<KeyPolicyRecordDto> {
     const byRole = dto.allowed_scopes_by_role ? { ...dto.allowed_scopes_by_role } : null;
+    const registry = this.settings.scopes;
+    for (const role of ROLES) registry.requireRegistered(`allowed_scopes_by_role.${role}`, byRole?.[role]);
+    registry.requireRegistered('approval_required_for', dto.approval_required_for);
     for (const role of ROLES) {
-      const above = byRole?.[role]?.find((s) => !roleCeiling(role).includes(s));
+      const above = byRole?.[role]?.find((s) => !registry.allows(role, s));
       if (above) throw new BadRequestException(ERRORS.policyScopeAboveRole(role, above));
     }
     const now = this.settings.clock.now();

@@ -2,7 +2,7 @@ import { ConflictException, Injectable, NotFoundException, NotImplementedExcepti
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import type { RotateApiKeyDto } from '../api-keys/dto/rotate-api-key.dto.js';
 import { KeyChanges } from '../api-keys/key-changes.js';
-import { grantableScopes, KeyMinting } from '../api-keys/key-minting.js';
+import { KeyMinting } from '../api-keys/key-minting.js';
 import { actorOf, OPERATOR, type ChangeActor } from '../audit/audit.service.js';
 import { requireOrgAdmin } from '../auth/org-access.js';
 import type { Principal } from '../auth/principal.js';
@@ -37,6 +37,7 @@ export class ServiceKeysService {
   ) {}
 
   async mint(principal: Principal, orgId: string, dto: MintServiceKeyDto): Promise<MintedServiceKeyDto> {
+    this.settings.scopes.requireRegistered('scopes', dto.scopes);
     const admin = await this.requireAdmin(principal, orgId);
     return this.mintFor({ actor: actorOf(principal), role: admin.role, createdBy: principal.userId }, orgId, dto);
   }
@@ -105,7 +106,7 @@ export class ServiceKeysService {
     orgId: string,
     dto: MintServiceKeyDto,
   ): Promise<MintedServiceKeyDto> {
-    const scopes = grantableScopes(dto.scopes, by.role);
+    const scopes = this.settings.scopes.grantable(dto.scopes, by.role);
     const verdict = await this.minting.judge({
       orgId,
       role: by.role,

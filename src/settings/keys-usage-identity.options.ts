@@ -1,6 +1,7 @@
 import type { Clock } from '../common/clock.js';
 import type { PlanLimits } from '../common/plan-limits.js';
 import type { PlanRateLimits } from '../common/plan-rate-limits.js';
+import type { ScopeRegistryInput } from '../common/scope-registry.js';
 
 export interface SessionVerificationOptions {
   /** HS256 shared secret. */
@@ -66,6 +67,12 @@ export interface KeysUsageIdentityOptions {
    */
   apiKeySecret?: string | null;
   session: SessionVerificationOptions;
+  /**
+   * The scopes keys may hold beyond (or redefining the roles of) the contract's `decisions:read` and
+   * `decisions:write`: `{ 'invoices:read': { description, roles: ['owner', 'admin', 'member'] } }`
+   * (docs/embedding.md, "Your own scopes"). A malformed entry stops the start, naming it.
+   */
+  scopes?: ScopeRegistryInput;
   /** Daily limits per plan; defaults to the documented free/pro limits. */
   planLimits?: PlanLimits;
   /** Per plan, the rate windows every key of the plan is held to, in addition to its own; default none (docs/key-controls.md). */

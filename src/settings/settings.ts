@@ -2,6 +2,7 @@ import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { SystemClock, type Clock } from '../common/clock.js';
 import { DEFAULT_PLAN_LIMITS, type PlanLimits } from '../common/plan-limits.js';
 import { DEFAULT_PLAN_RATE_LIMITS, type PlanRateLimits } from '../common/plan-rate-limits.js';
+import { ScopeRegistry } from '../common/scope-registry.js';
 import type {
   DatabaseOptions,
   KeysUsageIdentityOptions,
@@ -20,6 +21,8 @@ export class Settings {
   readonly issuer: string | undefined;
   readonly audience: string | undefined;
   readonly planLimits: PlanLimits;
+  /** The scopes keys may hold (the contract's two unless the `scopes` option adds more). */
+  readonly scopes: ScopeRegistry;
   /** Per plan, the rate windows every key of the plan is held to, in addition to its own (docs/key-controls.md). */
   readonly planRateLimits: PlanRateLimits;
   readonly authFailureLimit: number;
@@ -53,6 +56,7 @@ export class Settings {
     if (!this.sessionSecret && !this.sessionPublicKey && !this.jwksUri) {
       throw new Error('Session verification needs a secret, a public key or a JWKS URI');
     }
+    this.scopes = new ScopeRegistry(options.scopes, 'KeysUsageIdentityModule option scopes');
     this.planLimits = options.planLimits ?? DEFAULT_PLAN_LIMITS;
     this.planRateLimits = options.planRateLimits ?? DEFAULT_PLAN_RATE_LIMITS;
     this.authFailureLimit = options.authFailureLimit ?? 30;

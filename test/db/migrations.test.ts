@@ -30,6 +30,7 @@ describe('migrations on an empty PostgreSQL database', () => {
     );
     expect(tables.map((t) => t.tablename)).toEqual([
       'api_key_counts',
+      'api_key_scope_usage',
       'api_key_stale_warnings',
       'api_keys',
       'audit_events',

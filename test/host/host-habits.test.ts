@@ -302,6 +302,7 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
       expect(tables.rows.map((r) => `${r.schemaname}.${r.tablename}`)).toEqual(
         [
           'api_key_counts',
+          'api_key_scope_usage',
           'api_key_stale_warnings',
           'api_keys',
           'audit_events',

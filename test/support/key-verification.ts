@@ -94,6 +94,7 @@ class InMemoryKeyStore extends ApiKeyStore {
   }
 
   async touchLastUsed(): Promise<void> {}
+  async recordScopeUse(): Promise<void> {}
 }
 
 export function verifierOver(

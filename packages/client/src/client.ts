@@ -5,7 +5,7 @@ import type { paths } from './generated/openapi.js';
 import { Keys } from './keys.js';
 import { Orgs } from './orgs.js';
 import { retryingFetch, type RetryOptions } from './retry.js';
-import type { OrgOption, Principal } from './types.js';
+import type { OrgOption, Principal, ScopeList } from './types.js';
 import { orgHeader, Usage } from './usage.js';
 import { Webhooks } from './webhooks.js';
 
@@ -67,6 +67,11 @@ export class KeysUsageIdentityClient {
     this.usage = new Usage(this.raw);
     this.orgs = new Orgs(this.raw);
     this.webhooks = new Webhooks(this.raw);
+  }
+
+  /** The deployment's scopes, with whether the caller's role may grant each (`GET /scopes`). */
+  scopes(options: OrgOption = {}): Promise<ScopeList> {
+    return dataOf(this.raw.GET('/scopes', { params: { header: orgHeader(options) } }));
   }
 
   /** Who the caller is: user, org, role, scopes. */

@@ -11,6 +11,9 @@ import type {
   MintKeyRequest,
   RotatedApiKey,
   RotateKeyRequest,
+  ScopeUsage,
+  ScopeUsageQuery,
+  UpdateKeyRequest,
 } from './types.js';
 
 /** The caller's own keys: mint, list, rotate, revoke (browser session only; an API key gets 403). */
@@ -45,6 +48,19 @@ export class Keys {
   /** Revokes the key (revoking a revoked key changes nothing). */
   async revoke(keyId: string): Promise<void> {
     await dataOf(this.api.DELETE('/api-keys/{keyID}', { params: { path: { keyID: keyId } } }));
+  }
+
+  /**
+   * Changes the key's settings; `scopes` may only narrow it (a scope it does not hold is a 403:
+   * a key is never widened). Every instance applies it before this resolves.
+   */
+  update(keyId: string, body: UpdateKeyRequest): Promise<ApiKey> {
+    return dataOf(this.api.PATCH('/api-keys/{keyID}', { params: { path: { keyID: keyId } }, body }));
+  }
+
+  /** Which of its scopes the key used in the last `days` UTC days (default 30), and which it did not. */
+  scopeUsage(keyId: string, query: ScopeUsageQuery = {}): Promise<ScopeUsage> {
+    return dataOf(this.api.GET('/api-keys/{keyID}/scope-usage', { params: { path: { keyID: keyId }, query } }));
   }
 
   /** The key's own daily usage over `from`..`to` (UTC days). */

@@ -16,6 +16,11 @@ export type RotateKeyRequest = Schemas['RotateApiKeyRequest'];
 export type ListKeysQuery = QueryOf<'listApiKeys'>;
 export type KeyUsageQuery = QueryOf<'getApiKeyUsage'>;
 export type KeyDailyUsageReport = Schemas['KeyDailyUsageReport'];
+export type UpdateKeyRequest = Schemas['UpdateApiKeyRequest'];
+export type ScopeUsage = Schemas['ScopeUsage'];
+export type ScopeUsageQuery = QueryOf<'getApiKeyScopeUsage'>;
+/** The deployment's scopes (`GET /scopes`); a scope is a string: each deployment registers its own. */
+export type ScopeList = Schemas['ScopeList'];
 
 export type UsageReport = Schemas['UsageReport'];
 export type DailyUsageReport = Schemas['DailyUsageReport'];

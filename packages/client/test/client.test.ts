@@ -104,6 +104,28 @@ describe('the typed client against the running service', () => {
     for (const key of others) await session.keys.revoke(key.id);
   });
 
+  it('scopes: lists the deployment’s scopes (strings), reports a key’s scope usage and narrows it', async () => {
+    const listed = await session.scopes({ orgId: owner.orgId });
+    expect(listed.scopes.map((s) => s.scope)).toEqual(['decisions:read', 'decisions:write']);
+    expect(listed.scopes.every((s) => s.grantable)).toBe(true);
+    const scope: string = listed.scopes[0].scope;
+    const minted = await session.keys.mint({ org_id: owner.orgId, scopes: [scope, 'decisions:write'] });
+    const report = await session.keys.scopeUsage(minted.id, { days: 7 });
+    expect(report).toEqual({
+      days: 7,
+      scopes: [
+        { scope: 'decisions:read', requests: 0 },
+        { scope: 'decisions:write', requests: 0 },
+      ],
+      unused: ['decisions:read', 'decisions:write'],
+    });
+    const narrowed = await session.keys.update(minted.id, { scopes: ['decisions:read'] });
+    expect(narrowed.scopes).toEqual(['decisions:read']);
+    const widened = await session.keys.update(minted.id, { scopes: ['decisions:write'] }).catch((e: unknown) => e);
+    expect(widened).toMatchObject({ status: 403 });
+    await session.keys.revoke(minted.id);
+  });
+
   it('usage and identity, with an API key and with a session naming its org', async () => {
     const { key } = await session.keys.mint({ org_id: owner.orgId, scopes: ['decisions:read'] });
     const withKey = new KeysUsageIdentityClient({ baseUrl: t.url, credential: key });

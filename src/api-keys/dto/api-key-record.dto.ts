@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { SCOPES, type Scope } from '../../common/roles.js';
+import { SCOPE_ENUM } from '../../common/openapi.js';
+import type { Scope } from '../../common/roles.js';
 import { KEY_STATES, type KeyState } from '../key-state.js';
 
 /** OpenAPI description of the key record (contract 2.1); `implements` keeps it in step with the real type. */
@@ -26,7 +27,11 @@ export class ApiKeyRecordDto {
   @ApiProperty({ minLength: 4, maxLength: 4, description: "The key's last four characters." })
   last4: string;
 
-  @ApiProperty({ enum: SCOPES, isArray: true, description: 'What the key can do (as minted).' })
+  @ApiProperty({
+    enum: SCOPE_ENUM,
+    isArray: true,
+    description: 'What the key can do (as minted, or as narrowed since).',
+  })
   scopes: Scope[];
 
   @ApiProperty({ format: 'date-time', description: 'Mint time (RFC 3339).' })

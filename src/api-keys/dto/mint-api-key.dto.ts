@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsArray, IsBoolean, IsDefined, IsInt, IsString, Max, Min } from 'class-validator';
-import { SCOPES, type Scope } from '../../common/roles.js';
-import { EachIn, IsStorableText, IsUuidString, MaxStringLength, present } from '../../common/validation.js';
+import { SCOPE_ENUM } from '../../common/openapi.js';
+import { IsStorableText, IsUuidString, MaxStringLength, present } from '../../common/validation.js';
 import {
   AllowedCidrsSetting,
   CreditsSetting,
@@ -33,15 +33,14 @@ export class MintApiKeyDto {
   name?: string;
 
   @ApiPropertyOptional({
-    enum: SCOPES,
+    enum: SCOPE_ENUM,
     isArray: true,
     description:
-      "Omitted or [] means read-only (['decisions:read']). A scope above the caller's role in the org is refused (403); duplicates are removed.",
+      "Registered scopes (GET /scopes lists them; an unregistered one is refused, 400). Omitted or [] means read-only (['decisions:read']). A scope above the caller's role in the org is refused (403); duplicates are removed.",
   })
   @present('scopes')
   @IsArray({ message: 'scopes must be an array of strings' })
-  @EachIn(SCOPES, { message: `scopes may only contain ${SCOPES.join(' and ')}` })
-  scopes?: Scope[];
+  scopes?: string[];
 
   @ApiPropertyOptional({
     type: 'integer',

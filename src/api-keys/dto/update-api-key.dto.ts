@@ -1,5 +1,7 @@
 import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsBoolean, IsString } from 'class-validator';
+import { ArrayMinSize, IsArray, IsBoolean, IsString } from 'class-validator';
+import { SCOPE_ENUM } from '../../common/openapi.js';
+import { ERRORS } from '../../common/error-messages.js';
 import { IsStorableText, MaxStringLength, present } from '../../common/validation.js';
 import { AllowedCidrsSetting, CreditsSetting, MetadataSetting, RateLimitsSetting } from './key-settings.fields.js';
 import type { CreditsValue } from './key-settings.fields.js';
@@ -24,6 +26,18 @@ export class UpdateApiKeyDto {
   @present('enabled')
   @IsBoolean({ message: 'enabled must be a boolean' })
   enabled?: boolean;
+
+  @ApiPropertyOptional({
+    enum: SCOPE_ENUM,
+    isArray: true,
+    minItems: 1,
+    description:
+      'Narrows the key to these scopes, each one it holds now (a scope it does not hold: 403, a key is never widened; [] is a 400). Applied on every instance before the answer.',
+  })
+  @present('scopes')
+  @IsArray({ message: 'scopes must be an array of strings' })
+  @ArrayMinSize(1, { message: ERRORS.noScopesLeft })
+  scopes?: string[];
 
   @RateLimitsSetting()
   rate_limits?: unknown[] | null;

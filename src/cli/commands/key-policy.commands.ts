@@ -1,4 +1,3 @@
-import { SCOPES } from '../../common/roles.js';
 import { MAX_LIFETIME_DAYS, STALE_AFTER_DAYS } from '../../key-policies/key-policy-limits.js';
 import { bool, command, daysOrNone, ORG, scopes, UsageError, uuid } from '../command-spec.js';
 
@@ -38,7 +37,7 @@ export const KEY_POLICY_COMMANDS = {
       },
       'approval-required-for': {
         value: '<scope,scope>|none',
-        help: `A member's or viewer's mint asking for these scopes (${SCOPES.join(', ')}) waits for approval; none: no approval.`,
+        help: "A member's or viewer's mint asking for these scopes (registered ones, e.g. decisions:write) waits for approval; none: no approval.",
       },
     },
     prints: PRINTS,

@@ -70,7 +70,10 @@ export const SERVICE_KEY_COMMANDS = {
     flags: {
       org: ORG(),
       name: { value: '<name>', help: 'Its label, at most 100 characters.', required: true },
-      scopes: { value: '<scope,scope>', help: 'decisions:read and/or decisions:write (default decisions:read).' },
+      scopes: {
+        value: '<scope,scope>',
+        help: 'Registered scopes (decisions:read, decisions:write and API_KEY_SCOPES; default decisions:read).',
+      },
       'expires-in-days': { value: '<n>', help: 'Days until it expires, 0 to 366 (default 0: never).' },
     },
     prints: `{"key",${RECORD.slice(1)}: the key is shown only here`,

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ROLES, SCOPES, type Role, type Scope } from '../../common/roles.js';
+import { SCOPE_ENUM } from '../../common/openapi.js';
+import { ROLES, type Role, type Scope } from '../../common/roles.js';
 
 @ApiSchema({ name: 'Principal', description: 'The verified caller (contract 2.3). Proves a credential works.' })
 export class PrincipalDto {
@@ -18,7 +19,7 @@ export class PrincipalDto {
   email: string;
 
   @ApiProperty({
-    enum: SCOPES,
+    enum: SCOPE_ENUM,
     isArray: true,
     description:
       "Effective scopes: a session's role ceiling, or a key's minted scopes within its owner's current ceiling.",

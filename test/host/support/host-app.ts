@@ -29,6 +29,7 @@ import {
   type OrgDirectory,
   type PlanLimits,
   type Principal,
+  type ScopeRegistryInput,
 } from '../../../src/index.js';
 import { ApiClient } from '../../support/http.js';
 import { TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../../support/seed.js';
@@ -51,6 +52,7 @@ export class HostSettings {
   planLimits: PlanLimits = HOST_PLAN_LIMITS;
   authFailureLimit = 0;
   clock: Clock | undefined;
+  scopes: ScopeRegistryInput | undefined;
 }
 
 /** The host's own routes: one guarded and charged, the others ours to leave alone. */
@@ -91,6 +93,8 @@ export interface HostOptions {
   apiKeySecret?: string | null;
   clock?: Clock;
   planLimits?: PlanLimits;
+  /** The host's own scopes (the module option `scopes`). */
+  scopes?: ScopeRegistryInput;
   /** Failed authentications per address per minute before 429 (default 0: off, so tests may fail often). */
   authFailureLimit?: number;
   extras?: KeysUsageIdentityExtras;
@@ -113,6 +117,7 @@ export function hostModule(options: HostOptions): DynamicModule {
   if (options.planLimits) settings.planLimits = options.planLimits;
   if (options.authFailureLimit !== undefined) settings.authFailureLimit = options.authFailureLimit;
   settings.clock = options.clock;
+  settings.scopes = options.scopes;
 
   @Module({ providers: [{ provide: HostSettings, useValue: settings }], exports: [HostSettings] })
   class HostSettingsModule {}
@@ -147,6 +152,7 @@ export function hostModule(options: HostOptions): DynamicModule {
           planLimits: s.planLimits,
           authFailureLimit: s.authFailureLimit,
           clock: s.clock,
+          scopes: s.scopes,
         }),
         ...options.extras,
         ...(options.orgDirectory ? { orgDirectory: options.orgDirectory } : {}),
