@@ -10,6 +10,9 @@
  *   auth      auth/: strategies, guards, decorators, the principal, key verification. It reads
  *             api keys through its own ApiKeyStore port, which api-keys implements and the
  *             assembler binds, so auth never imports a feature.
+ *   budgets   budgets/: what a request may spend (a key's credits and rate windows, the plan's
+ *             windows) and the guard that enforces them. It implements auth's RequestBudget port
+ *             (the assembler binds it), so it imports auth and auth never imports it.
  *   features  audit/ < api-keys/ < usage/, leaks/, service-keys/, key-policies/ < webhooks/, personal-data/; identity/, orgs/ and versioning/ import no feature
  *             (api-keys/ and service-keys/ import versioning/ for the @Versioned decorator)
  *             (inside base: common/ < settings/ < config/, database/ beside settings; inside stores,
@@ -22,6 +25,7 @@ const BASE =
   '^src/(common|settings|config)/|^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
 const STORES = '^src/(directory|events)/';
 const AUTH = '^src/auth/';
+const BUDGETS = '^src/budgets/';
 const FEATURES =
   '^src/(audit|api-keys|usage|identity|orgs|leaks|webhooks|personal-data|versioning|service-keys|key-policies)/';
 const LIBRARY = '^src/core/|^src/index[.]ts$';
@@ -64,7 +68,7 @@ module.exports = {
     up(
       'base-up',
       BASE,
-      `${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      `${STORES}|${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
       'common/settings/config/database import nothing above them',
     ),
     up(
@@ -85,15 +89,16 @@ module.exports = {
     up(
       'stores-up',
       STORES,
-      `${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      `${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
       'directory/ and events/ import only the base layer',
     ),
     up(
       'auth-up',
       AUTH,
-      `${FEATURES}|${LIBRARY}|${SERVER}`,
-      'auth defines ports (ApiKeyStore) instead of importing a feature',
+      `${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      'auth defines ports (ApiKeyStore, RequestBudget) instead of importing budgets or a feature',
     ),
+    up('budgets-up', BUDGETS, `${FEATURES}|${LIBRARY}|${SERVER}`, 'budgets import only auth and the layers below'),
     up('features-up', FEATURES, `${LIBRARY}|${SERVER}`, 'features never import the assembler or the server'),
     up('library-up', LIBRARY, SERVER, 'what a host imports never imports the standalone server'),
     feature('audit', []),
@@ -119,7 +124,7 @@ module.exports = {
       severity: 'error',
       comment:
         'Every file under src/ that imports anything belongs to a layer above; a new top-level folder must be given one here.',
-      from: { path: '^src/', pathNot: `${BASE}|${STORES}|${AUTH}|${FEATURES}|${LIBRARY}|${SERVER}` },
+      from: { path: '^src/', pathNot: `${BASE}|${STORES}|${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}` },
       to: {},
     },
   ],

@@ -19,8 +19,11 @@ export type {
 
 // Protecting and charging the host's own routes.
 export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
-export { RateLimited, type RateLimitSpec } from './auth/key-limits/rate-limited.decorator.js';
-export { KeyLimitsGuard } from './auth/key-limits/key-limits.guard.js';
+export { RateLimited, type RateLimitSpec } from './budgets/rate-limited.decorator.js';
+export { KeyLimitsGuard } from './budgets/key-limits.guard.js';
+export { BudgetsModule } from './budgets/budgets.module.js';
+export { refuseBeforeHandler } from './common/refusal.js';
+export { TooManyRequests, type TooManyRequestsOptions } from './common/too-many-requests.js';
 export {
   DEFAULT_PLAN_RATE_LIMITS,
   parsePlanRateLimits,

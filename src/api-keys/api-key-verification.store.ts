@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { ApiKeyStore, KeyVerificationRow, ScopeUse } from '../auth/api-key-store.js';
-import { keyLimitsOf, type KeyLimitColumns } from '../auth/key-limits/key-limits.js';
+import { keyLimitsOf, type KeyLimitColumns } from '../budgets/key-limits.js';
 import { Clock } from '../common/clock.js';
 import type { Plan, Role } from '../common/roles.js';
 import { pgPool } from '../database/pg-pool.js';

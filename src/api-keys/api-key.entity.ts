@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { Scope } from '../common/roles.js';
-import type { CreditRefill, RateWindow } from '../auth/key-limits/key-settings.js';
+import type { CreditRefill, RateWindow } from '../budgets/key-settings.js';
 
 @Entity({ name: 'api_keys' })
 @Check('api_keys_approval_check', `approval IN ('pending', 'denied')`)

@@ -1,5 +1,5 @@
 import type { ApiKeyEntity } from './api-key.entity.js';
-import { nextRefill, refillPeriodStart } from '../auth/key-limits/key-settings.js';
+import { nextRefill, refillPeriodStart } from '../budgets/key-settings.js';
 import type { ApiKeyRecordDto, MintedApiKeyDto, OrgApiKeyDto } from './dto/api-key-record.dto.js';
 import { settingsRecord } from './key-settings.sql.js';
 import { keyStateOf } from './key-state.js';

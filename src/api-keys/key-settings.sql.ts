@@ -1,4 +1,5 @@
-import { refillPeriodStart, type CreditRefill } from '../auth/key-limits/key-settings.js';
+import { refillPeriodStart } from '../budgets/key-settings.js';
+import type { CreditRefill } from '../common/key-limits.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
 
 /*

@@ -1,6 +1,6 @@
-import { HttpException, HttpStatus, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { TooManyRequests } from '../common/too-many-requests.js';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { Settings } from '../settings/settings.js';
 import { ERRORS } from '../common/error-messages.js';
@@ -33,11 +33,11 @@ export class MintRateGuard implements CanActivate {
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      setResponseHeader(http.getResponse(), 'Retry-After', String(seconds));
-      throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyMints(seconds) },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw new TooManyRequests(http.getResponse(), {
+        budget: 'mints',
+        message: ERRORS.tooManyMints(seconds),
+        retryAfter: seconds,
+      });
     }
   }
 }

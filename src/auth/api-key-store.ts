@@ -1,6 +1,6 @@
 import type { Counters } from '../common/meters.js';
 import type { Plan, Role } from '../common/roles.js';
-import type { KeyLimits } from './key-limits/key-limits.js';
+import type { KeyLimits } from '../common/key-limits.js';
 
 /** A key row as verification needs it, with its owner's standing in the key's org. */
 export interface KeyVerificationRow {

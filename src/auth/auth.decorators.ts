@@ -3,11 +3,11 @@ import { ApiBearerAuth } from '@nestjs/swagger';
 import { API_KEY_SCHEME, SESSION_SCHEME } from '../common/openapi.js';
 import type { Scope } from '../common/roles.js';
 import { CredentialGuard } from './credential.guard.js';
-import { KeyLimitsGuard } from './key-limits/key-limits.guard.js';
 import { LastUseGuard } from './last-use.guard.js';
 import { ScopesGuard, SessionOnlyGuard } from './access.guards.js';
 import { AuthModeMeta, RequiredScopesMeta } from './auth.metadata.js';
 import type { Principal } from './principal.js';
+import { RequestBudgetGuard } from './request-budget.js';
 
 /*
  * Each decorator declares a route's auth once: the metadata (what the auth snapshot test and a
@@ -18,13 +18,13 @@ import type { Principal } from './principal.js';
  */
 
 /**
- * Any valid credential, session or API key; no scope needed. A key's limits apply (KeyLimitsGuard),
+ * Any valid credential, session or API key; no scope needed. A key's limits apply (the key's budgets: RequestBudgetGuard),
  * then an admitted key's use is recorded (LastUseGuard, last).
  */
 export const Authenticated = () =>
   applyDecorators(
     AuthModeMeta('any'),
-    UseGuards(CredentialGuard, KeyLimitsGuard, LastUseGuard),
+    UseGuards(CredentialGuard, RequestBudgetGuard, LastUseGuard),
     ApiBearerAuth(SESSION_SCHEME),
     ApiBearerAuth(API_KEY_SCHEME),
   );
@@ -38,7 +38,7 @@ export const RequireScopes = (...scopes: Scope[]) =>
   applyDecorators(
     AuthModeMeta('any'),
     RequiredScopesMeta(scopes),
-    UseGuards(CredentialGuard, ScopesGuard, KeyLimitsGuard, LastUseGuard),
+    UseGuards(CredentialGuard, ScopesGuard, RequestBudgetGuard, LastUseGuard),
     ApiBearerAuth(SESSION_SCHEME),
     ApiBearerAuth(API_KEY_SCHEME),
   );

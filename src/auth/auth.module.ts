@@ -14,12 +14,9 @@ import { VerificationCache } from './verification-cache/verification-cache.js';
 import { VerificationInvalidation } from './verification-cache/verification-invalidation.js';
 import { VerificationLease } from './verification-cache/verification-lease.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
-import { CreditLeases } from './key-limits/credit-leases.js';
-import { KeyLimitStore } from './key-limits/key-limit.store.js';
-import { KeyLimitsGuard } from './key-limits/key-limits.guard.js';
-import { WindowLeases } from './key-limits/window-leases.js';
+import { RequestBudgetGuard } from './request-budget.js';
 
-const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard, LastUseGuard];
+const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGuard, LastUseGuard];
 
 /**
  * Both credentials, one Principal. Exports the guards so routes anywhere in a host can use
@@ -28,9 +25,6 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard, 
 @Module({
   imports: [PeriodicJobsModule],
   providers: [
-    KeyLimitStore,
-    WindowLeases,
-    CreditLeases,
     ApiKeyStrategy,
     SessionStrategy,
     ApiKeyVerifier,
@@ -46,8 +40,6 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, KeyLimitsGuard, 
   ],
   exports: [
     ...GUARDS,
-    WindowLeases,
-    CreditLeases,
     ApiKeyStrategy,
     SessionStrategy,
     AuthFailureThrottle,

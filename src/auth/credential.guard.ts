@@ -1,6 +1,6 @@
+import { TooManyRequests } from '../common/too-many-requests.js';
 import {
   HttpException,
-  HttpStatus,
   Injectable,
   ServiceUnavailableException,
   UnauthorizedException,
@@ -89,11 +89,11 @@ export class CredentialGuard implements CanActivate {
     // The attempt is counted inside admit(), synchronously, before this first await.
     const admission = await this.throttle.admit(request.ip ?? 'unknown', bearerToken(request.headers));
     if (admission.retryAfter > 0) {
-      setResponseHeader(http.getResponse(), 'Retry-After', String(admission.retryAfter));
-      throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyFailedAuth },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw new TooManyRequests(http.getResponse(), {
+        budget: 'auth_failures',
+        message: ERRORS.tooManyFailedAuth,
+        retryAfter: admission.retryAfter,
+      });
     }
     return this.authenticateAdmitted(ctx, http, request, admission);
   }

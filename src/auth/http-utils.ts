@@ -1,9 +1,4 @@
-/** Works on a Fastify reply and an Express response alike: both have `header(name, value)`. */
-export function setResponseHeader(response: unknown, name: string, value: string): void {
-  const r = response as { header?: (n: string, v: string) => unknown; setHeader?: (n: string, v: string) => unknown };
-  if (typeof r.header === 'function') r.header(name, value);
-  else if (typeof r.setHeader === 'function') r.setHeader(name, value);
-}
+export { setResponseHeader } from '../common/too-many-requests.js';
 
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
 /** The last header value parsed and its token: the guard and both strategies ask for it in one request. */

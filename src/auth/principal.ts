@@ -1,5 +1,5 @@
 import type { Plan, Role, Scope } from '../common/roles.js';
-import type { KeyLimits } from './key-limits/key-limits.js';
+import type { KeyLimits } from '../common/key-limits.js';
 
 /**
  * The one identity both credentials produce. Routes read it with `@CurrentPrincipal()`. `kind`:

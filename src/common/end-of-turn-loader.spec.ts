@@ -50,4 +50,31 @@ describe('endOfTurnLoader', () => {
     await expect(loader.load(1)).rejects.toThrow('down');
     expect(await loader.load(2)).toBe(2);
   });
+
+  it('tries the items of a batch PostgreSQL refuses for one value (SQLSTATE class 22/23) one by one: only that item fails', async () => {
+    const batches: number[][] = [];
+    const loader = endOfTurnLoader<number, number>(async (keys) => {
+      batches.push([...keys]);
+      if (keys.includes(13)) throw Object.assign(new Error('value out of range for type integer'), { code: '22003' });
+      return keys.map((k) => k * 10);
+    });
+    const answers = await Promise.allSettled([loader.load(1), loader.load(13), loader.load(2)]);
+    expect(answers.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message))).toEqual([
+      10,
+      'value out of range for type integer',
+      20,
+    ]);
+    expect(batches).toEqual([[1, 13, 2], [1], [13], [2]]);
+  });
+
+  it('fails the whole batch for any other error (a connection lost is everyone’s)', async () => {
+    let calls = 0;
+    const loader = endOfTurnLoader<number, number>(async () => {
+      calls++;
+      throw Object.assign(new Error('connection terminated'), { code: '08006' });
+    });
+    const answers = await Promise.allSettled([loader.load(1), loader.load(2)]);
+    expect(answers.every((a) => a.status === 'rejected')).toBe(true);
+    expect(calls).toBe(1);
+  });
 });

@@ -9,7 +9,10 @@ import DataLoader from 'dataloader';
  * the moment one finishes, before the finished batch's callers go on to write their responses:
  * the database works on it while this process answers them (measured on the charging bench).
  * Nothing is cached: every load is answered by the batch it went out in, and a failed batch
- * fails only its own loads.
+ * fails only its own loads. One item's bad value never fails the others: when PostgreSQL refuses
+ * a batch with an SQLSTATE of class 22 (data exception) or 23 (integrity constraint), the items
+ * are tried again one by one, so only the offending item fails (`load` must be atomic: a refused
+ * batch wrote nothing, as one statement or one transaction).
  */
 export function endOfTurnLoader<K, V>(
   load: (keys: readonly K[]) => Promise<V[]>,
@@ -21,7 +24,12 @@ export function endOfTurnLoader<K, V>(
     async (keys) => {
       running++;
       try {
-        return await load(keys);
+        try {
+          return await load(keys);
+        } catch (error) {
+          if (keys.length < 2 || !isDataError(error)) throw error;
+          return await oneByOne(load, keys);
+        }
       } finally {
         running--;
         const next = waiting;
@@ -38,4 +46,25 @@ export function endOfTurnLoader<K, V>(
       },
     },
   );
+}
+
+/** SQLSTATE class 22 (data exception) or 23 (integrity constraint violation): one value's fault. */
+export function isDataError(error: unknown): boolean {
+  const code =
+    (error as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ??
+    (error as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
+}
+
+/** Each item alone, in order: the ones PostgreSQL refuses answer their own error, the others their value. */
+async function oneByOne<K, V>(load: (keys: readonly K[]) => Promise<V[]>, keys: readonly K[]): Promise<(V | Error)[]> {
+  const out: (V | Error)[] = [];
+  for (const key of keys) {
+    try {
+      out.push((await load([key]))[0]);
+    } catch (error) {
+      out.push(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+  return out;
 }

@@ -28,6 +28,19 @@ export class ErrorBody {
   message: string;
 }
 
+@ApiSchema({ name: 'KuiTooManyRequests', description: 'A 429: the error body, and the budget that is spent.' })
+export class TooManyRequestsBody extends ErrorBody {
+  @ApiProperty({
+    description:
+      'The spent budget: `key_window:<name>`, `plan_window:<name>`, `key_credits`, `usage:<meter>`, `auth_failures`, `mints`, `leak_reports` or `webhook_sends`.',
+    example: 'key_window:default',
+  })
+  budget: string;
+
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'Seconds to wait, as in Retry-After.', example: 1 })
+  retry_after: number;
+}
+
 const HEADERS: Record<
   number,
   Record<string, { description: string; required: boolean; schema: { type: 'string' | 'integer'; minimum?: number } }>
@@ -52,7 +65,12 @@ const HEADERS: Record<
 export function ApiErrors(responses: Record<number, string>): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ...Object.entries(responses).map(([status, description]) =>
-      ApiResponse({ status: Number(status), description, type: ErrorBody, headers: HEADERS[Number(status)] }),
+      ApiResponse({
+        status: Number(status),
+        description,
+        type: Number(status) === 429 ? TooManyRequestsBody : ErrorBody,
+        headers: HEADERS[Number(status)],
+      }),
     ),
   );
 }

@@ -14,7 +14,7 @@ describe('PLAN_RATE_LIMITS', () => {
     expect(() => parsePlanRateLimits([])).toThrow(/must be a JSON object/);
     expect(() => parsePlanRateLimits({ gold: [] })).toThrow(/unknown plan "gold"/);
     expect(() => parsePlanRateLimits({ free: [{ name: 'default', limit: 0, window_seconds: 1 }] })).toThrow(
-      'PLAN_RATE_LIMITS.free[0].limit must be an integer of at least 1',
+      'PLAN_RATE_LIMITS.free[0].limit must be an integer from 1 to 1000000000',
     );
     expect(() => parsePlanRateLimits({ pro: [{ name: 'default', limit: 1, window_seconds: 86_401 }] })).toThrow(
       /PLAN_RATE_LIMITS\.pro\[0\]\.window_seconds/,

@@ -1,13 +1,13 @@
 import { PLANS, type Plan } from './roles.js';
 
-/** A rate window of a key, or of a plan's default for keys without their own. */
+/** A rate window of a key, or of a plan (which applies to every key of the plan, in addition to its own). */
 export interface RateWindow {
   name: string;
   limit: number;
   window_seconds: number;
 }
 
-/** Per plan, the windows a key without its own gets; null: none. */
+/** Per plan, the windows every key of the plan is held to besides its own; null: none. */
 export type PlanRateLimits = Record<Plan, RateWindow[] | null>;
 
 /**
@@ -36,8 +36,9 @@ export function parsePlanRateLimits(input: unknown, source = 'PLAN_RATE_LIMITS')
       const o = w as Partial<RateWindow> | null;
       if (typeof o !== 'object' || o === null || typeof o.name !== 'string' || !NAME.test(o.name))
         throw new Error(`${at}.name must be 1 to 32 letters, digits or _ . : -`);
-      if (!Number.isSafeInteger(o.limit) || o.limit! < 1)
-        throw new Error(`${at}.limit must be an integer of at least 1`);
+      // A window's limit must be leasable (see budgets/key-settings.ts, MAX_WINDOW_LIMIT).
+      if (!Number.isSafeInteger(o.limit) || o.limit! < 1 || o.limit! > 1_000_000_000)
+        throw new Error(`${at}.limit must be an integer from 1 to 1000000000`);
       if (!Number.isSafeInteger(o.window_seconds) || o.window_seconds! < 1 || o.window_seconds! > 86_400)
         throw new Error(`${at}.window_seconds must be an integer from 1 to 86400`);
       return { name: o.name, limit: o.limit!, window_seconds: o.window_seconds! };

@@ -26,7 +26,7 @@ export class EnvironmentVariables extends BaseEnvironment {
   @IsString()
   API_KEY_SCOPES_FILE?: string;
 
-  /** Per plan, the rate windows of keys without their own, as JSON (docs/key-controls.md); unset: none. */
+  /** Per plan, the rate windows every key of the plan is held to, in addition to its own, as JSON (docs/key-controls.md); unset: none. */
   @Transform(emptyToUndefined)
   @IsOptional()
   @IsString()

@@ -13,6 +13,9 @@ import { adaptToTransactionPooler, discardUnsafeReleases, pgPoolOf } from '../da
 import { ApiKeyStoreModule } from '../api-keys/api-key-store.module.js';
 import { ApiKeyVerificationStore } from '../api-keys/api-key-verification.store.js';
 import { ApiKeyStore } from '../auth/api-key-store.js';
+import { RequestBudget } from '../auth/request-budget.js';
+import { BudgetsModule } from '../budgets/budgets.module.js';
+import { KeyLimitsGuard } from '../budgets/key-limits.guard.js';
 import { KeyPolicyPort } from '../api-keys/key-policy.port.js';
 import { KeyPolicyRules } from '../key-policies/key-policy-rules.js';
 import { KeyPolicyStoreModule } from '../key-policies/key-policy-store.module.js';
@@ -57,7 +60,7 @@ class PoolHygiene implements OnModuleInit {
 /**
  * What every module below the root needs: the settings, the clock, the in-process activity
  * signal, the event outbox (off until EventOutboxModule turns it on), Transactions (DatabaseModule),
- * the org directory, and auth's ApiKeyStore port bound to api-keys' verification store (the one
+ * the org directory, budgets/ bound to auth's RequestBudget port, and auth's ApiKeyStore port bound to api-keys' verification store (the one
  * place auth meets the key feature, so neither imports the other). The only global module, so
  * the feature modules see these tokens; it registers no feature's repository of its own and
  * nothing that acts on a host's routes.
@@ -78,6 +81,7 @@ export class CoreModule {
         DatabaseModule,
         ApiKeyStoreModule,
         KeyPolicyStoreModule,
+        BudgetsModule,
       ],
       providers: [
         ...optionsProviders,
@@ -92,6 +96,8 @@ export class CoreModule {
         EventOutbox,
         PoolHygiene,
         { provide: ApiKeyStore, useExisting: ApiKeyVerificationStore },
+        // Auth's port for what a request spends, bound to budgets/ (auth only authenticates).
+        { provide: RequestBudget, useExisting: KeyLimitsGuard },
         // The key feature's port to the org's key policy (key-policies/), bound here so neither imports the other's module.
         { provide: KeyPolicyPort, useExisting: KeyPolicyRules },
         directory,
@@ -105,6 +111,8 @@ export class CoreModule {
         EventOutbox,
         DatabaseModule,
         ApiKeyStore,
+        RequestBudget,
+        BudgetsModule,
         KeyPolicyPort,
         OrgDirectory,
         KEYS_USAGE_IDENTITY_OPTIONS,

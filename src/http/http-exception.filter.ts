@@ -2,13 +2,15 @@ import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type Exception
 import { HttpAdapterHost } from '@nestjs/core';
 import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
 import { scrubCredentials } from '../common/request-context.js';
+import { TooManyRequests } from '../common/too-many-requests.js';
 import { reasonPhrase } from './reason-phrase.js';
 
 /** Retry-After of a 503 without one of its own (the database cannot answer): about a Patroni failover's loop_wait. */
 const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /**
- * The standalone app's one filter: every error body is `{ statusCode, error, message }`;
+ * The standalone app's one filter: every error body is `{ statusCode, error, message }` (a 429
+ * adds `budget` and `retry_after`);
  * a database outage is a 503; anything unexpected is a 500 that says nothing of internals.
  * (Registered by the standalone app only: the module never imposes a filter on a host.)
  */
@@ -51,7 +53,16 @@ export class HttpExceptionFilter implements ExceptionFilter {
     if (status === 503 && !hasHeader(ctx.getResponse(), 'retry-after'))
       setResponseHeader(ctx.getResponse(), 'Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
     // Some messages echo the request (Nest's "Cannot GET /path"): a key or token pasted into a URL stays out.
-    const body = { statusCode: status, error: reasonPhrase(status), message: scrubCredentials(message) };
+    const body: Record<string, unknown> = {
+      statusCode: status,
+      error: reasonPhrase(status),
+      message: scrubCredentials(message),
+    };
+    // The one 429 names the budget and the wait (common/too-many-requests.ts).
+    if (exception instanceof TooManyRequests) {
+      body.budget = exception.budget;
+      body.retry_after = exception.retryAfter;
+    }
     httpAdapter.reply(ctx.getResponse(), body, status);
   }
 }

@@ -1,10 +1,10 @@
+import { TooManyRequests } from '../common/too-many-requests.js';
 import {
   UseInterceptors,
   Body,
   Controller,
   Headers,
   HttpCode,
-  HttpException,
   Inject,
   Post,
   Req,
@@ -23,7 +23,6 @@ import {
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { setResponseHeader } from '../auth/http-utils.js';
 import { ApiErrors, BODY_ERRORS, ErrorBody } from '../common/openapi.js';
 import { StrictBodyPipe } from '../common/validation.js';
 import { GithubTokenReportDto, RevokeCredentialsDto } from './dto/credentials-revoke.dto.js';
@@ -76,8 +75,7 @@ export class LeakedKeysController {
   ): Promise<void> {
     const wait = await this.throttle.take(req.ip ?? 'unknown');
     if (wait > 0) {
-      setResponseHeader(res, 'Retry-After', String(wait));
-      throw new HttpException(ERRORS.tooManyReports, 429);
+      throw new TooManyRequests(res, { budget: 'leak_reports', message: ERRORS.tooManyReports, retryAfter: wait });
     }
     await this.leaks.report(dto.credentials);
   }

@@ -1,7 +1,6 @@
+import { TooManyRequests } from '../common/too-many-requests.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import {
-  HttpException,
-  HttpStatus,
   Inject,
   Injectable,
   NotFoundException,
@@ -40,11 +39,11 @@ export class OperatorTokenGuard implements CanActivate {
     const given = bearerToken(request.headers);
     const admission = this.throttle.active ? await this.throttle.admit(request.ip ?? 'unknown', given) : OPEN;
     if (admission.retryAfter > 0) {
-      setResponseHeader(http.getResponse(), 'Retry-After', String(admission.retryAfter));
-      throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyFailedAuth },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw new TooManyRequests(http.getResponse(), {
+        budget: 'auth_failures',
+        message: ERRORS.tooManyFailedAuth,
+        retryAfter: admission.retryAfter,
+      });
     }
     if (given !== null && timingSafeEqual(digest(given), this.expected)) {
       admission.succeeded();

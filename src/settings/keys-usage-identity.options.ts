@@ -75,7 +75,7 @@ export interface KeysUsageIdentityOptions {
   scopes?: ScopeRegistryInput;
   /** Daily limits per plan; defaults to the documented free/pro limits. */
   planLimits?: PlanLimits;
-  /** Per plan, the rate windows of keys without their own; default none (docs/key-controls.md). */
+  /** Per plan, the rate windows every key of the plan is held to, in addition to its own; default none (docs/key-controls.md). */
   planRateLimits?: PlanRateLimits;
   /** Failed authentications per client address per minute before 429; 0 turns throttling off. */
   authFailureLimit?: number;

@@ -23,7 +23,7 @@ export class Settings {
   readonly planLimits: PlanLimits;
   /** The scopes keys may hold (the contract's two unless the `scopes` option adds more). */
   readonly scopes: ScopeRegistry;
-  /** Per plan, the rate windows of keys without their own (docs/key-controls.md). */
+  /** Per plan, the rate windows every key of the plan is held to, in addition to its own (docs/key-controls.md). */
   readonly planRateLimits: PlanRateLimits;
   readonly authFailureLimit: number;
   readonly maxActiveKeysPerUserOrg: number;

@@ -1,4 +1,13 @@
-import { Controller, Get, HttpException, ServiceUnavailableException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  Controller,
+  Get,
+  HttpException,
+  NotFoundException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
+import { refusedBeforeHandler } from '../common/refusal.js';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
@@ -122,14 +131,14 @@ describe('ChargeInterceptor', () => {
     expect(bug).not.toBeInstanceOf(HttpException);
   });
 
-  it('gives the charge back through refundEventually when a pipe or the handler fails, then lets the error through', async () => {
+  it('gives the charge back through refundEventually when a pipe refuses the input (400), then lets the error through', async () => {
     const refunds: unknown[] = [];
     const charge = chargeOf('captures', 1);
     const interceptor = interceptorWith({
       charge: async () => charge,
       refundEventually: async (c) => void refunds.push(c),
     });
-    const failure = new Error('handler failed');
+    const failure = new BadRequestException('n must be an integer');
 
     const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
 
@@ -137,12 +146,38 @@ describe('ChargeInterceptor', () => {
     expect(refunds).toEqual([charge]);
   });
 
+  it.each([
+    ['a 500', new Error('handler failed')],
+    ['a 404', new NotFoundException()],
+    ['a 409', new ConflictException()],
+  ])('keeps the charge when the handler has started and fails with %s', async (_, failure) => {
+    const refunds: unknown[] = [];
+    const interceptor = interceptorWith({
+      charge: async () => chargeOf('captures', 1),
+      refundEventually: async (c) => void refunds.push(c),
+    });
+    const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
+    await expect(lastValueFrom(observable)).rejects.toBe(failure);
+    expect(refunds).toEqual([]);
+  });
+
+  it('marks a request its meter refuses, so what the key took before it goes back', async () => {
+    const interceptor = interceptorWith({
+      charge: async () => {
+        throw new UsageLimitExceededError('captures', 1, 1, 1, new Date('2030-01-02T00:00:00.000Z'));
+      },
+    });
+    const { ctx } = context(principal);
+    await expect(interceptor.intercept(ctx, { handle: () => of(1) })).rejects.toBeInstanceOf(HttpException);
+    expect(refusedBeforeHandler(ctx.getArgByIndex(0), 429)).toBe(true);
+  });
+
   it('keeps the request’s own error when the refund itself fails', async () => {
     const interceptor = interceptorWith({
       charge: async () => chargeOf('captures', 1),
       refundEventually: async () => Promise.reject(new Error('refund bug')),
     });
-    const failure = new Error('handler failed');
+    const failure = new BadRequestException('bad input');
     const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
     await expect(lastValueFrom(observable)).rejects.toBe(failure);
   });

@@ -1,3 +1,4 @@
+import { TooManyRequests } from '../common/too-many-requests.js';
 import {
   HttpException,
   HttpStatus,
@@ -12,10 +13,11 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
-import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
+import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
 import { ERRORS } from '../common/error-messages.js';
+import { refusedBeforeHandler, refuseBeforeHandler } from '../common/refusal.js';
 import { Settings } from '../settings/settings.js';
 import { UsageService, type ChargeResult } from './usage.service.js';
 
@@ -33,6 +35,9 @@ export const ChargesMeta = Reflector.createDecorator<ChargeSpec>();
  * (the interceptor then runs twice) charges once. A symbol-keyed property: no per-request set.
  */
 const CHARGED = Symbol('kui.charged');
+
+/** The status an error answers with: an HttpException's, else 500. */
+const statusOf = (error: unknown): number => (error instanceof HttpException ? error.getStatus() : 500);
 type ChargeableRequest = { user?: Principal; [CHARGED]?: true };
 
 /**
@@ -60,10 +65,24 @@ export class ChargeInterceptor implements NestInterceptor {
     const request = http.getRequest<ChargeableRequest>();
     const spec = this.specOf(ctx.getClass(), ctx.getHandler());
     if (!spec || request[CHARGED]) return next.handle();
-    const charge = await this.charge(request, http.getResponse(), spec);
+    let charge: ChargeResult;
+    try {
+      charge = await this.charge(request, http.getResponse(), spec);
+    } catch (error) {
+      // Refused before the handler (the meter's 429, an unknown org, the database away): what the key's budgets took goes back.
+      refuseBeforeHandler(request);
+      throw error;
+    }
+    // The one give-back rule (common/refusal.ts): only a refusal before the handler (a pipe's 400) gives the charge back.
     return next
       .handle()
-      .pipe(catchError((error: unknown) => from(this.refund(charge)).pipe(mergeMap(() => throwError(() => error)))));
+      .pipe(
+        catchError((error: unknown) =>
+          refusedBeforeHandler(request, statusOf(error))
+            ? from(this.refund(charge)).pipe(mergeMap(() => throwError(() => error)))
+            : throwError(() => error),
+        ),
+      );
   }
 
   private specOf(controller: object, handler: object): ChargeSpec | undefined {
@@ -85,15 +104,11 @@ export class ChargeInterceptor implements NestInterceptor {
     } catch (error) {
       if (error instanceof UsageLimitExceededError) {
         const now = this.settings.clock.now().getTime();
-        setResponseHeader(
-          response,
-          'Retry-After',
-          String(Math.max(1, Math.ceil((error.resetsAt.getTime() - now) / 1000))),
-        );
-        throw new HttpException(
-          { statusCode: 429, error: 'Too Many Requests', message: error.message },
-          HttpStatus.TOO_MANY_REQUESTS,
-        );
+        throw new TooManyRequests(response, {
+          budget: `usage:${error.meter}`,
+          message: error.message,
+          retryAfter: (error.resetsAt.getTime() - now) / 1000,
+        });
       }
       if (error instanceof UnknownOrgError) throw new NotFoundException(ERRORS.orgNotFound);
       // A host may have no filter that knows driver errors: say 503 here, not a bare 500.

@@ -1,27 +1,13 @@
-import {
-  HttpException,
-  HttpStatus,
-  Inject,
-  Injectable,
-  type CallHandler,
-  type ExecutionContext,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { Inject, Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { catchError, type Observable } from 'rxjs';
-import { setResponseHeader } from '../auth/http-utils.js';
+import { TooManyRequests } from '../common/too-many-requests.js';
 import { ERRORS } from '../common/error-messages.js';
 import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
 
-/** 429 for an org over its test-and-retry budget; `retryAfter` becomes the Retry-After header. */
-export class WebhookSendsThrottled extends HttpException {
-  constructor(readonly retryAfter: number) {
-    super(
-      { statusCode: 429, error: 'Too Many Requests', message: ERRORS.tooManyWebhookSends(retryAfter) },
-      HttpStatus.TOO_MANY_REQUESTS,
-    );
-  }
-}
+/** 429 for an org over its test-and-retry budget; RetryAfterInterceptor writes its Retry-After. */
+const throttled = (retryAfter: number) =>
+  new TooManyRequests(null, { budget: 'webhook_sends', message: ERRORS.tooManyWebhookSends(retryAfter), retryAfter });
 
 /**
  * Test and retry requests per org per minute (WEBHOOK_SEND_RATE_LIMIT; 0 = off), counted in memory
@@ -45,7 +31,7 @@ export class WebhookSendThrottle {
       await this.limiter.consume(orgId);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      throw new WebhookSendsThrottled(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+      throw throttled(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
     }
   }
 }
@@ -56,8 +42,7 @@ export class RetryAfterInterceptor implements NestInterceptor {
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       catchError((error: unknown) => {
-        if (error instanceof WebhookSendsThrottled)
-          setResponseHeader(ctx.switchToHttp().getResponse(), 'Retry-After', String(error.retryAfter));
+        if (error instanceof TooManyRequests) error.onto(ctx.switchToHttp().getResponse());
         throw error;
       }),
     );

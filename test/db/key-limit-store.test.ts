@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiKeyVerificationStore } from '../../src/api-keys/api-key-verification.store.js';
-import { CreditLeases } from '../../src/auth/key-limits/credit-leases.js';
+import { CreditLeases } from '../../src/budgets/credit-leases.js';
 import { SystemClock } from '../../src/common/clock.js';
-import { KeyLimitStore } from '../../src/auth/key-limits/key-limit.store.js';
+import { KeyLimitStore } from '../../src/budgets/key-limit.store.js';
 import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
 import { pgPool } from '../../src/database/pg-pool.js';
 import { insertKeyRow, openRepositoryDatabase, type RepositoryDatabase } from '../support/factories.js';
@@ -40,6 +40,18 @@ describe('the key limit store', () => {
     // 300 ms later three tokens have come back; an hour later it is full again, never fuller.
     expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(300), 3)).granted).toBe(3);
     expect(await store.leaseWindow(k.id, 'default', 8, 0.01, 100, at(3_600_000), 1)).toEqual({ granted: 2, left: 6 });
+  });
+
+  it('fails only the ask PostgreSQL refuses in a batch (a value its column cannot hold), never the other keys’', async () => {
+    const [good, bad] = [await key(), await key()];
+    const [ok, refused] = await Promise.allSettled([
+      store.leaseWindow(good.id, 'default', 8, 0.01, 5, at(0), 1),
+      // An ask of 5 * 10^9 tokens: out of range for the statement's integer column (SQLSTATE 22003).
+      store.leaseWindow(bad.id, 'default', 8, 0.01, 5_000_000_000, at(0), 1),
+    ]);
+    expect(ok).toEqual({ status: 'fulfilled', value: { granted: 2, left: 6 } });
+    expect(refused.status).toBe('rejected');
+    expect((refused as PromiseRejectedResult).reason.code).toBe('22003');
   });
 
   it('never leases credits below zero, whichever instance asks, and refills at a new period', async () => {

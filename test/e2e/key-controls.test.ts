@@ -39,6 +39,7 @@ describe('key controls across three instances', () => {
         'rate_limits',
       ],
       [{ rate_limits: [{ name: 'd', limit: 0, window_seconds: 1 }] }, 'rate_limits[0].limit'],
+      [{ rate_limits: [{ name: 'd', limit: 1e12, window_seconds: 1 }] }, 'rate_limits[0].limit'],
       [{ allowed_cidrs: ['10.0.0.0/33'] }, 'allowed_cidrs[0]'],
       [{ allowed_cidrs: ['nonsense'] }, 'allowed_cidrs[0]'],
       [{ allowed_cidrs: ['0.0.0.0/1'] }, 'allowed_cidrs[0]'],
@@ -124,6 +125,19 @@ describe('key controls across three instances', () => {
     expect(spent.body.message).toContain('credits');
     const { rows } = await a.db.pool.query(`SELECT credits_remaining::int AS n FROM api_keys WHERE id = $1`, [w.keyId]);
     expect(rows[0].n).toBe(0);
+  });
+
+  it('gives 20 concurrent requests on one instance every one of 7 credits, exactly, and the record then shows 0', async () => {
+    const w = await mint();
+    expect((await patch(w.session, w.keyId, { credits: { remaining: 7 } })).status).toBe(200);
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => a.api.get('/me', w.key).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(7);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(13);
+    const keys = await a.api.get('/api-keys', w.session);
+    const record = (keys.body.keys as Array<{ id: string; credits: { remaining: number } }>).find(
+      (k) => k.id === w.keyId,
+    );
+    expect(record!.credits.remaining).toBe(0);
   });
 
   it('holds a key at 50 requests per second to 225..275 successes over 5 s, with RateLimit fields', async () => {
@@ -248,20 +262,34 @@ describe('plan default windows', () => {
   });
   afterAll(async () => t?.close());
 
-  it('limit a key of a free org that has no windows of its own, and not one that has', async () => {
+  it('limit a key of a free org that has no windows of its own', async () => {
     const w = await t.seed.world('owner');
     const plain = await t.api.post('/api-keys', w.session, { org_id: w.orgId });
-    const own = await t.api.post('/api-keys', w.session, {
-      org_id: w.orgId,
-      rate_limits: [{ name: 'default', limit: 1000, window_seconds: 1 }],
-    });
     // The bucket holds 8% of 20 at first: one request, then about one every 3 minutes.
     const first = await t.api.get('/me', plain.body.key);
     expect(first.status).toBe(200);
     expect(first.headers.get('ratelimit-policy')).toBe('"default";q=20;w=3600');
     const second = await t.api.get('/me', plain.body.key);
     expect(second.status).toBe(429);
+    expect(second.body.budget).toBe('plan_window:default');
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(60);
-    for (let i = 0; i < 5; i++) expect((await t.api.get('/me', own.body.key)).status).toBe(200);
+  });
+
+  it('hold for a key with rate_limits: [] and for one with a larger window of its own', async () => {
+    const w = await t.seed.world('owner');
+    const none = await t.api.post('/api-keys', w.session, { org_id: w.orgId, rate_limits: [] });
+    const larger = await t.api.post('/api-keys', w.session, {
+      org_id: w.orgId,
+      rate_limits: [{ name: 'default', limit: 1000, window_seconds: 1 }],
+    });
+    expect([none.status, larger.status]).toEqual([201, 201]);
+    for (const key of [none.body.key as string, larger.body.key as string]) {
+      expect((await t.api.get('/me', key)).status).toBe(200);
+      const refused = await t.api.get('/me', key);
+      expect(refused.status).toBe(429);
+      expect(refused.body.budget).toBe('plan_window:default');
+    }
+    const both = await t.api.get('/me', larger.body.key);
+    expect(both.headers.get('ratelimit-policy')).toBe('"default";q=1000;w=1, "plan/default";q=20;w=3600');
   });
 });

@@ -65,16 +65,20 @@ describe('the OpenAPI document and the API reference', () => {
     }
   });
 
-  it('describes every error response with the { statusCode, error, message } body', () => {
+  it('describes every error response with the { statusCode, error, message } body, a 429 with the budget too', () => {
     const error = schema('KuiError');
     expect(error.required).toEqual(expect.arrayContaining(['statusCode', 'error', 'message']));
     expect((error.properties!.statusCode as Schema).type).toBe('integer');
+    const tooMany = schema('KuiTooManyRequests');
+    expect(JSON.stringify(tooMany)).toContain('budget');
+    expect(JSON.stringify(tooMany)).toContain('retry_after');
     for (const [path, methods] of Object.entries(CONTRACT)) {
       for (const method of Object.keys(methods)) {
         for (const [status, response] of Object.entries(op(path, method).responses)) {
           if (Number(status) < 400) continue;
           const content = (response as OpenAPIV3.ResponseObject).content?.['application/json']?.schema;
-          expect(content, `${method} ${path} ${status}`).toEqual({ $ref: '#/components/schemas/KuiError' });
+          const body = status === '429' ? 'KuiTooManyRequests' : 'KuiError';
+          expect(content, `${method} ${path} ${status}`).toEqual({ $ref: `#/components/schemas/${body}` });
         }
       }
     }

@@ -18,8 +18,11 @@ function expectThrottled(res: ApiResponse, where = ''): number {
     statusCode: 429,
     error: 'Too Many Requests',
     message: 'Too many failed authentication attempts from this address; retry later',
+    budget: 'auth_failures',
+    retry_after: expect.any(Number),
   });
   const retryAfter = Number(res.headers.get('retry-after'));
+  expect((res.body as { retry_after: number }).retry_after, where).toBe(retryAfter);
   expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`).toBe(true);
   return retryAfter;
 }

@@ -77,6 +77,8 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
       statusCode: 429,
       error: 'Too Many Requests',
       message: expect.stringContaining('captures'),
+      budget: 'usage:captures',
+      retry_after: 60,
     });
     expect(await capturesUsed(w.orgId)).toBe(2);
   });

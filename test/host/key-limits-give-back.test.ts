@@ -1,13 +1,16 @@
-import { Controller, Get, ParseIntPipe, Post, Query } from '@nestjs/common';
+import http from 'node:http';
+import { Controller, Get, NotFoundException, ParseIntPipe, Post, Query } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Charges, RequireScopes } from '../../src/index.js';
+import { Authenticated, Charges, RequireScopes } from '../../src/index.js';
 import { createSeededDatabase, type TestDatabase } from '../support/database.js';
 import type { Seeder } from '../support/seed.js';
 import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
 
 /**
- * Host routes that refuse a request after KeyLimitsGuard admitted it: the meters of @Charges
- * (written above the auth decorator), and a pipe. What the guard took must come back.
+ * The one give-back rule on host routes: what a key's budgets took comes back only when the
+ * request is refused before its handler starts (the meters of @Charges written above the auth
+ * decorator, a pipe, a scope refusal after a controller-level budget). Once the handler has
+ * started it is spent: on an error status, and when the client hangs up.
  */
 @Controller('late')
 class LateRefusalsController {
@@ -23,6 +26,36 @@ class LateRefusalsController {
   page(@Query('n', ParseIntPipe) n: number): { n: number } {
     return { n };
   }
+
+  @Get('missing')
+  @RequireScopes('decisions:write')
+  missing(): never {
+    throw new NotFoundException('No such decision');
+  }
+
+  /** Answers a moment after it starts, by when the test's client has gone. */
+  @Get('slow')
+  @RequireScopes('decisions:write')
+  async slow(): Promise<{ ok: true }> {
+    started += 1;
+    await new Promise<void>((resolve) => setTimeout(resolve, 300));
+    finished += 1;
+    return { ok: true };
+  }
+}
+
+let started = 0;
+let finished = 0;
+
+/** A budget taken at the controller, then a scope the key lacks refused at the route. */
+@Controller('scoped')
+@Authenticated()
+class ScopedLaterController {
+  @Get('admin')
+  @RequireScopes('decisions:read')
+  admin(): { ok: true } {
+    return { ok: true };
+  }
 }
 
 let db: TestDatabase;
@@ -33,19 +66,40 @@ afterAll(async () => db?.drop());
 describe.each(PLATFORMS)('a key’s credits on a request refused after the guard, on %s', (platform) => {
   let host: HostApp;
   beforeAll(async () => {
-    host = await startHost({ platform, databaseUrl: db.url, hostControllers: [LateRefusalsController] });
+    host = await startHost({
+      platform,
+      databaseUrl: db.url,
+      hostControllers: [LateRefusalsController, ScopedLaterController],
+    });
   });
   afterAll(async () => host?.close());
 
-  const keyWithCredits = async (remaining: number) => {
+  const keyWith = async (settings: Record<string, unknown>) => {
     const w = await seed.world('owner');
     const minted = await host.api.post('/api-keys', w.session, {
       org_id: w.orgId,
       scopes: ['decisions:write'],
-      credits: { remaining },
+      ...settings,
     });
     expect(minted.status).toBe(201);
     return minted.body.key as string;
+  };
+  const keyWithCredits = (remaining: number) => keyWith({ credits: { remaining } });
+
+  /** Starts GET /late/slow, waits until its handler runs, then hangs up while it works, and waits for it to finish. */
+  const hangUpDuringHandler = async (key: string) => {
+    const before = started;
+    const done = finished;
+    // A connection of its own (no keep-alive pool), closed by the client mid-handler.
+    const request = http.get(`${host.api.baseUrl}/late/slow`, {
+      agent: false,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const gone = new Promise((resolve) => request.on('error', resolve).on('close', resolve));
+    await expect.poll(() => started).toBe(before + 1);
+    request.destroy();
+    await gone;
+    await expect.poll(() => finished).toBe(done + 1);
   };
 
   it('are given back when the org’s meter refuses (429), so the key keeps them', async () => {
@@ -71,5 +125,35 @@ describe.each(PLATFORMS)('a key’s credits on a request refused after the guard
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ n: 2 });
     expect((await host.api.get('/late/page?n=3', key)).status).toBe(429);
+  });
+
+  it('are spent when the handler has started and answers an error (404)', async () => {
+    const key = await keyWithCredits(1);
+    expect((await host.api.get('/late/missing', key)).status).toBe(404);
+    const spent = await host.api.get('/me', key);
+    expect(spent.status).toBe(429);
+    expect(spent.body.budget).toBe('key_credits');
+  });
+
+  it('are given back when a scope is refused after a controller-level budget took them (403)', async () => {
+    const key = await keyWithCredits(1);
+    expect((await host.api.get('/scoped/admin', key)).status).toBe(403);
+    expect((await host.api.get('/me', key)).status).toBe(200);
+    expect((await host.api.get('/me', key)).status).toBe(429);
+  });
+
+  it('are spent, credit and window token both, when the client hangs up during a host handler', async () => {
+    const credited = await keyWithCredits(1);
+    await hangUpDuringHandler(credited);
+    const noCredit = await host.api.get('/me', credited);
+    expect(noCredit.status).toBe(429);
+    expect(noCredit.body.budget).toBe('key_credits');
+
+    const windowed = await keyWith({ rate_limits: [{ name: 'default', limit: 1, window_seconds: 3600 }] });
+    await hangUpDuringHandler(windowed);
+    const noToken = await host.api.get('/me', windowed);
+    expect(noToken.status).toBe(429);
+    expect(noToken.body.budget).toBe('key_window:default');
+    expect(noToken.headers.get('retry-after')).not.toBeNull();
   });
 });

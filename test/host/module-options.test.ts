@@ -102,6 +102,8 @@ describe.each(PLATFORMS)('KeysUsageIdentityModule options on %s', (platform) => 
         statusCode: 429,
         error: 'Too Many Requests',
         message: expect.stringContaining('failed authentication'),
+        budget: 'auth_failures',
+        retry_after: 60,
       });
       expect((await host.api.get('/health')).status).toBe(200);
 

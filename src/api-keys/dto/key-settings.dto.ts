@@ -2,18 +2,13 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsString, registerDecorator, ValidateIf } from 'class-validator';
 import { IsStorableText, MaxStringLength, present } from '../../common/validation.js';
-import {
-  allowedCidrsProblem,
-  creditsProblem,
-  metadataProblem,
-  rateLimitsProblem,
-} from '../../auth/key-limits/key-settings.js';
+import { allowedCidrsProblem, creditsProblem, metadataProblem, rateLimitsProblem } from '../../budgets/key-settings.js';
 
 /*
  * The per-key settings as request fields, declared once (KeySettingsDto at the end) for the mint
  * body and the PATCH body: each one's OpenAPI description and its rule, whose 400 names the field
  * and is worded from the rule's own limits (the JSON settings' rules are in
- * auth/key-limits/key-settings.ts, beside their enforcement). How a setting is stored is
+ * budgets/key-settings.ts, beside their enforcement). How a setting is stored is
  * key-settings.sql.ts's one mapper.
  */
 
@@ -48,13 +43,13 @@ export const RateLimitsSetting = () =>
       nullable: true,
       maxItems: 5,
       description:
-        'Up to 5 windows { name, limit (>= 1), window_seconds (1 to 86400) }. A route counts against the windows named as its window (`default` unless a host route says otherwise). Absent or null: the plan default applies.',
+        'Up to 5 windows { name, limit (1 to 1000000000), window_seconds (1 to 86400) }. A route counts against the windows named as its window (`default` unless a host route says otherwise). Absent, null or []: no windows of its own. The plan windows (PLAN_RATE_LIMITS) apply in addition either way.',
       type: 'array',
       items: {
         type: 'object',
         properties: {
           name: { type: 'string' },
-          limit: { type: 'integer', minimum: 1 },
+          limit: { type: 'integer', minimum: 1, maximum: 1_000_000_000 },
           window_seconds: { type: 'integer', minimum: 1, maximum: 86400 },
         },
         required: ['name', 'limit', 'window_seconds'],

@@ -40,6 +40,11 @@ describe('key settings rules', () => {
 
   it('refuse windows, credits and metadata outside their rules', () => {
     expect(rateLimitsProblem([{ name: 'default', limit: 10, window_seconds: 1 }])).toBeNull();
+    expect(rateLimitsProblem([{ name: 'default', limit: 1_000_000_000, window_seconds: 1 }])).toBeNull();
+    // A limit no lease can carry (its share would overflow the lease statement for every key in the batch).
+    expect(rateLimitsProblem([{ name: 'default', limit: 1_000_000_000_000, window_seconds: 1 }])).toBe(
+      'rate_limits[0].limit must be an integer from 1 to 1000000000',
+    );
     expect(
       rateLimitsProblem([
         { name: 'a', limit: 1, window_seconds: 1 },

@@ -1,15 +1,7 @@
+import type { KeyLimits } from '../common/key-limits.js';
 import { cidrMatcher, type CreditRefill, type RateWindow } from './key-settings.js';
 
-/**
- * What enforcement needs of a key, built once per verified row (and cached with it), so a
- * request reads nothing more: its own windows (null: the plan's default applies), its credits
- * (null: none), the networks it may be used from (null: anywhere).
- */
-export interface KeyLimits {
-  windows: readonly RateWindow[] | null;
-  credits: { refill: CreditRefill | null; epoch: number } | null;
-  allows: ((ip: string) => boolean) | null;
-}
+export type { KeyLimits };
 
 export interface KeyLimitColumns {
   rate_limits: RateWindow[] | null;

@@ -23,7 +23,16 @@ interface Lease {
   /** The shared bucket's tokens as of the last lease (for the RateLimit field). */
   left: number;
   pending: Promise<void> | null;
+  /** What the requests waiting on this lease need together: the next lease asks for all of it. */
+  demand: number;
 }
+
+/**
+ * A request that arrives while this instance is asking for a lease waits for it, and asks again
+ * with the others waiting while the bucket still grants tokens, for at most this long (the lease
+ * request's own bound), then is answered.
+ */
+export const LEASE_WAIT_MS = 5000;
 
 /** 0: admitted. Otherwise refused, and the number of milliseconds until a retry can succeed. */
 export type Admission = number;
@@ -59,7 +68,8 @@ export class WindowLeases {
       return 0;
     }
     if (lease && lease.notBefore > now) return lease.notBefore - now;
-    if (!lease) byName.set(w.name, (lease = { tokens: 0, expiresAt: 0, notBefore: 0, left: 0, pending: null }));
+    if (!lease)
+      byName.set(w.name, (lease = { tokens: 0, expiresAt: 0, notBefore: 0, left: 0, pending: null, demand: 0 }));
     return this.lease(keyId, w, cost, lease);
   }
 
@@ -76,28 +86,32 @@ export class WindowLeases {
   }
 
   private async lease(keyId: string, w: RateWindow, cost: number, lease: Lease): Promise<Admission> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (lease.pending) {
+    // Waits with the others for the lease in flight, then asks again for all who still wait, as
+    // long as the bucket grants something: a burst gets what the bucket holds, none is refused early.
+    const deadline = Date.now() + LEASE_WAIT_MS;
+    lease.demand += cost;
+    try {
+      for (;;) {
+        if (!lease.pending) lease.pending = this.fetch(keyId, w, cost, lease).finally(() => (lease.pending = null));
         await lease.pending;
-      } else {
-        lease.pending = this.fetch(keyId, w, cost, lease).finally(() => (lease.pending = null));
-        await lease.pending;
+        const now = Date.now();
+        if (lease.expiresAt > now && lease.tokens >= cost) {
+          lease.tokens -= cost;
+          return 0;
+        }
+        if (lease.notBefore > now) return lease.notBefore - now;
+        if (now >= deadline) return Math.max(1, lease.notBefore - now);
       }
-      const now = Date.now();
-      if (lease.expiresAt > now && lease.tokens >= cost) {
-        lease.tokens -= cost;
-        return 0;
-      }
-      if (lease.notBefore > now) return lease.notBefore - now;
+    } finally {
+      lease.demand -= cost;
     }
-    return Math.max(1, lease.notBefore - Date.now());
   }
 
   private async fetch(keyId: string, w: RateWindow, cost: number, lease: Lease): Promise<void> {
     const windowMs = w.window_seconds * 1000;
     const perMs = w.limit / windowMs;
     const capacity = Math.max(cost, Math.floor(w.limit * BURST_SHARE), 1);
-    const want = Math.max(cost, Math.ceil(w.limit * LEASE_SHARE));
+    const want = Math.max(cost, Math.ceil(w.limit * LEASE_SHARE), lease.demand);
     const at = Date.now();
     const grant = await this.store.leaseWindow(keyId, w.name, capacity, perMs, want, new Date(at), cost);
     const now = Date.now();

@@ -3,14 +3,16 @@ import { Controller, Get, HttpException, ServiceUnavailableException } from '@ne
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { describe, expect, it } from 'vitest';
-import { testPrincipal } from '../../../test/support/principal.js';
-import { testSettings } from '../../../test/support/factories.js';
-import type { Principal } from '../principal.js';
+import { testPrincipal } from '../../test/support/principal.js';
+import { testSettings } from '../../test/support/factories.js';
+import type { Principal } from '../auth/principal.js';
 import { CreditLeases } from './credit-leases.js';
 import { KeyLimitStore } from './key-limit.store.js';
-import { PeriodicJobs } from '../../common/periodic-jobs.js';
-import type { RateWindow } from '../../common/plan-rate-limits.js';
+import { PeriodicJobs } from '../common/periodic-jobs.js';
+import type { RateWindow } from '../common/plan-rate-limits.js';
 import { KeyLimitsGuard } from './key-limits.guard.js';
+import { refuseBeforeHandler } from '../common/refusal.js';
+import type { TooManyRequests } from '../common/too-many-requests.js';
 import type { KeyLimits } from './key-limits.js';
 import { RateLimited } from './rate-limited.decorator.js';
 import { WindowLeases } from './window-leases.js';
@@ -31,7 +33,11 @@ const WINDOWS = [
 ];
 
 /** Leases that answer from a script and record what was taken and given back. */
-function fakes(window: (name: string) => number | Promise<number>, credit: () => number | Promise<number> = () => 0) {
+function fakes(
+  window: (name: string) => number | Promise<number>,
+  credit: () => number | Promise<number> = () => 0,
+  settings = testSettings(),
+) {
   const log: string[] = [];
   class ScriptedWindows extends WindowLeases {
     override take(_k: string, w: RateWindow, cost: number) {
@@ -59,7 +65,7 @@ function fakes(window: (name: string) => number | Promise<number>, credit: () =>
     new Reflector(),
     new ScriptedWindows(store),
     new ScriptedCredits(store, new PeriodicJobs()),
-    testSettings(),
+    settings,
   );
   return { log, sut };
 }
@@ -87,7 +93,7 @@ function context(
   ip = '203.0.113.5',
   kind: Principal['kind'] = 'api_key',
 ) {
-  const principal: Principal = { ...testPrincipal({ kind }), keyId: 'k1', limits };
+  const principal: Principal = { ...testPrincipal({ kind, plan: 'free' }), keyId: 'k1', limits };
   const raw = new FakeResponse();
   // Fastify's reply: the raw Node response under `.raw`.
   const reply = { raw, header: (n: string, v: string) => raw.setHeader(n, v) };
@@ -167,21 +173,33 @@ describe('KeyLimitsGuard', () => {
     expect(raw.listenerCount('close')).toBe(0);
   });
 
-  it('gives back windows and credits when the request is refused after admission (a pipe, the meters, the route)', () => {
+  it('gives back windows and credits when a later budget or guard refuses the request before its handler, once', () => {
     const { sut, log } = fakes(() => 0);
     const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
     expect(sut.canActivate(ctx)).toBe(true);
+    refuseBeforeHandler(ctx.getArgByIndex(0));
     raw.end(429);
-    expect(log.slice(-2)).toEqual(['back default 1', 'credits back 1']);
-  });
-
-  it('gives back what it took when the client goes away before the answer, once', () => {
-    const { sut, log } = fakes(() => 0);
-    const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
-    expect(sut.canActivate(ctx)).toBe(true);
-    raw.emit('close');
     raw.emit('close');
     expect(log).toEqual(['take default 1', 'credits 1', 'back default 1', 'credits back 1']);
+  });
+
+  it.each([401, 403, 404, 409, 422, 429, 500])(
+    'spends what it took when the handler answers %i (the handler started: nothing comes back)',
+    (status) => {
+      const { sut, log } = fakes(() => 0);
+      const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+      expect(sut.canActivate(ctx)).toBe(true);
+      raw.end(status);
+      expect(log).toEqual(['take default 1', 'credits 1']);
+    },
+  );
+
+  it('spends what it took when the client hangs up before the answer', () => {
+    const { sut, log } = fakes(() => 0);
+    const { ctx, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+    expect(sut.canActivate(ctx)).toBe(true);
+    raw.emit('close');
+    expect(log).toEqual(['take default 1', 'credits 1']);
   });
 
   it('takes a lease asynchronously when this instance holds none, and gives back on a later refusal', async () => {
@@ -209,5 +227,46 @@ describe('KeyLimitsGuard', () => {
     const { sut } = fakes(() => Promise.reject(down));
     const { ctx } = context({ windows: WINDOWS, credits: null, allows: null });
     await expect(sut.canActivate(ctx)).rejects.toBeInstanceOf(ServiceUnavailableException);
+  });
+
+  describe('with plan windows', () => {
+    const planned = testSettings({
+      planRateLimits: { free: [{ name: 'default', limit: 10, window_seconds: 60 }], pro: null },
+    });
+
+    it('applies the plan window to a key with rate_limits: [] (no windows of its own)', () => {
+      const { sut, log } = fakes(
+        () => 0,
+        () => 0,
+        planned,
+      );
+      const { ctx, headers } = context({ windows: [], credits: null, allows: null });
+      expect(sut.canActivate(ctx)).toBe(true);
+      expect(log).toEqual(['take plan/default 1']);
+      expect(headers['RateLimit-Policy']).toBe('"default";q=10;w=60');
+    });
+
+    it('applies the plan window in addition to a larger window of the key’s own, and names the plan’s when it refuses', () => {
+      const { sut, log } = fakes(
+        (name) => (name === 'plan/default' ? 5000 : 0),
+        () => 0,
+        planned,
+      );
+      const { ctx, headers } = context({
+        windows: [{ name: 'default', limit: 1_000_000, window_seconds: 1 }],
+        credits: null,
+        allows: null,
+      });
+      let refusal: unknown;
+      try {
+        expect(sut.canActivate(ctx)).toBe(true);
+      } catch (error) {
+        refusal = error;
+      }
+      expect(log).toEqual(['take default 1', 'take plan/default 1', 'back default 1']);
+      expect((refusal as TooManyRequests).budget).toBe('plan_window:default');
+      expect(headers['RateLimit-Policy']).toBe('"default";q=1000000;w=1, "plan/default";q=10;w=60');
+      expect(headers['Retry-After']).toBe('5');
+    });
   });
 });

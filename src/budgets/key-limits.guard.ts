@@ -1,18 +1,19 @@
+import { TooManyRequests } from '../common/too-many-requests.js';
 import {
   ForbiddenException,
-  HttpException,
-  HttpStatus,
   Injectable,
   ServiceUnavailableException,
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ERRORS } from '../../common/error-messages.js';
-import type { RateWindow } from '../../common/plan-rate-limits.js';
-import { Settings } from '../../settings/settings.js';
-import { isDatabaseUnavailable, setResponseHeader } from '../http-utils.js';
-import type { Principal } from '../principal.js';
+import { ERRORS } from '../common/error-messages.js';
+import { EffectiveWindows, type EffectiveWindow } from './effective-windows.js';
+import { Settings } from '../settings/settings.js';
+import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
+import type { Principal } from '../auth/principal.js';
+import { RequestBudget } from '../auth/request-budget.js';
+import { refusedBeforeHandler } from '../common/refusal.js';
 import type { KeyLimits } from './key-limits.js';
 import { CreditLeases } from './credit-leases.js';
 import { DEFAULT_RATE_LIMIT, RateLimitedMeta, type RateLimitSpec } from './rate-limited.decorator.js';
@@ -25,7 +26,6 @@ type LimitedRequest = { user?: Principal; ip?: string; [ADMITTED]?: true };
 /** The raw Node response (Fastify's `reply.raw`, or Express's response itself), as far as the give-back needs it. */
 interface RawResponse {
   statusCode: number;
-  writableFinished: boolean;
   destroyed: boolean;
   on(event: 'close', listener: () => void): unknown;
 }
@@ -33,20 +33,21 @@ interface RawResponse {
 /** One request's way through the limits: what it has taken so far, to give back on a refusal. */
 interface Attempt {
   keyId: string;
-  windows: readonly RateWindow[];
+  windows: readonly EffectiveWindow[];
   credits: KeyLimits['credits'];
   cost: number;
+  request: LimitedRequest;
   response: unknown;
   windowsTaken: number;
   creditsTaken: boolean;
 }
 
 /** `RateLimit-Policy` items (draft-ietf-httpapi-ratelimit-headers), written once per window. */
-const policies = new WeakMap<readonly RateWindow[], string>();
-const policyOf = (windows: readonly RateWindow[]): string => {
+const policies = new WeakMap<readonly EffectiveWindow[], string>();
+const policyOf = (windows: readonly EffectiveWindow[]): string => {
   let text = policies.get(windows);
   if (text === undefined)
-    policies.set(windows, (text = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.window_seconds}`).join(', ')));
+    policies.set(windows, (text = windows.map((w) => `"${w.label}";q=${w.limit};w=${w.window_seconds}`).join(', ')));
   return text;
 };
 
@@ -61,17 +62,24 @@ const policyOf = (windows: readonly RateWindow[]): string => {
  * listener on the raw response.
  */
 @Injectable()
-export class KeyLimitsGuard implements CanActivate {
+export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   private readonly specs = new WeakMap<object, WeakMap<object, RateLimitSpec>>();
+  private readonly effective = new EffectiveWindows();
 
   constructor(
     private readonly reflector: Reflector,
     private readonly windows: WindowLeases,
     private readonly credits: CreditLeases,
     private readonly settings: Settings,
-  ) {}
+  ) {
+    super();
+  }
 
   canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
+    return this.admit(ctx);
+  }
+
+  admit(ctx: ExecutionContext): boolean | Promise<boolean> {
     // The request by index: switchToHttp() builds three closures per call, on every request.
     const request = ctx.getArgByIndex<LimitedRequest>(0);
     const principal = request.user;
@@ -79,22 +87,24 @@ export class KeyLimitsGuard implements CanActivate {
     if (!principal || principal.kind === 'session' || request[ADMITTED]) return true;
     const limits = principal.limits ?? null;
     const own = limits?.windows ?? null;
-    const planned = own ? null : principal.plan ? this.settings.planRateLimits[principal.plan] : null;
+    // The plan's windows always apply, in addition to the key's own.
+    const planned = principal.plan ? this.settings.planRateLimits[principal.plan] : null;
     if (!limits && !planned) return true;
     request[ADMITTED] = true;
     if (limits?.allows && !limits.allows(request.ip ?? '')) throw new ForbiddenException(ERRORS.keyAddressRefused);
     const spec = this.specOf(ctx);
-    const windows = this.windowsNamed(own ?? planned, spec.window);
+    const windows = this.effective.of(own, planned, spec.window);
     const attempt: Attempt = {
       keyId: principal.keyId!,
       windows,
       credits: limits?.credits ?? null,
       cost: spec.cost,
+      request,
       response: ctx.getArgByIndex<unknown>(1),
       windowsTaken: 0,
       creditsTaken: false,
     };
-    return this.admit(attempt);
+    return this.take(attempt);
   }
 
   /**
@@ -102,7 +112,7 @@ export class KeyLimitsGuard implements CanActivate {
    * instance's leases cover it (the common case, no promise), asynchronously from the first step
    * that has to lease. A refusal gives back what the earlier steps took.
    */
-  private admit(a: Attempt): boolean | Promise<boolean> {
+  private take(a: Attempt): boolean | Promise<boolean> {
     while (a.windowsTaken < a.windows.length) {
       const w = a.windows[a.windowsTaken];
       const wait = this.windows.take(a.keyId, w, a.cost, Date.now());
@@ -110,7 +120,7 @@ export class KeyLimitsGuard implements CanActivate {
         return wait.then(
           (later) => {
             this.tookWindow(a, w, later);
-            return this.admit(a);
+            return this.take(a);
           },
           (error: unknown) => this.failed(a, error),
         );
@@ -133,17 +143,17 @@ export class KeyLimitsGuard implements CanActivate {
     return this.admitted(a);
   }
 
-  private tookWindow(a: Attempt, w: RateWindow, wait: number): void {
+  private tookWindow(a: Attempt, w: EffectiveWindow, wait: number): void {
     if (wait > 0) {
       this.giveBack(a, false);
       const retry = Math.max(1, Math.ceil(wait / 1000));
       // The refused window's effective window ends when Retry-After does (the draft: never after it).
       this.headers(a.keyId, a.windows, a.response, w, retry);
-      setResponseHeader(a.response, 'Retry-After', String(retry));
-      throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyRateLimited(w.name) },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw new TooManyRequests(a.response, {
+        budget: w.budget,
+        message: ERRORS.keyRateLimited(w.label),
+        retryAfter: retry,
+      });
     }
     a.windowsTaken++;
   }
@@ -152,11 +162,11 @@ export class KeyLimitsGuard implements CanActivate {
     if (wait !== 0) {
       this.giveBack(a, false);
       // Without a refill nothing comes back by itself: a day, by which its owner may have added credits.
-      setResponseHeader(a.response, 'Retry-After', String(wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 86_400));
-      throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: ERRORS.keyCreditsSpent },
-        HttpStatus.TOO_MANY_REQUESTS,
-      );
+      throw new TooManyRequests(a.response, {
+        budget: 'key_credits',
+        message: ERRORS.keyCreditsSpent,
+        retryAfter: wait > 0 ? wait / 1000 : 86_400,
+      });
     }
     a.creditsTaken = true;
   }
@@ -168,17 +178,18 @@ export class KeyLimitsGuard implements CanActivate {
   }
 
   /**
-   * One listener on the raw response: a request refused after this guard (a pipe's 400, the
-   * meters' 429, the handler's error) finishes with a status of 400 or more, and a request whose
-   * client went away closes before it finishes; both give back what was taken. Node emits 'close'
-   * after 'finish' too, so 'close' alone sees every ending.
+   * One listener on the raw response, for the one give-back rule (common/refusal.ts): a request
+   * refused before its handler starts (a pipe's 400, a later budget's 429, a scope refusal after a
+   * controller-level budget) gives back what it took. Once the handler has started nothing comes
+   * back: not on an error status, not when the client hangs up (the work is done either way).
+   * Node emits 'close' after 'finish' too, so 'close' alone sees every ending.
    */
   private giveBackIfRefused(a: Attempt): void {
     const response = a.response as { raw?: RawResponse } & Partial<RawResponse>;
     const raw = response.raw ?? (response as RawResponse);
     if (typeof raw.on !== 'function') return;
     const settle = () => {
-      if (!raw.writableFinished || raw.statusCode >= 400) this.giveBack(a, true);
+      if (refusedBeforeHandler(a.request, raw.statusCode)) this.giveBack(a, true);
     };
     if (raw.destroyed) settle();
     // 'close' comes once per response: `on` spares the wrapper `once` allocates on every request.
@@ -202,9 +213,9 @@ export class KeyLimitsGuard implements CanActivate {
   /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-11), on every answer of a limited route. */
   private headers(
     keyId: string,
-    windows: readonly RateWindow[],
+    windows: readonly EffectiveWindow[],
     response: unknown,
-    refused?: RateWindow,
+    refused?: EffectiveWindow,
     retry?: number,
   ): void {
     if (windows.length === 0) return;
@@ -213,15 +224,9 @@ export class KeyLimitsGuard implements CanActivate {
     for (const w of windows) {
       const r = Math.min(w.limit, this.windows.remaining(keyId, w));
       const t = w === refused ? retry! : Math.ceil(((w.limit - r) / w.limit) * w.window_seconds);
-      text += `${text ? ', ' : ''}"${w.name}";r=${r};t=${t}`;
+      text += `${text ? ', ' : ''}"${w.label}";r=${r};t=${t}`;
     }
     setResponseHeader(response, 'RateLimit', text);
-  }
-
-  private windowsNamed(all: readonly RateWindow[] | null, name: string): readonly RateWindow[] {
-    if (!all) return [];
-    if (all.length === 1) return all[0].name === name ? all : [];
-    return all.filter((w) => w.name === name);
   }
 
   private specOf(ctx: ExecutionContext): RateLimitSpec {

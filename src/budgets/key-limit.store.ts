@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
-import { endOfTurnLoader } from '../../common/end-of-turn-loader.js';
-import { pgPool } from '../../database/pg-pool.js';
+import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
+import { pgPool } from '../database/pg-pool.js';
 import { LEASE_CREDITS_SQL, LEASE_WINDOWS_SQL, RETURN_CREDITS_SQL } from './key-limits.sql.js';
 
 export interface WindowGrant {
@@ -34,6 +34,8 @@ interface CreditAsk {
   cost: number;
   period: Date | null;
   maxBlock: number;
+  /** What the requests waiting on this instance need together (at least `cost`). */
+  want: number;
 }
 
 /** PostgreSQL's deadlock_detected: the statement that lost is retried (it wrote nothing). */
@@ -85,8 +87,14 @@ export class KeyLimitStore {
   }
 
   /** Null when the key has no credits (any more). */
-  leaseCredits(keyId: string, cost: number, period: Date | null, maxBlock: number): Promise<CreditGrant | null> {
-    return this.credits.load({ keyId, cost, period, maxBlock });
+  leaseCredits(
+    keyId: string,
+    cost: number,
+    period: Date | null,
+    maxBlock: number,
+    want = cost,
+  ): Promise<CreditGrant | null> {
+    return this.credits.load({ keyId, cost, period, maxBlock, want: Math.max(cost, want) });
   }
 
   async returnCredits(keyId: string, amount: number, epoch: number, period: Date | null): Promise<void> {
@@ -155,7 +163,13 @@ export class KeyLimitStore {
       }>({
         name: 'kui_lease_credits',
         text: LEASE_CREDITS_SQL,
-        values: [of.map((a) => a.keyId), of.map((a) => a.cost), of.map((a) => a.period), of.map((a) => a.maxBlock)],
+        values: [
+          of.map((a) => a.keyId),
+          of.map((a) => a.cost),
+          of.map((a) => a.period),
+          of.map((a) => a.maxBlock),
+          of.map((a) => a.want),
+        ],
       });
       const byKey = new Map(rows.map((r) => [r.id, r]));
       for (const i of round) {

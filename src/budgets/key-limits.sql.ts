@@ -28,16 +28,18 @@ export const LEASE_WINDOWS_SQL = `
 
 /**
  * Leases credits for a batch of keys, one row each of the arrays ($1 key, $2 the request's cost,
- * $3 the current refill period's start or null, $4 the largest block; one key at most once per batch): each balance is
- * first refilled when the key refills and the period is newer than the balance's; then a block of
- * at least the cost and about an eighth of the balance (at most $4) is taken, or nothing when the
+ * $3 the current refill period's start or null, $4 the largest block, $5 what the requests
+ * waiting on this instance need together; one key at most once per batch): each balance is first
+ * refilled when the key refills and the period is newer than the balance's; then a block of at
+ * least the cost, what the waiting requests need and about an eighth of the balance (at most $4,
+ * unless the waiting requests need more) is taken, at most the balance, or nothing when the
  * balance is below the cost. Never below zero: the row locks, taken in key order, order
  * concurrent leases. A key with no credits returns no row.
  */
 export const LEASE_CREDITS_SQL = `
-  WITH a AS (SELECT * FROM unnest($1::uuid[], $2::int8[], $3::timestamptz[], $4::int8[]) AS a(id, cost, period, max_block)),
+  WITH a AS (SELECT * FROM unnest($1::uuid[], $2::int8[], $3::timestamptz[], $4::int8[], $5::int8[]) AS a(id, cost, period, max_block, want)),
   cur AS (
-    SELECT k.id, k.credits_epoch AS epoch, a.cost, a.max_block,
+    SELECT k.id, k.credits_epoch AS epoch, a.cost, a.max_block, a.want,
            CASE WHEN k.credits_refill IS NOT NULL AND a.period IS NOT NULL AND (k.credits_period IS NULL OR k.credits_period < a.period)
                 THEN (k.credits_refill->>'amount')::bigint ELSE k.credits_remaining END AS balance,
            CASE WHEN k.credits_refill IS NOT NULL AND a.period IS NOT NULL AND (k.credits_period IS NULL OR k.credits_period < a.period)
@@ -48,7 +50,7 @@ export const LEASE_CREDITS_SQL = `
        FOR UPDATE OF k),
   g AS (
     SELECT id, epoch, balance, period,
-           CASE WHEN balance >= cost THEN LEAST(balance, GREATEST(cost, LEAST(max_block, ceil(balance / 8.0)::bigint))) ELSE 0 END AS granted
+           CASE WHEN balance >= cost THEN LEAST(balance, GREATEST(cost, want, LEAST(max_block, ceil(balance / 8.0)::bigint))) ELSE 0 END AS granted
       FROM cur)
   UPDATE api_keys k SET credits_remaining = g.balance - g.granted, credits_period = g.period
     FROM g WHERE k.id = g.id

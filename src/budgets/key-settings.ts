@@ -6,16 +6,10 @@ import { BlockList, isIP } from 'node:net';
  * the api-keys feature to validate a mint or a PATCH, and by the enforcement beside this file.
  */
 
-import type { RateWindow } from '../../common/plan-rate-limits.js';
+import type { CreditRefill } from '../common/key-limits.js';
+import type { RateWindow } from '../common/plan-rate-limits.js';
 
-export type { RateWindow };
-
-export interface CreditRefill {
-  amount: number;
-  interval: 'daily' | 'monthly';
-  /** Monthly only: the day the refill happens (1-31; a shorter month refills on its last day). Default 1. */
-  day_of_month?: number;
-}
+export type { CreditRefill, RateWindow };
 
 export interface CreditsSetting {
   remaining: number;
@@ -29,6 +23,12 @@ export const MAX_METADATA_BYTES = 1024;
 export const MAX_METADATA_DEPTH = 4;
 /** Credits and limits are integers PostgreSQL and JavaScript agree on. */
 export const MAX_AMOUNT = 1_000_000_000_000;
+/**
+ * The largest window limit that can be leased: a lease's ask (a share of the limit) and grant are
+ * 32-bit integers in the lease statement, which serves many keys at once; a limit beyond it would
+ * fail that statement for all of them, so it is a 400 at mint and PATCH instead.
+ */
+export const MAX_WINDOW_LIMIT = 1_000_000_000;
 const WINDOW_NAME = /^[A-Za-z0-9_.:-]{1,32}$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -55,7 +55,7 @@ export function rateLimitsProblem(value: unknown, field = 'rate_limits'): string
       return `${at}.name must be 1 to 32 letters, digits or _ . : -`;
     if (names.has(w.name)) return `${at}.name must be unique within ${field}`;
     names.add(w.name);
-    if (!isCount(w.limit, 1, MAX_AMOUNT)) return `${at}.limit must be an integer of at least 1`;
+    if (!isCount(w.limit, 1, MAX_WINDOW_LIMIT)) return `${at}.limit must be an integer from 1 to ${MAX_WINDOW_LIMIT}`;
     if (!isCount(w.window_seconds, 1, MAX_WINDOW_SECONDS))
       return `${at}.window_seconds must be an integer from 1 to ${MAX_WINDOW_SECONDS} (one day)`;
   }

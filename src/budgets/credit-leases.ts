@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { PeriodicJobs } from '../../common/periodic-jobs.js';
+import { PeriodicJobs } from '../common/periodic-jobs.js';
 import { KeyLimitStore } from './key-limit.store.js';
 import { nextRefill, refillPeriodStart, type CreditRefill } from './key-settings.js';
 
@@ -10,6 +10,12 @@ export const MAX_CREDIT_BLOCK = 10_000;
 export const CREDIT_IDLE_MS = 10_000;
 /** An instance told "spent" asks again after this long (others may have given credits back). */
 const RECHECK_MS = 1000;
+/**
+ * A request that arrives while this instance is asking for a lease waits for it, and asks again
+ * with the others waiting while the balance still has credits, for at most this long (the lease
+ * request's own bound), then is answered.
+ */
+export const LEASE_WAIT_MS = 5000;
 
 interface Lease {
   epoch: number;
@@ -20,6 +26,8 @@ interface Lease {
   refusedCost: number;
   lastUsed: number;
   pending: Promise<boolean> | null;
+  /** What the requests waiting on this lease need together: the next lease asks for all of it. */
+  demand: number;
 }
 
 /** 0: admitted; -1: spent with no refill; otherwise spent, and milliseconds until the refill. */
@@ -85,7 +93,16 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
     if (!lease)
       this.leases.set(
         keyId,
-        (lease = { epoch: credits.epoch, period, tokens: 0, notBefore: 0, refusedCost: 0, lastUsed: t, pending: null }),
+        (lease = {
+          epoch: credits.epoch,
+          period,
+          tokens: 0,
+          notBefore: 0,
+          refusedCost: 0,
+          lastUsed: t,
+          pending: null,
+          demand: 0,
+        }),
       );
     return this.lease(keyId, credits, cost, now, lease);
   }
@@ -128,24 +145,33 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
     now: Date,
     lease: Lease,
   ): Promise<CreditAdmission> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (!lease.pending) lease.pending = this.fetch(keyId, cost, lease).finally(() => (lease.pending = null));
-      const stillApplies = await lease.pending;
-      if (stillApplies === false) return 0;
-      if (lease.tokens >= cost) {
-        lease.tokens -= cost;
-        lease.lastUsed = now.getTime();
-        return 0;
+    // Waits with the others for the lease in flight, then asks again for all who still wait, as
+    // long as the balance grants something: a burst gets every credit, and none is refused early.
+    const deadline = Date.now() + LEASE_WAIT_MS;
+    lease.demand += cost;
+    try {
+      for (;;) {
+        if (!lease.pending) lease.pending = this.fetch(keyId, cost, lease).finally(() => (lease.pending = null));
+        const stillApplies = await lease.pending;
+        if (stillApplies === false) return 0;
+        if (lease.tokens >= cost) {
+          lease.tokens -= cost;
+          lease.lastUsed = now.getTime();
+          return 0;
+        }
+        // The balance just granted nothing: refused (the next ask waits RECHECK_MS).
+        if (lease.notBefore > Date.now()) return this.spent(credits.refill, now);
+        if (Date.now() >= deadline) return this.spent(credits.refill, now);
       }
-      if (lease.notBefore > now.getTime() && cost >= lease.refusedCost) return this.spent(credits.refill, now);
+    } finally {
+      lease.demand -= cost;
     }
-    return this.spent(credits.refill, now);
   }
 
   /** False when the key has no credits any more (a change this instance's row predates). */
   private fetch(keyId: string, cost: number, lease: Lease): Promise<boolean> {
     return this.store
-      .leaseCredits(keyId, cost, lease.period === null ? null : new Date(lease.period), MAX_CREDIT_BLOCK)
+      .leaseCredits(keyId, cost, lease.period === null ? null : new Date(lease.period), MAX_CREDIT_BLOCK, lease.demand)
       .then((grant) => {
         if (!grant) return false;
         if (grant.epoch !== lease.epoch) {

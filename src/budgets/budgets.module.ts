@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { PeriodicJobsModule } from '../common/periodic-jobs.js';
+import { CreditLeases } from './credit-leases.js';
+import { KeyLimitStore } from './key-limit.store.js';
+import { KeyLimitsGuard } from './key-limits.guard.js';
+import { WindowLeases } from './window-leases.js';
+
+/**
+ * Budgets: what a request may spend and what it has spent. A key's credits and rate windows (and
+ * its plan's windows) as instance leases drawn from PostgreSQL, the networks a key may be used
+ * from, and the guard that enforces them, which the root module binds to auth's RequestBudget
+ * port so the auth decorators apply it. Registers no global provider.
+ */
+@Module({
+  imports: [PeriodicJobsModule],
+  providers: [KeyLimitStore, WindowLeases, CreditLeases, KeyLimitsGuard],
+  exports: [KeyLimitsGuard, WindowLeases, CreditLeases],
+})
+export class BudgetsModule {}
