@@ -156,6 +156,11 @@ async function startService(databaseUrl) {
     VERIFICATION_CACHE: process.env.BENCH_VERIFICATION_CACHE ?? 'true',
     HOST: '127.0.0.1',
     PORT: String(port),
+    // BENCH_DIRECT_URL=1 measures the pooler deployment's settings: the same server named again as
+    // DATABASE_DIRECT_URL (LISTEN and migrations there; unnamed statements on DATABASE_URL unless
+    // BENCH_NAMED_STATEMENTS=true).
+    ...(process.env.BENCH_DIRECT_URL === '1' ? { DATABASE_DIRECT_URL: databaseUrl } : {}),
+    ...(process.env.BENCH_NAMED_STATEMENTS ? { DB_NAMED_STATEMENTS: process.env.BENCH_NAMED_STATEMENTS } : {}),
   };
   const flags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
   // The service runs with the V8 flags `npm start` and the Docker image use (package.json

@@ -11,7 +11,7 @@ import { isUsable, keyBadge, keyName, maskedKey, stateOf, type KeyRecord } from 
 const WRITE_SCOPE = /:write$/;
 
 export function keyRows(ctx: PageContext, panel: KeysPanel, key: KeyRecord, now: number): HTMLElement[] {
-  const state = stateOf(key, now);
+  const state = stateOf(key);
   const badge = keyBadge(key, now);
   const name = keyName(key);
   const open = panel.openDetails.has(key.id);

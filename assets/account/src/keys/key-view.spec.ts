@@ -10,14 +10,15 @@ const key = (over: Partial<KeyRecord> = {}): KeyRecord => ({
   last4: 'Zz9Q',
   scopes: ['decisions:read'],
   created_at: '2026-11-01T00:00:00Z',
+  state: 'active',
   ...over,
 });
 
 describe('how a key reads', () => {
   it('takes its state from the answer when the answer carries one', () => {
     // The service said expired (say, by a clock the page does not share): the page does not second-guess it.
-    expect(stateOf(key({ state: 'expired', expires_at: '2027-01-01T00:00:00Z' }), NOW)).toBe('expired');
-    expect(stateOf(key({ state: 'pending' }), NOW)).toBe('pending');
+    expect(stateOf(key({ state: 'expired', expires_at: '2027-01-01T00:00:00Z' }))).toBe('expired');
+    expect(stateOf(key({ state: 'pending' }))).toBe('pending');
     expect(keyBadge(key({ state: 'revoked' }), NOW)).toMatchObject({ variant: 'revoked', text: 'Revoked' });
     expect(keyBadge(key({ state: 'disabled' }), NOW)).toMatchObject({ text: 'Disabled' });
   });

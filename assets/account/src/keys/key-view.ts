@@ -6,25 +6,14 @@ import { DAY, exactTime } from '../time.js';
 export type KeyState = OrgApiKey['state'];
 
 /** A key record of any list: the caller's own, the org's, a service key. */
-export type KeyRecord = ApiKey & { state?: KeyState; user_id?: string; owner_email?: string; created_by?: string };
+export type KeyRecord = ApiKey & { user_id?: string; owner_email?: string; created_by?: string };
 
 /** Days before its expiry a key's badge turns to the warning colour (a display choice, not a server rule). */
 export const EXPIRY_WARNING_DAYS = 7;
 
-/**
- * The key's state: the record's `state`, as the service judged it. Answers that do not carry
- * `state` yet (the caller's own keys and their mint, rotate and update answers on this API
- * version) are read from the fields the service sends for each state, in the order
- * `KEY_STATES` documents (denied, revoked, pending, expired, disabled).
- */
-export function stateOf(key: KeyRecord, now = Date.now()): KeyState {
-  if (key.state) return key.state;
-  if (key.status === 'denied') return 'denied';
-  if (key.revoked_at) return 'revoked';
-  if (key.status === 'pending') return 'pending';
-  if (key.expires_at && Date.parse(key.expires_at) <= now) return 'expired';
-  if (key.enabled === false) return 'disabled';
-  return 'active';
+/** The key's state, as the service judged it (every record carries `state` on the version the page is pinned to). */
+export function stateOf(key: KeyRecord): KeyState {
+  return key.state;
 }
 
 /** Still the owner's to use: active, or disabled (it keeps its place in the main list, with an Enable button). */
@@ -42,7 +31,7 @@ export interface Badge {
 
 /** The badge a key shows: its state, how soon it expires, or its rotation grace. */
 export function keyBadge(key: KeyRecord, now = Date.now()): Badge {
-  switch (stateOf(key, now)) {
+  switch (stateOf(key)) {
     case 'denied':
       return { variant: 'revoked', text: 'Denied', title: 'An admin denied this key: it never verifies' };
     case 'pending':

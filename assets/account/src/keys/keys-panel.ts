@@ -122,8 +122,8 @@ export class KeysPanel {
 
   render(): void {
     const now = Date.now();
-    const active = this.keys.filter((k) => isUsable(stateOf(k, now)));
-    const inactive = this.keys.filter((k) => !isUsable(stateOf(k, now)));
+    const active = this.keys.filter((k) => isUsable(stateOf(k)));
+    const inactive = this.keys.filter((k) => !isUsable(stateOf(k)));
     this.el.body.replaceChildren(...active.flatMap((key) => keyRows(this.ctx, this, key, now)));
     this.el.inactive.replaceChildren(...inactive.flatMap((key) => keyRows(this.ctx, this, key, now)));
     show(this.el.inactive, this.showInactive && inactive.length > 0);
