@@ -134,8 +134,10 @@ describe('Dockerfile', () => {
     expect(runtime).toMatch(/RUN npm ci --omit=dev/);
     expect(runtime).toMatch(/COPY --from=build \/app\/dist \.\/dist/);
     expect(runtime).toMatch(/NODE_ENV=production/);
-    // The account page's files are read from disk at start: without them the container would not start.
-    expect(runtime).toMatch(/COPY assets \.\/assets/);
+    // The account page is bundled into dist/account-page by the build (read from disk at start:
+    // without it the container would not start), so the build stage needs its sources.
+    expect(stages[0]).toMatch(/COPY assets\/account \.\/assets\/account/);
+    expect(stages[0]).toMatch(/COPY scripts\/build-account\.mjs/);
   });
 
   it('starts the service with the same V8 heap settings as npm start', () => {

@@ -353,6 +353,7 @@ describe('usage attribution and history on real PostgreSQL', () => {
       'audit-retention',
       'credit-leases-return',
       'lapsed-previous-secrets',
+      'scope-usage-retention',
       'stale-keys',
       'usage-retention',
     ]);

@@ -47,8 +47,9 @@ describe('the typed client retrying a 503 from the running service', () => {
     const page = await client.keys.list();
     expect(page.keys).toEqual([]);
     expect(retries.length).toBeGreaterThanOrEqual(1);
-    expect(retries[0]).toMatchObject({ attempt: 1, status: 503, method: 'GET', waitMs: 500 });
-    expect(retries.map((r) => r.waitMs)).toEqual(retries.map((_, i) => 500 * 2 ** i));
+    // The service's 503 says when to come back (Retry-After: 2): the client waits that long, not its own backoff.
+    expect(retries[0]).toMatchObject({ attempt: 1, status: 503, method: 'GET', waitMs: 2000 });
+    expect(retries.every((r) => r.waitMs === 2000)).toBe(true);
   });
 
   it("does not send a mint again after a 503 (its outcome may be unknown), and the 503 is an ApiError carrying the service's body", async () => {
@@ -72,7 +73,7 @@ describe('the typed client retrying a 503 from the running service', () => {
       expect(error).toBeInstanceOf(ApiError);
       expect(error).toMatchObject({
         status: 503,
-        retryAfterMs: null,
+        retryAfterMs: 2000,
         body: { statusCode: 503, error: 'Service Unavailable' },
       });
     } finally {
