@@ -10,8 +10,11 @@ describe('bounded work per caller: minting', () => {
   let replica: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { MAX_ACTIVE_KEYS_PER_USER_ORG: '5' } });
-    replica = await startTestApp({ db: t.db, env: { MAX_ACTIVE_KEYS_PER_USER_ORG: '5' } });
+    // As in api-keys-secrets: a flood of one user's mints queues on its count row, and beside another
+    // test file a statement can wait past the default 5 s client-side timeout (known and open).
+    const env = { MAX_ACTIVE_KEYS_PER_USER_ORG: '5', DB_STATEMENT_TIMEOUT_MS: '15000' };
+    t = await startTestApp({ env });
+    replica = await startTestApp({ db: t.db, env });
   });
   afterAll(async () => {
     await replica?.close();
