@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { parseJson, readConfigFile } from './config-files.js';
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -94,24 +94,6 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return env;
-}
-
-function parseJson(text: string, variable: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new Error(`${variable}: not valid JSON (${(error as Error).message})`);
-  }
-}
-
-function readConfigFile(path: string, variable: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new Error(
-      `${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
 }
 
 export function buildAppConfig(env: EnvironmentVariables): AppConfig {

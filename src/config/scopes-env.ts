@@ -1,23 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { parseJson, readConfigFile } from './config-files.js';
 import { parseScopeRegistry, type ScopeRegistryInput } from '../common/scope-names.js';
-
-function parseJson(text: string, variable: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new Error(`${variable}: not valid JSON (${(error as Error).message})`);
-  }
-}
-
-function readConfigFile(path: string, variable: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new Error(
-      `${variable}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
-}
 
 /**
  * The scope registry API_KEY_SCOPES (JSON) or API_KEY_SCOPES_FILE names, checked (one line naming
