@@ -11,17 +11,18 @@ interface PendingUse {
   at: Date;
 }
 
-/** Symbol-keyed, like the guards' request marks: never serialised. */
-const PENDING_USE = Symbol('kui.pendingUse');
+/**
+ * Beside the principal, not on it: a property added and deleted on every key request changed the
+ * object's shape on the hot path, and a principal compares and copies as its type declares.
+ */
+const pendingUses = new WeakMap<Principal, PendingUse>();
 const RUNS = Symbol('kui.lastUseRuns');
 
-type WithPendingUse = Principal & { [PENDING_USE]?: PendingUse };
-type UseRequest = { user?: WithPendingUse; [RUNS]?: number };
+type UseRequest = { user?: Principal; [RUNS]?: number };
 
 /** Called by the verifier for a key it accepts: the use is recorded only if every guard admits the request. */
 export function markPendingUse(principal: Principal, keyId: string, stored: Date | null, at: Date): void {
-  // Not enumerable: a principal compares and copies as the fields its type declares.
-  Object.defineProperty(principal, PENDING_USE, { value: { keyId, stored, at }, configurable: true, writable: true });
+  pendingUses.set(principal, { keyId, stored, at });
 }
 
 /**
@@ -42,14 +43,14 @@ export class LastUseGuard implements CanActivate {
 
   canActivate(ctx: ExecutionContext): true {
     const request = ctx.getArgByIndex<UseRequest>(0);
-    const pending = request.user?.[PENDING_USE];
+    const pending = request.user && pendingUses.get(request.user);
     if (!pending) return true;
     const runs = (request[RUNS] ?? 0) + 1;
     if (runs < this.listingsOf(ctx)) {
       request[RUNS] = runs;
       return true;
     }
-    delete request.user![PENDING_USE];
+    pendingUses.delete(request.user!);
     this.writer.touch(pending.keyId, pending.stored, pending.at);
     return true;
   }
