@@ -23,10 +23,7 @@ function expectNoneOf(haystack: string, secrets: Record<string, string>): void {
 describe('keys under load and at rest', () => {
   let t: TestApp;
   beforeAll(async () => {
-    // 50 mints of one new user take about 4.5 s on an idle 2-core machine (they queue on the
-    // user's count row); with another test file beside it, a statement can wait past the default
-    // 5 s client-side query timeout. Known and open: the burst itself must get faster.
-    t = await startTestApp({ env: { DB_STATEMENT_TIMEOUT_MS: '15000' } });
+    t = await startTestApp();
   });
   afterAll(async () => t?.close());
 

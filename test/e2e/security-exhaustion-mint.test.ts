@@ -10,9 +10,7 @@ describe('bounded work per caller: minting', () => {
   let replica: TestApp;
 
   beforeAll(async () => {
-    // As in api-keys-secrets: a flood of one user's mints queues on its count row, and beside another
-    // test file a statement can wait past the default 5 s client-side timeout (known and open).
-    const env = { MAX_ACTIVE_KEYS_PER_USER_ORG: '5', DB_STATEMENT_TIMEOUT_MS: '15000' };
+    const env = { MAX_ACTIVE_KEYS_PER_USER_ORG: '5' };
     t = await startTestApp({ env });
     replica = await startTestApp({ db: t.db, env });
   });

@@ -35,6 +35,15 @@ export class OpenApiResponseValidator {
       validator = new OpenAPIBackend({
         definition: structuredClone(document),
         strict: true,
+        // Each operation's validators are compiled when a response of it is first checked, not
+        // all of them up front: compiling every operation's took 3 to 5 s of CPU in every test
+        // file, on the event loop the app under test shares, so a burst of requests waiting on
+        // the first answer (and their database client timers) stalled behind it. The document's
+        // validity is its own test (openapi.test.ts, by an independent parser).
+        quick: true,
+        // The schemas come from a document already checked; compiling Ajv's meta-schema into
+        // every per-operation Ajv instance to re-check them was most of the remaining time.
+        ajvOpts: { validateSchema: false },
         // uuid, email, date-time: checked, not ignored.
         // ajv-formats is CommonJS: its plugin is `.default` of the module under nodenext ESM.
         customizeAjv: (ajv) => (ajvFormats.default(ajv), ajv),
