@@ -2,6 +2,7 @@ import type { Client } from 'openapi-fetch';
 import { dataOf } from './errors.js';
 import type { paths } from './generated/openapi.js';
 import type {
+  ApiKey,
   AuditEventPage,
   KeyDailyUsageReport,
   KeyPolicy,
@@ -14,6 +15,9 @@ import type {
   OrgApiKeyList,
   OrgList,
   OrgMemberList,
+  ScopeUsage,
+  ScopeUsageQuery,
+  UpdateKeyRequest,
 } from './types.js';
 
 /** The caller's orgs and, for owners and admins, their members, keys and audit log (browser session only). */
@@ -39,6 +43,25 @@ export class Orgs {
   async revokeKey(orgId: string, keyId: string): Promise<void> {
     await dataOf(
       this.api.DELETE('/orgs/{org_id}/api-keys/{keyID}', { params: { path: { org_id: orgId, keyID: keyId } } }),
+    );
+  }
+
+  /**
+   * Changes any key of the org (owners and admins) and answers the key record; `scopes` may only
+   * narrow it (a scope it does not hold is a 403). Every instance applies it before this resolves.
+   */
+  updateKey(orgId: string, keyId: string, body: UpdateKeyRequest): Promise<ApiKey> {
+    return dataOf(
+      this.api.PATCH('/orgs/{org_id}/api-keys/{keyID}', { params: { path: { org_id: orgId, keyID: keyId } }, body }),
+    );
+  }
+
+  /** Which of its scopes any key of the org used in the last `days` UTC days (owners and admins). */
+  keyScopeUsage(orgId: string, keyId: string, query: ScopeUsageQuery = {}): Promise<ScopeUsage> {
+    return dataOf(
+      this.api.GET('/orgs/{org_id}/api-keys/{keyID}/scope-usage', {
+        params: { path: { org_id: orgId, keyID: keyId }, query },
+      }),
     );
   }
 

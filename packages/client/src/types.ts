@@ -21,6 +21,7 @@ export type ScopeUsage = Schemas['ScopeUsage'];
 export type ScopeUsageQuery = QueryOf<'getApiKeyScopeUsage'>;
 /** The deployment's scopes (`GET /scopes`); a scope is a string: each deployment registers its own. */
 export type ScopeList = Schemas['ScopeList'];
+export type ScopeDescription = Schemas['ScopeDescription'];
 
 export type UsageReport = Schemas['UsageReport'];
 export type DailyUsageReport = Schemas['DailyUsageReport'];
