@@ -1,7 +1,7 @@
 // What the panels share: the API client, the deployment's document, who is signed in, and a way
 // to ask the other panels to reload after a change. Each panel keeps its own state (its list,
 // its cursor) in its own module; this is the only state they share, reset on sign-out.
-import type { Org, Principal } from '../../../packages/client/src/types.js';
+import type { Org, Principal, ScopeDescription } from '../../../packages/client/src/types.js';
 import type { Api } from './api.js';
 import { ApiDocument } from './api-document.js';
 import type { KeysPanel } from './keys/keys-panel.js';
@@ -16,6 +16,8 @@ export interface Session {
   orgs: Org[] | null;
   /** user id → e-mail of the org's members (owners and admins only). */
   members: Map<string, string>;
+  /** The deployment's scopes as the forms offer them (keys/scopes.ts), for the chosen org. */
+  scopes: ScopeDescription[];
 }
 
 /** Reloaders the panels call after a change that shows elsewhere (each absent until registered). */
@@ -41,6 +43,7 @@ export const newSession = (token: string | null = null): Session => ({
   me: null,
   orgs: null,
   members: new Map(),
+  scopes: [],
 });
 
 /** The signed-in principal with an org (the app view only runs with one). */

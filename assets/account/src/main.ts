@@ -12,6 +12,8 @@ import { errorStatus, handledElsewhere, isMissingRoute, PageError } from './erro
 import { configureCreateForm, initCreateDialog } from './keys/create-dialog.js';
 import { initKeyDialogs } from './keys/key-dialogs.js';
 import { KeysPanel } from './keys/keys-panel.js';
+import { initNarrowDialog } from './keys/narrow-dialog.js';
+import { loadScopeChoices } from './keys/scopes.js';
 import { auditList } from './org/audit.js';
 import { ApprovalsPanel } from './org/approvals.js';
 import { loadMembers } from './org/members.js';
@@ -169,6 +171,7 @@ async function start(): Promise<void> {
 }
 
 async function showApp(orgError: string): Promise<void> {
+  await loadScopeChoices(ctx);
   configureCreateForm(ctx);
   configureServiceKeyForm(ctx);
   ctx.sections.reset();
@@ -215,6 +218,7 @@ function init(): void {
   initDialogs();
   initReveal();
   initKeyDialogs();
+  initNarrowDialog();
   initCreateDialog(ctx);
   initServiceKeyForm(ctx);
 

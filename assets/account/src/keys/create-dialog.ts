@@ -1,62 +1,19 @@
-// "Create key": name (with a counter up to the service's maximum), scopes (those the service
-// offers; the ones your role cannot grant are disabled, with the reason), expiry. The service
-// decides: a 400 shows beside its field, anything else in the dialog.
+// "Create key": name (with a counter up to the service's maximum), scopes (the deployment's, with
+// their descriptions; those your role cannot grant disabled, with the reason), expiry. The
+// service decides: a 400 shows beside its field, anything else in the dialog.
 import { me, refreshOrgPanels, type PageContext } from '../context.js';
 import { closeDialog, openDialog } from '../dialogs.js';
-import { byId, checkedValues, clearAlert, h, setFieldError, show, showAlert } from '../dom.js';
+import { byId, checkedValues, clearAlert, setFieldError, showAlert } from '../dom.js';
 import { ApiError, errorMessage, errorStatus, handledElsewhere } from '../errors.js';
 import { openReveal } from '../reveal.js';
 import type { KeyRecord } from './key-view.js';
+import { fillScopeChoices, tickDefaults } from './scopes.js';
 
-/** What each known scope lets a key do, in words (a scope the service adds shows without one). */
-export const SCOPE_LABELS: Readonly<Record<string, string>> = {
-  'decisions:read': 'Read decisions',
-  'decisions:write': 'Create and change decisions',
-};
-/** Ticked when the dialog opens: the least a key can do. */
-export const DEFAULT_SCOPES = ['decisions:read'];
 const DEFAULT_EXPIRY = '90';
 
-export const scopeId = (prefix: string, scope: string) => `${prefix}-${scope.replace(/[^a-z0-9]+/gi, '-')}`;
-
-/** The service's scopes as checkboxes; those outside `grantable` disabled and described by `reasonId`. */
-export function scopeChecks(name: string, scopes: string[], grantable: string[], reasonId: string): HTMLElement[] {
-  return scopes.map((scope) => {
-    const allowed = grantable.includes(scope);
-    const label = SCOPE_LABELS[scope];
-    return h(
-      'label',
-      { class: 'check' },
-      h('input', {
-        type: 'checkbox',
-        name,
-        value: scope,
-        id: scopeId(name, scope),
-        disabled: !allowed,
-        'aria-describedby': allowed ? null : reasonId,
-      }),
-      h(
-        'span',
-        {},
-        h('code', { text: scope }),
-        label ? ' ' : null,
-        label ? h('span', { class: 'muted', text: label }) : null,
-      ),
-    );
-  });
-}
-
-/** Fills the form for the signed-in principal: the service's scopes and limits, from its document and /me. */
+/** Fills the form for the signed-in principal: the deployment's scopes (GET /scopes), and its limits from its document. */
 export function configureCreateForm(ctx: PageContext): void {
-  const principal = me(ctx);
-  const scopes = ctx.doc.choices('MintApiKeyRequest', 'scopes');
-  const beyond = scopes.filter((s) => !principal.scopes.includes(s as never));
-  byId('create-scopes').replaceChildren(...scopeChecks('scope', scopes, principal.scopes, 'scope-reason'));
-  const reason = byId('scope-reason');
-  reason.textContent = beyond.length
-    ? `Your role (${principal.org_role ?? 'none'}) in this organisation cannot grant ${beyond.join(', ')}: your keys can have ${principal.scopes.join(', ') || 'no scope'}. An owner or admin can change your role.`
-    : '';
-  show(reason, beyond.length > 0);
+  fillScopeChoices(ctx, byId('create-scopes'), byId('scope-reason'), 'scope');
   const { max: nameMax } = ctx.doc.range('MintApiKeyRequest', 'name');
   const name = byId<HTMLInputElement>('key-name');
   if (nameMax !== undefined) name.maxLength = nameMax;
@@ -78,8 +35,7 @@ function updateCounter(ctx: PageContext): void {
 function resetCreateForm(ctx: PageContext): void {
   byId<HTMLInputElement>('key-name').value = '';
   updateCounter(ctx);
-  for (const box of document.querySelectorAll<HTMLInputElement>('input[name="scope"]'))
-    box.checked = !box.disabled && DEFAULT_SCOPES.includes(box.value);
+  tickDefaults(document.querySelectorAll<HTMLInputElement>('input[name="scope"]'));
   byId<HTMLSelectElement>('key-expiry').value = DEFAULT_EXPIRY;
   clearCreateErrors();
 }

@@ -1,7 +1,9 @@
-// Every key in the organisation with who minted it, for owners and admins (revoke included).
+// Every key in the organisation with who minted it, for owners and admins: revoke, and each key's
+// scope use of the last 30 days with "Narrow to what it uses" (opened under its row).
 import type { OrgApiKeyList, OrgApiKey } from '../../../../packages/client/src/types.js';
 import { me, type PageContext } from '../context.js';
 import { dataTable, h } from '../dom.js';
+import { hasScopeUse, loadScopeUse } from '../keys/details/scope-use.js';
 import { openRevoke } from '../keys/key-dialogs.js';
 import { keyBadge, keyName, maskedKey, stateOf } from '../keys/key-view.js';
 import { PAGE_SIZE } from '../keys/keys-panel.js';
@@ -15,7 +17,11 @@ export function orgKeyRow(ctx: PageContext, key: OrgApiKey): HTMLElement {
   return h(
     'tr',
     { 'data-org-key-id': key.id, 'data-status': stateOf(key) },
-    h('th', { scope: 'row', 'data-label': 'Name' }, h('span', { class: 'name-text', text: keyName(key) })),
+    h(
+      'th',
+      { scope: 'row', 'data-label': 'Name', tabindex: '-1' },
+      h('span', { class: 'name-text', text: keyName(key) }),
+    ),
     h('td', { 'data-label': 'Minted by', text: owner }),
     h('td', { 'data-label': 'Key' }, h('code', { class: 'masked-key', text: maskedKey(key) })),
     h(
@@ -40,6 +46,37 @@ export function orgKeyRow(ctx: PageContext, key: OrgApiKey): HTMLElement {
   );
 }
 
+/** Keys whose scope use is open under their row (they stay open when the list reloads). */
+const openScopeUse = new Set<string>();
+
+/** The key's row and, where the deployment has the route, its scope use under it behind a "Scopes" toggle. */
+export function orgKeyRows(ctx: PageContext, key: OrgApiKey): HTMLElement[] {
+  const row = orgKeyRow(ctx, key);
+  if (!hasScopeUse(ctx, 'org')) return [row];
+  const id = `org-scope-use-${key.id}`;
+  const slot = h('div', { class: 'key-scope-use', 'data-scope-use-for': key.id });
+  const open = () => openScopeUse.has(key.id);
+  const details = h('tr', { class: 'details-row', id, hidden: !open() }, h('td', { colspan: '6' }, slot));
+  const toggle = h('button', {
+    type: 'button',
+    class: 'button ghost small',
+    'aria-expanded': String(open()),
+    'aria-controls': id,
+    'aria-label': `Scope use of ${keyName(key)}`,
+    text: 'Scopes',
+    onclick: () => {
+      if (open()) openScopeUse.delete(key.id);
+      else openScopeUse.add(key.id);
+      toggle.setAttribute('aria-expanded', String(open()));
+      details.hidden = !open();
+      if (open()) void loadScopeUse(ctx, key, slot, 'org');
+    },
+  });
+  row.querySelector('.cell-actions')!.prepend(toggle);
+  if (open()) void loadScopeUse(ctx, key, slot, 'org');
+  return [row, details];
+}
+
 export const orgKeysList = (ctx: PageContext) =>
   new PagedList<OrgApiKeyList>(ctx, (cursor, append) => ({
     section: 'org-keys',
@@ -52,7 +89,7 @@ export const orgKeysList = (ctx: PageContext) =>
       putRows(
         'org-keys-list',
         append,
-        data.keys.map((key) => orgKeyRow(ctx, key)),
+        data.keys.flatMap((key) => orgKeyRows(ctx, key)),
         (rows) =>
           dataTable(
             'Every key in this organisation',

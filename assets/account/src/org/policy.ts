@@ -4,7 +4,7 @@ import type { KeyPolicy, KeyPolicyRequest } from '../../../../packages/client/sr
 import { me, type PageContext } from '../context.js';
 import { byId, checkedValues, clearAlert, show, showAlert } from '../dom.js';
 import { handledElsewhere } from '../errors.js';
-import { scopeChecks } from '../keys/create-dialog.js';
+import { describedScopes, scopeChecks } from '../keys/scopes.js';
 
 type Scope = NonNullable<KeyPolicy['approval_required_for']>[number];
 
@@ -29,7 +29,7 @@ export class PolicyPanel {
       byId(`${input}-range`).textContent = `(days, ${range}empty: ${empty})`;
     }
     const scopes = this.ctx.doc.choices('KeyPolicyRequest', 'approval_required_for');
-    byId('policy-approvals').replaceChildren(...scopeChecks('policy-approve', scopes, scopes, ''));
+    byId('policy-approvals').replaceChildren(...scopeChecks('policy-approve', describedScopes(this.ctx, scopes), ''));
     show(byId('policy-approvals-field'), scopes.length > 0);
   }
 

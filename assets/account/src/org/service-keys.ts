@@ -4,10 +4,10 @@ import type { ServiceKeyList, MintServiceKeyRequest, ServiceKey } from '../../..
 import { me, personName, type PageContext } from '../context.js';
 import { byId, checkedValues, clearAlert, dataTable, h, showAlert } from '../dom.js';
 import { handledElsewhere } from '../errors.js';
-import { DEFAULT_SCOPES, scopeChecks } from '../keys/create-dialog.js';
 import { openRevoke, openRotate } from '../keys/key-dialogs.js';
 import { keyBadge, keyName, maskedKey, stateOf } from '../keys/key-view.js';
 import { PAGE_SIZE } from '../keys/keys-panel.js';
+import { fillScopeChoices, tickDefaults } from '../keys/scopes.js';
 import { openReveal } from '../reveal.js';
 import { timeCell } from '../time.js';
 import { hiddenHeader, PagedList, putRows } from './admin-list.js';
@@ -79,12 +79,9 @@ export const serviceKeysList = (ctx: PageContext) =>
       ),
   }));
 
-/** The create form's scopes: the service's, all of them (an owner or admin grants any; the service decides). */
+/** The create form's scopes: the deployment's, those the caller's role cannot grant disabled with the reason. */
 export function configureServiceKeyForm(ctx: PageContext): void {
-  const scopes = ctx.doc.choices('MintServiceKeyRequest', 'scopes');
-  byId('service-key-scopes').replaceChildren(...scopeChecks('service-scope', scopes, scopes, ''));
-  for (const box of document.querySelectorAll<HTMLInputElement>('input[name="service-scope"]'))
-    box.checked = DEFAULT_SCOPES.includes(box.value);
+  tickDefaults(fillScopeChoices(ctx, byId('service-key-scopes'), byId('service-scope-reason'), 'service-scope'));
   const { max } = ctx.doc.range('MintServiceKeyRequest', 'name');
   const name = byId<HTMLInputElement>('service-key-name');
   if (max !== undefined) name.maxLength = max;

@@ -6,6 +6,7 @@ import type { KeysPanel } from '../keys-panel.js';
 import type { KeyRecord } from '../key-view.js';
 import { controlsSection } from './controls.js';
 import { factsSection } from './facts.js';
+import { scopeUseSection } from './scope-use.js';
 import { usageSection } from './usage.js';
 
 export interface KeyDetailSection {
@@ -18,7 +19,12 @@ export interface KeyDetailSection {
 }
 
 /** In the order they show. */
-export const KEY_DETAIL_SECTIONS: readonly KeyDetailSection[] = [factsSection, controlsSection, usageSection];
+export const KEY_DETAIL_SECTIONS: readonly KeyDetailSection[] = [
+  factsSection,
+  controlsSection,
+  usageSection,
+  scopeUseSection,
+];
 
 export function detailsPanel(
   ctx: PageContext,
