@@ -58,13 +58,20 @@ describe('a key’s scope use', () => {
     expect(document.activeElement).toBe(document.querySelector('#narrow-scopes input[value="decisions:read"]'));
   });
 
-  it('offers no narrowing when every scope was used, nor where the deployment has no PATCH route', async () => {
+  it('offers no narrowing when every scope was used, for a key of one scope, nor without the PATCH route', async () => {
     const allUsed = { ...usage, scopes: [usage.scopes[0]!], unused: [] };
     const ctx = testContext({ doc, api: { keys: { scopeUsage: async () => allUsed } } });
     const slot = document.createElement('div');
     await loadScopeUse(ctx, key, slot, 'own');
     expect(slot.textContent).toContain('Every scope it holds was used in the last 30 days.');
     expect(slot.querySelector('button')).toBeNull();
+
+    // Its one scope unused: shown, but narrowing would leave nothing.
+    const oneUnused = { days: 30, scopes: [usage.scopes[1]!], unused: ['invoices:read'] };
+    const single = testContext({ doc, api: { keys: { scopeUsage: async () => oneUnused } } });
+    await loadScopeUse(single, key, slot, 'own');
+    expect(slot.querySelector('.scope-unused')!.textContent).toBe('Unused for 30 days: invoices:read');
+    expect(narrowButton(slot)).toBeNull();
 
     const readOnly = testContext({
       doc: { paths: { '/api-keys/{keyID}/scope-usage': { get: {} } } },

@@ -43,7 +43,9 @@ export function scopeUseView(ctx: PageContext, key: KeyRecord, usage: ScopeUsage
     ),
   );
   const unused = usage.unused;
-  const canNarrow = unused.length > 0 && isUsable(stateOf(key)) && ctx.doc.hasRoute('patch', ROUTES[scope]);
+  // Narrowing removes something and keeps something: a key of one scope has nothing to narrow.
+  const canNarrow =
+    unused.length > 0 && usage.scopes.length > 1 && isUsable(stateOf(key)) && ctx.doc.hasRoute('patch', ROUTES[scope]);
   const view: HTMLElement[] = [
     h('p', { class: 'facts-title', text: `Scopes used in the last ${usage.days} days` }),
     h('ul', { class: 'scope-use', 'aria-label': `Requests per scope of ${name}` }, ...lines),
