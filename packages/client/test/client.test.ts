@@ -146,11 +146,12 @@ describe('the typed client against the running service', () => {
     expect((await session.usage.daily({ orgId: owner.orgId })).days.length).toBeGreaterThan(0);
   });
 
-  it("orgs: lists the caller's orgs, members, org keys, a key's usage, revokes a member's key and reads the audit log", async () => {
+  it("orgs: lists the caller's orgs, members, org keys, a key's usage and scope usage, narrows and revokes a member's key and reads the audit log", async () => {
     const colleague = await t.seed.colleague(owner.orgId, 'member');
     const theirs = await new KeysUsageIdentityClient({ baseUrl: t.url, credential: colleague.session }).keys.mint({
       org_id: owner.orgId,
       name: 'theirs',
+      scopes: ['decisions:read', 'decisions:write'],
     });
 
     expect((await session.orgs.list()).orgs).toEqual([expect.objectContaining({ id: owner.orgId, role: 'owner' })]);
@@ -167,11 +168,21 @@ describe('the typed client against the running service', () => {
       key_id: theirs.id,
       org_id: owner.orgId,
     });
+    expect(await session.orgs.keyScopeUsage(owner.orgId, theirs.id, { days: 7 })).toMatchObject({
+      days: 7,
+      unused: ['decisions:read', 'decisions:write'],
+    });
+    const narrowed = await session.orgs.updateKey(owner.orgId, theirs.id, { scopes: ['decisions:read'] });
+    expect(narrowed.scopes).toEqual(['decisions:read']);
     await session.orgs.revokeKey(owner.orgId, theirs.id);
     expect((await session.orgs.keys(owner.orgId, { user_id: colleague.userId })).keys[0].state).toBe('revoked');
 
     const audit = await session.orgs.auditEvents(owner.orgId, { target_id: theirs.id });
-    expect(audit.events.map((e) => e.action)).toEqual(['api_key.revoked_by_admin', 'api_key.minted']);
+    expect(audit.events.map((e) => e.action)).toEqual([
+      'api_key.revoked_by_admin',
+      'api_key.scopes_narrowed',
+      'api_key.minted',
+    ]);
   });
 
   it('webhooks: creates, lists, reads, updates, rotates the secret, sends a test, lists and retries deliveries, deletes', async () => {
