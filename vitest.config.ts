@@ -10,6 +10,7 @@ const BROWSER_TESTS = [
   'test/e2e/account-page-service-keys.test.ts',
   'test/e2e/account-page-key-policy.test.ts',
   'test/e2e/account-key-controls.test.ts',
+  'test/e2e/account-scope-narrowing.test.ts',
 ];
 
 const databaseTier = {
