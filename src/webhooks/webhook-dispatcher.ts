@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   Inject,
   Injectable,
@@ -18,28 +18,19 @@ import { OutboundGuard } from './outbound-guard.js';
 import { SecretBox } from './secret-box.js';
 import { WebhookSender } from './webhook-sender.js';
 import { WebhooksRepository, type OutboxRow, type RelayTarget, type SqlExecutor } from './webhooks.repository.js';
-
-export const DELIVER_QUEUE = 'webhook-deliver';
-export const EXPIRY_SCAN_QUEUE = 'events-expiry-scan';
-const RELAY_BATCH = 100;
-const SCAN_BATCH = 500;
-const DAY_MS = 86_400_000;
-/** Deliveries one instance runs at once (each org holds at most `orgConcurrency` of them). */
-export const DELIVERY_SLOTS = 4;
-/** How long the delivery log keeps an attempt. */
-export const DELIVERY_RETENTION_DAYS = 30;
-
-/** The message a delivery job carries: the event as receivers get it, and where it goes. */
-export interface DeliverJob {
-  endpointId: string;
-  event: { id: string; type: string; timestamp: string; data: Record<string, unknown> };
-}
-
-/** A stable job id per (event, endpoint): a relay that runs twice cannot enqueue a delivery twice. */
-export function deliveryJobId(eventId: string, endpointId: string): string {
-  const h = createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+import {
+  DAY_MS,
+  DELIVER_QUEUE,
+  DELIVERY_RETENTION_DAYS,
+  DELIVERY_SLOTS,
+  deliveryJobId,
+  EXPIRY_SCAN_QUEUE,
+  EXPIRY_WINDOWS,
+  RELAY_BATCH,
+  retryOptionsOf,
+  SCAN_BATCH,
+  type DeliverJob,
+} from './webhook-jobs.js';
 
 /**
  * The queue side of events, on pg-boss (PostgreSQL, SKIP LOCKED): the relay from the outbox to
@@ -95,7 +86,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     });
     boss.on('error', (error: Error) => this.logger.warn(`job queue: ${error.message}`));
     await boss.start();
-    const retry = this.retryOptions();
+    const retry = retryOptionsOf(this.settings);
     await boss.createQueue(DELIVER_QUEUE, {
       ...retry,
       expireInSeconds: Math.ceil(s.timeoutMs / 1000) + 50,
@@ -155,7 +146,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   async enqueue(orgId: string, job: DeliverJob, tx: SqlExecutor): Promise<string> {
     if (!this.boss) throw new Error('the job queue is not running');
     const id = randomUUID();
-    await this.boss.send(DELIVER_QUEUE, job, { id, group: { id: orgId }, db: tx, ...this.retryOptions() });
+    await this.boss.send(DELIVER_QUEUE, job, { id, group: { id: orgId }, db: tx, ...retryOptionsOf(this.settings) });
     return id;
   }
 
@@ -209,20 +200,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           event: { id: e.id, type: e.type, timestamp: e.createdAt.toISOString(), data: e.data },
         },
         group: { id: e.orgId },
-        ...this.retryOptions(),
+        ...retryOptionsOf(this.settings),
       };
     });
     await this.boss.insert(DELIVER_QUEUE, jobs, { db: tx });
-  }
-
-  private retryOptions() {
-    const s = this.settings;
-    return {
-      retryLimit: s.retryLimit,
-      retryDelay: s.retryDelaySeconds,
-      retryBackoff: true,
-      retryDelayMax: s.retryDelayMaxSeconds,
-    };
   }
 
   /** One attempt. A failure throws, so pg-boss schedules the next attempt; the last one marks the endpoint failing. */
@@ -290,12 +271,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   async scanExpiries(): Promise<number> {
     const now = this.core.clock.now();
     let total = 0;
-    const windows: Array<[number | null, number, string, 'api_key.expiring' | 'api_key.expired']> = [
-      [7 * DAY_MS, DAY_MS, '7d', 'api_key.expiring'],
-      [DAY_MS, 0, '1d', 'api_key.expiring'],
-      [null, 0, 'expired', 'api_key.expired'],
-    ];
-    for (const [ahead, notBefore, mark, type] of windows) {
+    for (const [ahead, notBefore, mark, type] of EXPIRY_WINDOWS) {
       let n: number;
       do {
         n = await this.repo.emitExpiryBatch(now, ahead, notBefore, mark, type, SCAN_BATCH);

@@ -27,7 +27,8 @@ import {
   WebhookListDto,
 } from './dto/webhook.dto.js';
 import { RetryAfterInterceptor } from './webhook-send-throttle.js';
-import { WebhooksService, type DeliveryRecord, type WebhookRecord } from './webhooks.service.js';
+import { WebhooksService } from './webhooks.service.js';
+import type { DeliveryRecord, WebhookRecord } from './webhook-records.js';
 
 const FORBIDDEN =
   'Called with an API key (webhooks need a browser session), or the caller is a member or viewer of the org (owners and admins only).';

@@ -3,8 +3,9 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { DataSource, EntityManager, QueryRunner, Repository } from 'typeorm';
 import type { KeysetPosition } from '../common/pagination.js';
 import { returnedRows } from '../database/transactions.js';
-import { keyEventDataSql } from '../events/event-types.js';
 import { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
+import { EXPIRY_BATCH_SQL } from './webhook-expiry.sql.js';
+import { storableText } from './webhook-records.js';
 
 /** What pg-boss needs to run its statements inside one of our transactions (its `db` option). */
 export interface SqlExecutor {
@@ -22,14 +23,6 @@ export interface OutboxRow {
 export interface RelayTarget {
   eventId: string;
   endpointId: string;
-}
-
-/**
- * What a receiver answered, made storable: PostgreSQL `text` refuses U+0000 (the whole insert
- * fails) and would alter an unpaired surrogate; both become U+FFFD (the UTF-8 round trip does the surrogates).
- */
-export function storableText(text: string | null): string | null {
-  return text === null ? null : Buffer.from(text, 'utf8').toString('utf8').replaceAll('\u0000', '\uFFFD');
 }
 
 const executorOf = (runner: QueryRunner): SqlExecutor => ({
@@ -277,11 +270,7 @@ export class WebhooksRepository {
     });
   }
 
-  /**
-   * The expiry scan: one statement per window that marks up to `limit` keys and writes their events,
-   * so each (key, window) is emitted once whichever instance's scan gets there first.
-   * `warnBefore` null: keys that have expired; otherwise keys expiring within that many ms (and after `notBefore`).
-   */
+  /** One window of the expiry scan (EXPIRY_BATCH_SQL); `warnBeforeMs` null: keys that have expired. */
   async emitExpiryBatch(
     now: Date,
     warnBeforeMs: number | null,
@@ -291,25 +280,16 @@ export class WebhooksRepository {
     limit: number,
   ): Promise<number> {
     const horizon = new Date(now.getTime() + (warnBeforeMs ?? 0));
-    // A key already inside a nearer window is warned by that window only (no 7-day notice a day before).
     const floor = new Date(now.getTime() + notBeforeMs);
-    const rows: unknown[] = await this.db.query(
-      `WITH due AS (
-         SELECT k.* FROM api_keys k
-          WHERE k.revoked_at IS NULL AND k.expires_at IS NOT NULL AND k.expires_at <= $1
-            AND ($2::boolean OR k.expires_at > $7)
-            AND NOT EXISTS (SELECT 1 FROM event_marks m WHERE m.kind = 'key_expiry' AND m.subject = k.id::text AND m.mark = $4)
-          ORDER BY k.expires_at LIMIT $5),
-       marked AS (
-         INSERT INTO event_marks (kind, subject, mark) SELECT 'key_expiry', id::text, $4 FROM due
-         ON CONFLICT DO NOTHING RETURNING subject),
-       e AS (
-         INSERT INTO event_outbox (org_id, type, data, created_at)
-         SELECT d.org_id, $6, ${keyEventDataSql('d')} || jsonb_build_object('window', $4::text), $3
-           FROM due d JOIN marked mk ON mk.subject = d.id::text)
-       SELECT subject FROM marked`,
-      [horizon, warnBeforeMs === null, now, mark, limit, type, floor],
-    );
+    const rows: unknown[] = await this.db.query(EXPIRY_BATCH_SQL, [
+      horizon,
+      warnBeforeMs === null,
+      now,
+      mark,
+      limit,
+      type,
+      floor,
+    ]);
     return rows.length;
   }
 }

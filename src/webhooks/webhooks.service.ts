@@ -24,42 +24,13 @@ import {
 } from './dto/webhook.dto.js';
 import { EVENTS_SETTINGS, type EventsSettings } from './events-settings.js';
 import { newSigningSecret, SecretBox } from './secret-box.js';
-import { WebhookDispatcher, type DeliverJob } from './webhook-dispatcher.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+import type { DeliverJob } from './webhook-jobs.js';
 import { WebhookSendThrottle } from './webhook-send-throttle.js';
-import type { WebhookDeliveryEntity, WebhookEndpointEntity } from './webhook.entities.js';
+import type { WebhookEndpointEntity } from './webhook.entities.js';
+import { toDelivery, toRecord, type DeliveryRecord, type WebhookRecord } from './webhook-records.js';
 import { WebhooksRepository } from './webhooks.repository.js';
-import type { WebhookDeliveryDto, WebhookDto } from './dto/webhook.dto.js';
 import { ERRORS } from '../common/error-messages.js';
-
-/** The response shapes are the DTO classes themselves (one class per shape). */
-export type WebhookRecord = WebhookDto;
-export type DeliveryRecord = WebhookDeliveryDto;
-
-const toRecord = (w: WebhookEndpointEntity): WebhookRecord => ({
-  id: w.id,
-  org_id: w.orgId,
-  url: w.url,
-  description: w.description,
-  event_types: w.eventTypes,
-  enabled: w.enabled,
-  ...(w.failingSince ? { failing_since: w.failingSince.toISOString() } : {}),
-  ...(w.previousSecretExpiresAt ? { previous_secret_expires_at: w.previousSecretExpiresAt.toISOString() } : {}),
-  created_at: w.createdAt.toISOString(),
-  updated_at: w.updatedAt.toISOString(),
-});
-
-const toDelivery = (d: WebhookDeliveryEntity): DeliveryRecord => ({
-  id: d.id,
-  event_id: d.eventId,
-  event_type: d.eventType,
-  attempt: d.attempt,
-  status: d.status,
-  ...(d.responseStatus !== null ? { response_status: d.responseStatus } : {}),
-  latency_ms: d.latencyMs,
-  ...(d.responseBody !== null ? { response_body: d.responseBody } : {}),
-  ...(d.error !== null ? { error: d.error } : {}),
-  created_at: d.createdAt.toISOString(),
-});
 
 /** Webhook endpoints of an org, for its owners and admins; every change is audited. */
 @Injectable()
