@@ -1,9 +1,7 @@
 /// <reference lib="dom" />
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { accountBrowser, openSection, poll } from '../support/account-browser.js';
+import { accountBrowser, expectAccessible, openSection, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 
 /**
@@ -11,40 +9,14 @@ import { browserTier } from '../support/chromium.js';
  * against the real app on real PostgreSQL: the pending approvals with their count badge,
  * approve and deny, and the policy form (owners change it, admins only read it).
  */
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const tier = browserTier();
 if (!tier.run) console.warn(tier.notice);
-
-declare global {
-  interface Window {
-    // The same declaration as account-page.test.ts (declarations merge across the project).
-    axe?: {
-      run: (
-        context: Document,
-        options: object,
-      ) => Promise<{
-        violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[];
-        passes: unknown[];
-      }>;
-    };
-  }
-}
 
 describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
   const b = accountBrowser(tier);
   const { errors } = b;
   const signIn = (session: string) => b.signIn(session);
-
-  async function expectAccessible(page: Page): Promise<void> {
-    if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () =>
-      (await window.axe!.run(document, { resultTypes: ['violations'] })).violations.map(
-        (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`,
-      ),
-    );
-    expect(violations).toEqual([]);
-  }
 
   it('shows admins the pending keys with a count badge, approves and denies them, and lets only owners save the policy', async () => {
     const owner = await b.t.seed.world('owner');
@@ -80,11 +52,11 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
     expect(await page.locator('label[for="policy-stale"]').textContent()).toBe(
       'Revoke keys unused for (days, 30–730; empty: never)',
     );
-    await expectAccessible(page);
+    await expectAccessible(page, 'key policy');
 
     await openSection(page, 'approvals');
     expect(new URL(page.url()).hash).toBe('#approvals');
-    await expectAccessible(page);
+    await expectAccessible(page, 'key policy');
     await page.getByRole('button', { name: /^Approve ci deploy/ }).click();
     await poll(() => page.locator('#approvals-count').textContent()).toBe('1');
     expect((await b.t.api.get('/me', ci.key)).status).toBe(200);
@@ -114,7 +86,7 @@ describe.skipIf(!tier.run)('the account page: key policy and approvals', () => {
     await ownerPage.locator('#policy-save').click();
     await poll(() => ownerPage.locator('#policy-error').textContent()).toContain('max_lifetime_days');
     expect((await b.t.api.get(`/orgs/${owner.orgId}/key-policy`, owner.session)).body.max_lifetime_days).toBe(90);
-    await expectAccessible(ownerPage);
+    await expectAccessible(ownerPage, 'policy field error');
     expect(errors).toEqual([]);
   });
 });

@@ -1,12 +1,11 @@
 /// <reference lib="dom" />
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageService } from '../../src/usage/usage.service.js';
-import { openSection } from '../support/account-browser.js';
+import { expectAccessible, openSection, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { insertKeyRows, testPrincipal } from '../support/factories.js';
@@ -26,13 +25,9 @@ import { insertKeyRows, testPrincipal } from '../support/factories.js';
  * policy exactly as served rather than loosen it for the test.
  */
 
-/** The page is asynchronous; on a loaded CI machine a second is not always enough. */
-const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000, interval: 50 });
-
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'account-page');
 const DOCS_SHOTS = process.env.SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : null;
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const VIEWPORTS = [
   { width: 320, height: 720 },
@@ -58,15 +53,6 @@ declare global {
   interface Window {
     __cspViolations?: string[];
     __requests?: string[];
-    axe?: {
-      run: (
-        context: Document,
-        options: object,
-      ) => Promise<{
-        violations: { id: string; nodes: { target: string[]; failureSummary?: string }[] }[];
-        passes: unknown[];
-      }>;
-    };
   }
 }
 
@@ -156,23 +142,6 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     expect(await page.evaluate(() => window.__cspViolations ?? [])).toEqual([]);
     expect(consoleErrors.get(page)).toEqual([]);
     expect(foreign).toEqual([]);
-  }
-
-  /** axe-core over the whole document (open dialogs included): zero violations. */
-  async function expectAccessible(page: Page, state: string): Promise<void> {
-    if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE_SOURCE);
-    const { violations, passed } = await page.evaluate(async () => {
-      const result = await window.axe!.run(document, { resultTypes: ['violations'] });
-      return {
-        violations: result.violations.map(
-          (v) => `${v.id}: ${v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary ?? ''})`).join('; ')}`,
-        ),
-        passed: result.passes.length,
-      };
-    });
-    expect(violations, state).toEqual([]);
-    // axe really ran its rules (color-contrast among them), not an empty pass.
-    expect(passed, state).toBeGreaterThan(10);
   }
 
   const isOpen = (page: Page, id: string) => page.locator(`#${id}`).evaluate((d: HTMLDialogElement) => d.open);

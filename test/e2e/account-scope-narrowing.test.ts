@@ -62,7 +62,7 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
     expect(await details.locator('li[data-scope="decisions:read"]').textContent()).toMatch(
       /^decisions:read 1 request, last /,
     );
-    await details.getByRole('button', { name: 'Narrow ingest to the scopes it uses' }).focus();
+    await details.getByRole('button', { name: 'Narrow to what it uses: ingest' }).focus();
     await page.keyboard.press('Enter');
     await poll(() => isOpen(page, 'narrow-dialog')).toBe(true);
     expect(await focusedIn(page, '#narrow-scopes input[value="decisions:read"]')).toBe(true);

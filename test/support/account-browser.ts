@@ -10,7 +10,7 @@ import { startTestApp, type TestApp } from './test-app.js';
 
 declare global {
   interface Window {
-    // The same declaration as account-page.test.ts (declarations merge across the project).
+    // The axe-core global that expectAccessible evaluates into the page.
     axe?: {
       run: (
         context: Document,

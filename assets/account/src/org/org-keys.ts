@@ -62,7 +62,7 @@ export function orgKeyRows(ctx: PageContext, key: OrgApiKey): HTMLElement[] {
     class: 'button ghost small',
     'aria-expanded': String(open()),
     'aria-controls': id,
-    'aria-label': `Scope use of ${keyName(key)}`,
+    'aria-label': `Scopes of ${keyName(key)}`,
     text: 'Scopes',
     onclick: () => {
       if (open()) openScopeUse.delete(key.id);

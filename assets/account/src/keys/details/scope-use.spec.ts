@@ -34,7 +34,7 @@ const doc = {
   ),
 };
 const narrowButton = (root: ParentNode) =>
-  root.querySelector<HTMLButtonElement>('button[aria-label="Narrow ingest to the scopes it uses"]');
+  root.querySelector<HTMLButtonElement>('button[aria-label="Narrow to what it uses: ingest"]');
 
 describe('a key’s scope use', () => {
   beforeEach(() => {
@@ -91,7 +91,7 @@ describe('a key’s scope use', () => {
     const [row, details] = orgKeyRows(ctx, orgKey);
     document.body.append(row!, details!);
     expect(details!.hidden).toBe(true);
-    const toggle = row!.querySelector<HTMLButtonElement>('button[aria-label="Scope use of ingest"]')!;
+    const toggle = row!.querySelector<HTMLButtonElement>('button[aria-label="Scopes of ingest"]')!;
     expect(toggle.getAttribute('aria-controls')).toBe(details!.id);
     toggle.click();
     expect(toggle.getAttribute('aria-expanded')).toBe('true');

@@ -63,7 +63,7 @@ export function scopeUseView(ctx: PageContext, key: KeyRecord, usage: ScopeUsage
       h('button', {
         type: 'button',
         class: 'button secondary small',
-        'aria-label': `Narrow ${name} to the scopes it uses`,
+        'aria-label': `Narrow to what it uses: ${name}`,
         text: 'Narrow to what it uses',
         onclick: (e: MouseEvent) => openNarrow(ctx, key, usage, e.currentTarget, scope),
       }),
