@@ -37,7 +37,11 @@ export class VerificationOutcomesService {
   ) {}
 
   /** GET /api-keys/{keyID}/verifications: the caller's own key; anyone else's is a 404, as a missing one. */
-  async ownKey(principal: Principal, keyId: string, query: VerificationOutcomesQuery): Promise<VerificationOutcomesDto> {
+  async ownKey(
+    principal: Principal,
+    keyId: string,
+    query: VerificationOutcomesQuery,
+  ): Promise<VerificationOutcomesDto> {
     const range = this.range(query);
     const key = await this.keys.findOwnership(keyId);
     if (!key || key.userId !== principal.userId) throw new NotFoundException(ERRORS.keyNotFound);
@@ -75,7 +79,10 @@ export class VerificationOutcomesService {
     const hoursBefore = new Date(now.getTime() - HOURLY_RETENTION_DAYS * DAY_MS);
     const daysBefore = oldestKeptDay(utcDay(now), this.settings.usageRetentionDays);
     let deleted = 0;
-    for (const prune of [() => this.outcomes.pruneHours(hoursBefore, batch), () => this.outcomes.pruneDays(daysBefore, batch)]) {
+    for (const prune of [
+      () => this.outcomes.pruneHours(hoursBefore, batch),
+      () => this.outcomes.pruneDays(daysBefore, batch),
+    ]) {
       for (let i = 0; i < maxBatches; i++) {
         const n = await prune();
         deleted += n;

@@ -79,7 +79,7 @@ export class VerificationOutcomeRecorder extends BatchedCounter<OutcomeCounts> {
     this.hourStart = at - (at % HOUR_MS);
     this.hourEnd = this.hourStart + HOUR_MS;
     let keys = this.pending.get(this.hourStart);
-    if (!keys) this.pending.set(this.hourStart, (keys = new Map()));
+    if (!keys) this.pending.set(this.hourStart, (keys = new Map<string, number[]>()));
     this.hour = keys;
   }
 

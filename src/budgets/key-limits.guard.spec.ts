@@ -226,7 +226,11 @@ describe('KeyLimitsGuard', () => {
 
   it('counts each refusal as the key’s verification outcome (network, window, credits), and nothing for an admitted request', async () => {
     const outcomes = new CountedOutcomes();
-    const limited = { windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: (ip: string) => ip !== '192.0.2.1' };
+    const limited = {
+      windows: WINDOWS,
+      credits: { refill: null, epoch: 0 },
+      allows: (ip: string) => ip !== '192.0.2.1',
+    };
     const requests = [
       { window: 0, credit: 0, ip: '192.0.2.1', admitted: false },
       { window: 2500, credit: 0, ip: '203.0.113.5', admitted: false },

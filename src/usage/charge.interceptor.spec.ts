@@ -182,7 +182,11 @@ describe('ChargeInterceptor', () => {
     const keyPrincipal = testPrincipal({ orgId: 'o', orgRole: 'owner', keyId: 'k' });
     const spent = new UsageLimitExceededError('captures', 1, 1, 1, new Date('2030-01-02T00:00:00.000Z'));
     const outage = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    for (const charge of [async () => chargeOf('captures', 1), () => Promise.reject(spent), () => Promise.reject(outage)]) {
+    for (const charge of [
+      async () => chargeOf('captures', 1),
+      () => Promise.reject(spent),
+      () => Promise.reject(outage),
+    ]) {
       const { ctx } = context(keyPrincipal);
       outcomes.recorder.defer(ctx.getArgByIndex(0), 'k');
       await Promise.resolve(interceptorWith({ charge }, outcomes).intercept(ctx, { handle: () => of(1) })).catch(

@@ -39,7 +39,8 @@ const count = (description: string) => ApiProperty({ type: 'integer', minimum: 0
 
 @ApiSchema({
   name: 'VerificationOutcomeCounts',
-  description: 'Requests with the key in the bucket, by what was decided; each request counts once, by its final decision.',
+  description:
+    'Requests with the key in the bucket, by what was decided; each request counts once, by its final decision.',
 })
 export class OutcomeCountsDto implements Record<Outcome, number> {
   @count('Admitted by every guard (and, on a charging route, by the org’s meter).')
@@ -73,7 +74,10 @@ export class OutcomeCountsDto implements Record<Outcome, number> {
   insufficient_scope: number;
 }
 
-@ApiSchema({ name: 'VerificationBucket', description: 'One UTC hour or day in which the key (or the org’s keys) was used.' })
+@ApiSchema({
+  name: 'VerificationBucket',
+  description: 'One UTC hour or day in which the key (or the org’s keys) was used.',
+})
 export class VerificationBucketDto {
   @ApiProperty({ format: 'date-time', description: 'The first instant of the hour or UTC day.' })
   start: string;
