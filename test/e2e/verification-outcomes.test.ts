@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
 import { RequireScopes } from '../../src/auth/auth.decorators.js';
 import { VERIFICATION_OUTCOMES, type Outcome } from '../../src/auth/verification-outcome-recorder.js';
+import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
 import { parsePlanLimits } from '../../src/common/plan-limits.js';
 import { KeysUsageIdentityModule } from '../../src/core/keys-usage-identity.module.js';
 import { postgresOptions } from '../../src/database/data-source-options.js';
@@ -172,6 +173,25 @@ describe('verification outcomes', () => {
     const one = await get(`/orgs/${w.orgId}/api-keys/${ids.fenced}/verifications?from=2031-05-01`, admin.session);
     expect(one.status).toBe(200);
     expect(one.body.buckets).toEqual([{ start: '2031-05-01T00:00:00.000Z', outcomes: outcomes({ ip_refused: 1 }) }]);
+  });
+
+  it('keeps hours 90 days and days as long as usage history (400 by default), pruned by the job verification-outcomes-retention', async () => {
+    // Now is 2031-05-01T11:05Z: hours starting before 2031-01-31T11:05Z go, days before 2030-03-28 go.
+    await t.db.pool.query(
+      `INSERT INTO api_key_verification_hours (key_id, org_id, hour, valid) SELECT $1, $2, h::timestamptz, 1 FROM unnest($3::text[]) AS h`,
+      [ids.valid, w.orgId, ['2031-01-31T10:00:00Z', '2031-01-31T11:00:00Z', '2031-01-31T12:00:00Z']],
+    );
+    await t.db.pool.query(
+      `INSERT INTO api_key_verification_days (key_id, org_id, day, valid) SELECT $1, $2, d::date, 1 FROM unnest($3::text[]) AS d`,
+      [ids.valid, w.orgId, ['2030-03-27', '2030-03-28']],
+    );
+    await t.app.get(PeriodicJobs).runNow('verification-outcomes-retention');
+    const kept = await t.db.pool.query<{ at: string }>(
+      `SELECT to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24') AS at FROM api_key_verification_hours WHERE key_id = $1 AND hour < '2031-02-01'
+        UNION ALL SELECT day::text FROM api_key_verification_days WHERE key_id = $1 AND day < '2030-04-01' ORDER BY 1`,
+      [ids.valid],
+    );
+    expect(kept.rows.map((r) => r.at)).toEqual(['2030-03-28', '2031-01-31T12']);
   });
 
   it('refuses an unknown granularity and a range over 92 days or before the days kept with a 400 naming the field', async () => {
