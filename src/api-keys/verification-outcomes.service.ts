@@ -10,6 +10,7 @@ import { Settings } from '../settings/settings.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import {
   HOURLY_RETENTION_DAYS,
+  type Granularity,
   type OutcomeCountsDto,
   type VerificationOutcomesDto,
   type VerificationOutcomesQuery,
@@ -18,6 +19,13 @@ import { VerificationOutcomeRepository, type OutcomeBucketRow } from './verifica
 import type { OutcomeSubject } from './verification-outcomes.sql.js';
 
 const DAY_MS = 86_400_000;
+
+/** A checked request: its granularity and its UTC days, both included. */
+interface OutcomeRange {
+  granularity: Granularity;
+  from: string;
+  to: string;
+}
 const BATCH = 5000;
 /** One run deletes at most this many batches per table; what is left waits for the next run. */
 const MAX_BATCHES_PER_RUN = 200;
@@ -93,17 +101,13 @@ export class VerificationOutcomesService {
   }
 
   /** The range asked for: the day rules of usage history, with the hourly rows' own retention for `hour`. */
-  private range(query: VerificationOutcomesQuery) {
+  private range(query: VerificationOutcomesQuery): OutcomeRange {
     const granularity = query.granularity ?? 'day';
     const retention = granularity === 'hour' ? HOURLY_RETENTION_DAYS : this.settings.usageRetentionDays;
     return { granularity, ...resolveDayRange(query, utcDay(this.settings.clock.now()), retention) };
   }
 
-  private async report(
-    subject: OutcomeSubject,
-    id: string,
-    range: ReturnType<VerificationOutcomesService['range']>,
-  ): Promise<VerificationOutcomesDto> {
+  private async report(subject: OutcomeSubject, id: string, range: OutcomeRange): Promise<VerificationOutcomesDto> {
     const rows = await this.outcomes.buckets(range.granularity, subject, id, range.from, range.to);
     return { ...range, buckets: rows.map((row) => ({ start: row.start.toISOString(), outcomes: countsOf(row) })) };
   }
