@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ApiKeyStore, OutcomeCounts } from './api-key-store.js';
-import { VERIFICATION_OUTCOMES, VerificationOutcomeRecorder, type Outcome } from './verification-outcome-recorder.js';
+import {
+  OUTCOME_FLUSH_MS,
+  VERIFICATION_OUTCOMES,
+  VerificationOutcomeRecorder,
+  type Outcome,
+} from './verification-outcome-recorder.js';
 
 /** The store's one write of the recorder, recorded per call (one call is one statement). */
 function fakeStore() {
@@ -23,6 +28,8 @@ const at = (iso: string) => Date.parse(iso);
 const counts = (of: Partial<Record<Outcome, number>>) => VERIFICATION_OUTCOMES.map((o) => of[o] ?? 0);
 
 describe('VerificationOutcomeRecorder', () => {
+  afterEach(() => vi.useRealTimers());
+
   it('adds up a batch per key, UTC hour and outcome, and writes it all in one call', async () => {
     const { recorder, writes } = fakeStore();
     recorder.count('k1', 'valid', at('2026-05-01T22:59:59.999Z'));
@@ -47,11 +54,14 @@ describe('VerificationOutcomeRecorder', () => {
   });
 
   it('writes nothing per request: many requests are one write, started by a timer, and the next batch starts afresh', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { recorder, writes } = fakeStore();
     for (let i = 0; i < 1000; i++)
       recorder.count(`k${Math.floor(i / 100)}`, i % 2 ? 'valid' : 'expired', at('2026-05-01T12:00:00Z'));
+    await vi.advanceTimersByTimeAsync(OUTCOME_FLUSH_MS - 1);
     expect(writes).toHaveLength(0);
-    await expect.poll(() => writes.length, { timeout: 3000 }).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(writes).toHaveLength(1);
     expect(writes[0]).toHaveLength(10);
     expect(writes[0].every((r) => r.counts[0] === 50 && r.counts[2] === 50)).toBe(true);
 

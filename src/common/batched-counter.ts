@@ -1,13 +1,13 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 
-/** How long counts gather before one write: at most one statement per counter and instance per this many ms. */
+/** How long counts gather before one write, unless a counter says otherwise: at most one statement per counter and instance per this many ms. */
 export const COUNTER_FLUSH_MS = 1000;
 /** Pending rows beyond which a write starts at once, so memory stays bounded. */
 const MAX_PENDING = 20_000;
 
 /**
  * Counts kept in memory on the request path and written behind the responses: whatever gathered
- * in a second goes out as one batch, written by one statement (no database write per request). A
+ * in `flushMs` goes out as one batch, written by one statement (no database write per request). A
  * lost batch (the database briefly down) is logged and dropped: failing or delaying a request for
  * a count is worse. Shutdown drains what is pending or in flight before the pool closes.
  *
@@ -24,6 +24,7 @@ export abstract class BatchedCounter<Row> implements OnApplicationShutdown {
     name: string,
     /** Names a batch in the warning when it is lost, e.g. `the scope use of %d key-scope-day(s)`. */
     private readonly describe: (rows: number) => string,
+    private readonly flushMs = COUNTER_FLUSH_MS,
   ) {
     this.logger = new Logger(name);
   }
@@ -37,13 +38,13 @@ export abstract class BatchedCounter<Row> implements OnApplicationShutdown {
   /**
    * Called after the subclass started `rows` new pending rows (a count added to a row it already
    * holds needs no call: that row's write is already due). Starts the write at once past the
-   * bound, else makes sure one is due within COUNTER_FLUSH_MS.
+   * bound, else makes sure one is due within `flushMs`.
    */
   protected grew(rows: number): void {
     this.size += rows;
     if (this.size >= MAX_PENDING) void this.flush();
     else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), COUNTER_FLUSH_MS);
+      this.timer = setTimeout(() => void this.flush(), this.flushMs);
       this.timer.unref();
     }
   }

@@ -89,7 +89,7 @@ export class VerificationBucketDto {
 @ApiSchema({
   name: 'VerificationOutcomes',
   description:
-    'What the requests with a key (or with every key of an org) were decided, per UTC hour or day from `from` to `to`. Counted behind the responses: the last second or two may be missing.',
+    'What the requests with a key (or with every key of an org) were decided, per UTC hour or day from `from` to `to`. Counted behind the responses: the last ten seconds may be missing.',
 })
 export class VerificationOutcomesDto {
   @ApiProperty({ enum: GRANULARITIES })
