@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { ApiKeyStore, KeyVerificationRow, ScopeUse } from '../auth/api-key-store.js';
+import type { ApiKeyStore, KeyVerificationRow, OutcomeCounts, ScopeUse } from '../auth/api-key-store.js';
+import { VERIFICATION_OUTCOMES } from '../auth/verification-outcome-recorder.js';
 import { keyLimitsOf, type KeyLimitColumns } from '../budgets/key-limits.js';
 import { Clock } from '../common/clock.js';
 import type { Plan, Role } from '../common/roles.js';
@@ -12,9 +13,11 @@ import {
   VERIFY_KEYS_ONLY_SQL,
   VERIFY_WITH_DIRECTORY_SQL,
 } from './api-key.sql.js';
+import { RECORD_OUTCOMES_SQL } from './verification-outcomes.sql.js';
 
 interface RawVerificationRow extends KeyLimitColumns {
   enabled: boolean;
+  pending: boolean;
   metadata: Record<string, unknown> | null;
   id: string;
   lookup: string;
@@ -53,6 +56,7 @@ const toVerificationRow = (r: RawVerificationRow): KeyVerificationRow => ({
   revokedAt: r.revoked_at,
   lastUsedAt: r.last_used_at,
   enabled: r.enabled,
+  pending: r.pending,
   limits: keyLimitsOf(r),
   metadata: r.metadata,
   email: r.email,
@@ -64,7 +68,8 @@ const toVerificationRow = (r: RawVerificationRow): KeyVerificationRow => ({
 });
 
 /**
- * Auth's ApiKeyStore port over api_keys: the verification read and the last-used write-behind.
+ * Auth's ApiKeyStore port over api_keys: the verification read and the write-behinds (last use,
+ * scope use, verification outcomes).
  * The hot path of every request with a key, so it alone runs named (prepared) statements on the
  * driver's pool instead of DataSource.query: parsed and planned once per connection, measured
  * several times faster than TypeORM's entity path per request (see bench/).
@@ -121,6 +126,22 @@ export class ApiKeyVerificationStore implements ApiKeyStore {
         sorted.map((u) => u.day),
         sorted.map((u) => u.requests),
         sorted.map((u) => u.lastUsedAt),
+      ],
+    });
+  }
+
+  async recordOutcomes(rows: OutcomeCounts[]): Promise<void> {
+    // In (key, hour) order, as the statement takes its row locks: two instances' batches never deadlock.
+    const sorted = [...rows].sort((a, b) =>
+      a.keyId !== b.keyId ? (a.keyId < b.keyId ? -1 : 1) : a.hour.getTime() - b.hour.getTime(),
+    );
+    await pgPool(this.db).query({
+      name: 'kui_record_outcomes',
+      text: RECORD_OUTCOMES_SQL,
+      values: [
+        sorted.map((r) => r.keyId),
+        sorted.map((r) => r.hour),
+        ...VERIFICATION_OUTCOMES.map((_, i) => sorted.map((r) => r.counts[i])),
       ],
     });
   }

@@ -236,17 +236,19 @@ const VERIFY_COLUMNS = `k.id, k.lookup, k.key_hash,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_key_hash END AS previous_key_hash,
   CASE WHEN ${PREVIOUS_IN_GRACE} THEN k.previous_expires_at END AS previous_expires_at,
   k.user_id, k.org_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
-  k.enabled, k.rate_limits, (k.credits_remaining IS NOT NULL) AS has_credits, k.credits_refill, k.credits_epoch, k.allowed_cidrs, k.metadata`;
+  k.enabled, (k.approval IS NOT NULL) AS pending,
+  k.rate_limits, (k.credits_remaining IS NOT NULL) AS has_credits, k.credits_refill, k.credits_epoch, k.allowed_cidrs, k.metadata`;
 /**
  * A key answers to its lookup or, only during a rotation's grace ($3: now), to its previous lookup,
  * and only with the matching keyed hash ($4, the presented keys' hashes): a wrong secret under a
  * real lookup reads no row, as a lookup that does not exist (no row to send, decode and map, so
- * the time does not tell the two apart). A key awaiting approval or denied (the org's key policy)
- * answers to nothing, as if it did not exist.
+ * the time does not tell the two apart). A key awaiting approval (the org's key policy) is read
+ * with `pending` true, so the verifier refuses it and counts the outcome; a denied key answers
+ * to nothing, as if it did not exist.
  */
 const VERIFY_WHERE = `((k.lookup = ANY($1::text[]) AND k.key_hash = ANY($4::bytea[]))
     OR (k.previous_lookup = ANY($1::text[]) AND k.previous_key_hash = ANY($4::bytea[]) AND ${PREVIOUS_IN_GRACE}))
-  AND k.approval IS NULL`;
+  AND (k.approval IS NULL OR k.approval = 'pending')`;
 
 /**
  * One statement for a whole batch of verifications ($1 lookups, $4 their keyed hashes): key, owner, membership, member

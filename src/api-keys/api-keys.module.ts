@@ -20,6 +20,10 @@ import { KeySettingsController } from './key-settings.controller.js';
 import { ScopeUsageController } from './scope-usage.controller.js';
 import { ScopeUsageJob } from './scope-usage.job.js';
 import { ScopeUsageService } from './scope-usage.service.js';
+import { VerificationOutcomeRepository } from './verification-outcome.repository.js';
+import { VerificationOutcomesController } from './verification-outcomes.controller.js';
+import { VerificationOutcomesJob } from './verification-outcomes.job.js';
+import { VerificationOutcomesService } from './verification-outcomes.service.js';
 
 @Module({
   imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
@@ -34,6 +38,9 @@ import { ScopeUsageService } from './scope-usage.service.js';
     KeyApprovalsService,
     ScopeUsageService,
     ScopeUsageJob,
+    VerificationOutcomeRepository,
+    VerificationOutcomesService,
+    VerificationOutcomesJob,
   ],
   // KeyChanges: the service-keys and key-policies features change keys through the same unit of work;
   // KeyMinting: service keys are minted and rotated the one way personal keys are.
@@ -52,6 +59,7 @@ export class ApiKeysModule {
         KeyApprovalsController,
         KeySettingsController,
         ScopeUsageController,
+        VerificationOutcomesController,
       ],
     };
   }

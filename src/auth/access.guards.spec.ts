@@ -10,6 +10,7 @@ import { testPrincipal } from '../../test/support/principal.js';
 import { TestClock } from '../../test/support/clock.js';
 import type { ApiKeyStore, ScopeUse } from './api-key-store.js';
 import { ScopeUsageRecorder } from './scope-usage-recorder.js';
+import { CountedOutcomes } from '../../test/support/outcomes.js';
 
 class RouteController {}
 function routeHandler() {}
@@ -25,6 +26,7 @@ describe('ScopesGuard', () => {
   let guard: ScopesGuard;
   let recorded: ScopeUse[];
   let recorder: ScopeUsageRecorder;
+  let outcomes: CountedOutcomes;
 
   const requires = (scopes: Scope[] | undefined) => vi.spyOn(reflector, 'getAllAndOverride').mockReturnValue(scopes);
 
@@ -33,7 +35,8 @@ describe('ScopesGuard', () => {
     recorded = [];
     const store = { recordScopeUse: async (uses: ScopeUse[]) => void recorded.push(...uses) };
     recorder = new ScopeUsageRecorder(store as unknown as ApiKeyStore);
-    guard = new ScopesGuard(reflector, recorder, new TestClock('2026-03-04T05:06:07Z'));
+    outcomes = new CountedOutcomes();
+    guard = new ScopesGuard(reflector, recorder, new TestClock('2026-03-04T05:06:07Z'), outcomes.recorder);
   });
 
   it("counts the route's scopes as used by a key that passes, and nothing for a session or a refused key", async () => {
@@ -82,6 +85,16 @@ describe('ScopesGuard', () => {
 
     expect(refuse).toThrow(ForbiddenException);
     expect(refuse).toThrow(/decisions:read/);
+  });
+
+  it('counts a key it refuses as insufficient_scope, and nothing for a key it admits or a session it refuses', async () => {
+    requires(['decisions:read']);
+    const refuse = (p: Principal) => expect(() => guard.canActivate(contextFor(p))).toThrow(ForbiddenException);
+    refuse(principal({ keyId: 'k1', scopes: ['decisions:write'] }));
+    refuse(principal({ keyId: 'k1', scopes: [] }));
+    refuse(principal({ kind: 'session', keyId: undefined, orgRole: 'viewer', scopes: [] }));
+    guard.canActivate(contextFor(principal({ keyId: 'k2', scopes: ['decisions:read'] })));
+    expect(await outcomes.counted()).toEqual({ k1: { insufficient_scope: 2 } });
   });
 
   it('refuses when only some of the required scopes are held', () => {

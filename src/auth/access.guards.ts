@@ -12,6 +12,7 @@ import { ERRORS } from '../common/error-messages.js';
 import { refuseBeforeHandler } from '../common/refusal.js';
 import { Clock } from '../common/clock.js';
 import { ScopeUsageRecorder } from './scope-usage-recorder.js';
+import { VerificationOutcomeRecorder } from './verification-outcome-recorder.js';
 
 const principalOf = (ctx: ExecutionContext) => ctx.switchToHttp().getRequest<{ user?: Principal }>().user;
 
@@ -34,7 +35,8 @@ export class SessionOnlyGuard implements CanActivate {
 
 /**
  * Refuses a credential that lacks any scope the route declares (runs after CredentialGuard). A
- * key that passes has the route's scopes counted as used (ScopeUsageRecorder, written behind).
+ * key that passes has the route's scopes counted as used (ScopeUsageRecorder, written behind); a
+ * key refused has its verification counted as `insufficient_scope`.
  */
 @Injectable()
 export class ScopesGuard implements CanActivate {
@@ -42,6 +44,7 @@ export class ScopesGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly usage: ScopeUsageRecorder,
     private readonly clock: Clock,
+    private readonly outcomes: VerificationOutcomeRecorder,
   ) {}
 
   canActivate(ctx: ExecutionContext): boolean {
@@ -53,6 +56,7 @@ export class ScopesGuard implements CanActivate {
     }
     const missing = required.filter((s) => !principal.scopes.includes(s));
     if (missing.length > 0) {
+      if (principal.keyId) this.outcomes.count(principal.keyId, 'insufficient_scope', this.clock.now().getTime());
       throw refused(ctx, new ForbiddenException(ERRORS.missingScope(missing)));
     }
     if (principal.keyId && required.length > 0) this.usage.record(principal.keyId, required, this.clock.now());

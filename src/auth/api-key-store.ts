@@ -19,6 +19,8 @@ export interface KeyVerificationRow {
   lastUsedAt: Date | null;
   /** A disabled key is refused like a revoked one (absent: enabled). */
   enabled?: boolean;
+  /** Awaiting an admin's approval under the org's key policy: refused, never cached (absent: approved). */
+  pending?: boolean;
   /** Its limits as enforcement needs them (absent or null: none set); its metadata for host code. */
   limits?: KeyLimits | null;
   metadata?: Record<string, unknown> | null;
@@ -43,10 +45,19 @@ export interface ScopeUse {
   lastUsedAt: Date;
 }
 
+/** One key's verification outcomes in one UTC hour (VerificationOutcomeRecorder). */
+export interface OutcomeCounts {
+  keyId: string;
+  /** The hour's start. */
+  hour: Date;
+  /** Requests per outcome, in VERIFICATION_OUTCOMES order. */
+  counts: readonly number[];
+}
+
 /**
  * What auth needs from the api_keys table: the verification read (a key by its lookup and keyed
- * hash, or by its previous lookup and hash only during the rotation's grace) and the last-used
- * write-behind. A lookup whose hash is not among `hashes` reads no row: a wrong secret costs what
+ * hash, or by its previous lookup and hash only during the rotation's grace) and the write-behinds
+ * of last use, scope use and verification outcomes. A lookup whose hash is not among `hashes` reads no row: a wrong secret costs what
  * an unknown lookup costs.
  * A port: auth (below the features) declares it, api-keys' ApiKeyRepository implements it, and
  * the root module (core/) binds the one to the other, so auth never imports the api-keys feature.
@@ -61,4 +72,6 @@ export abstract class ApiKeyStore {
   abstract touchLastUsed(ids: string[], at: Date[]): Promise<void>;
   /** Adds the counts to the keys' scope use (keys gone since are skipped); one statement. */
   abstract recordScopeUse(uses: ScopeUse[]): Promise<void>;
+  /** Adds the counts to the keys' hourly and daily outcomes (keys gone since are skipped); one statement. */
+  abstract recordOutcomes(counts: OutcomeCounts[]): Promise<void>;
 }

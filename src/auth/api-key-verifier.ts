@@ -11,6 +11,7 @@ import { markPendingUse } from './last-use.guard.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
 import { VerificationCache, type CachedKeyRow } from './verification-cache/verification-cache.js';
+import { VerificationOutcomeRecorder, type Outcome } from './verification-outcome-recorder.js';
 
 /** Compared against when a lookup id has no row: an HMAC-SHA-256's length, matching no key. */
 const NO_SUCH_KEY_HASH = Buffer.alloc(32);
@@ -60,6 +61,7 @@ export class ApiKeyVerifier {
     private readonly settings: Settings,
     private readonly metrics: AuthMetrics,
     private readonly cache: VerificationCache,
+    private readonly outcomes: VerificationOutcomeRecorder,
   ) {
     // With the built-in directory, owner and membership come in the same statement as the key.
     this.ownDirectory = directory.ownTables;
@@ -110,18 +112,28 @@ export class ApiKeyVerifier {
     const row = await this.rows.load({ lookup, hash: presented });
     if (!hashesEqual(row ? expectedHash(row, lookup) : NO_SUCH_KEY_HASH, presented) || !row)
       return this.refuse('unknown');
-    const entry = this.cached ? this.cache.putKey(lookup, row, stamp, this.settings.clock.now().getTime()) : undefined;
+    // A pending key is never cached: its approval changes nothing the cache hears of, and it verifies only from then on.
+    const entry =
+      this.cached && !row.pending
+        ? this.cache.putKey(lookup, row, stamp, this.settings.clock.now().getTime())
+        : undefined;
     return this.accept(row, entry ? remember(entry, lookup, token) : row.lookup === lookup);
   }
 
+  /**
+   * The key's own checks, in the order of its state (key-state.ts: revoked, then pending, expired,
+   * disabled), each refusal counted as the key's verification outcome, from the cache or not.
+   */
   private accept(row: CachedKeyRow | VerifiedRow, current: boolean): Principal | null {
     const now = this.settings.clock.now();
-    // The secret a rotation replaced verifies until its grace period ends.
-    if (!current && (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= now.getTime()))
-      return this.refuse('expired');
-    if (row.revokedAt) return this.refuse('revoked');
-    if (row.enabled === false) return this.refuse('disabled');
-    if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return this.refuse('expired');
+    const t = now.getTime();
+    // The secret a rotation replaced verifies until its grace period ends; after it, it is no
+    // longer the key's (the database answers no row for it), so no outcome of the key is counted.
+    if (!current && (!row.previousExpiresAt || row.previousExpiresAt.getTime() <= t)) return this.refuse('expired');
+    if (row.revokedAt) return this.refuseKey(row.id, 'revoked', t);
+    if (row.pending) return this.refuseKey(row.id, 'pending', t);
+    if (row.expiresAt && row.expiresAt.getTime() <= t) return this.refuseKey(row.id, 'expired', t);
+    if (row.enabled === false) return this.refuseKey(row.id, 'disabled', t);
     if (!row.role || !row.email || !row.plan) return this.refuse('not_member');
     this.metrics.verification('ok');
     const principal: Principal = {
@@ -149,6 +161,12 @@ export class ApiKeyVerifier {
     return null;
   }
 
+  /** A refusal for the key's own state: counted as the key's outcome, beside the metric. */
+  private refuseKey(keyId: string, outcome: Outcome & Parameters<AuthMetrics['verification']>[0], at: number): null {
+    this.outcomes.count(keyId, outcome, at);
+    return this.refuse(outcome);
+  }
+
   /** One statement for a batch of presented keys; answers in the batch's order, undefined for no key. */
   private async loadRows(presented: readonly Presented[]): Promise<Array<VerifiedRow | undefined>> {
     const day = utcDay(this.settings.clock.now());
@@ -173,7 +191,7 @@ export class ApiKeyVerifier {
   /** The keys from our table, their owners' standing from the host's directory. */
   private async withHostDirectory(lookups: string[], hashes: Buffer[], day: string): Promise<KeyVerificationRow[]> {
     const rows = await this.keys.findForVerification(lookups, hashes, false, day);
-    const live = rows.filter((r) => !r.revokedAt);
+    const live = rows.filter((r) => !r.revokedAt && !r.pending);
     const contexts = await this.directory.memberContexts(live.map((r) => ({ userId: r.userId, orgId: r.orgId })));
     return rows.map((r) => {
       const c = contexts.get(memberKey(r.userId, r.orgId));

@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
 
 export type VerificationOutcome =
-  'ok' | 'malformed' | 'unknown' | 'revoked' | 'disabled' | 'expired' | 'not_member' | 'not_configured' | 'error';
+  | 'ok'
+  | 'malformed'
+  | 'unknown'
+  | 'revoked'
+  | 'pending'
+  | 'disabled'
+  | 'expired'
+  | 'not_member'
+  | 'not_configured'
+  | 'error';
 
 type Listener = (outcome: VerificationOutcome) => void;
 
@@ -27,6 +36,7 @@ export class AuthMetrics {
     malformed: 0,
     unknown: 0,
     revoked: 0,
+    pending: 0,
     disabled: 0,
     expired: 0,
     not_member: 0,

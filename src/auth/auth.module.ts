@@ -8,6 +8,7 @@ import { CredentialGuard } from './credential.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import { LastUseGuard } from './last-use.guard.js';
 import { ScopeUsageRecorder } from './scope-usage-recorder.js';
+import { VerificationOutcomeRecorder } from './verification-outcome-recorder.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
 import { VerificationCache } from './verification-cache/verification-cache.js';
@@ -30,6 +31,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGua
     ApiKeyVerifier,
     LastUsedWriter,
     ScopeUsageRecorder,
+    VerificationOutcomeRecorder,
     AuthFailureThrottle,
     AuthMetrics,
     SessionOrgResolver,
@@ -48,6 +50,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGua
     ApiKeyVerifier,
     LastUsedWriter,
     ScopeUsageRecorder,
+    VerificationOutcomeRecorder,
     VerificationInvalidation,
     VerificationLease,
   ],

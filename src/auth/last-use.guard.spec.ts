@@ -1,8 +1,10 @@
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { describe, expect, it, vi } from 'vitest';
+import { CountedOutcomes } from '../../test/support/outcomes.js';
 import { testPrincipal } from '../../test/support/principal.js';
 import { Authenticated, RequireScopes } from './auth.decorators.js';
+import { OutcomeAfterGuardsMeta } from './auth.metadata.js';
 import { LastUseGuard, markPendingUse } from './last-use.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import type { Principal } from './principal.js';
@@ -15,6 +17,11 @@ class Routes {
 class Single {
   @Authenticated()
   once() {}
+
+  /** As `@Charges` marks a route: the charge decides the outcome after the guards. */
+  @Authenticated()
+  @OutcomeAfterGuardsMeta(true)
+  charged() {}
 }
 
 const AT = new Date('2031-05-17T08:30:00Z');
@@ -22,7 +29,8 @@ const AT = new Date('2031-05-17T08:30:00Z');
 function setup() {
   const writer = Object.create(LastUsedWriter.prototype) as LastUsedWriter;
   const touch = vi.spyOn(writer, 'touch').mockImplementation(() => undefined);
-  return { guard: new LastUseGuard(new Reflector(), writer), touch };
+  const outcomes = new CountedOutcomes();
+  return { guard: new LastUseGuard(new Reflector(), writer, outcomes.recorder), touch, outcomes };
 }
 
 function requestFor(kind: Principal['kind'] = 'api_key') {
@@ -54,6 +62,29 @@ describe('LastUseGuard', () => {
     expect(touch).not.toHaveBeenCalled();
     guard.canActivate(ctx);
     expect(touch).toHaveBeenCalledTimes(1);
+  });
+
+  it('counts an admitted key’s verification as valid once, at the time the verifier saw it, on the last listing', async () => {
+    const { guard, outcomes } = setup();
+    const request = requestFor();
+    const ctx = new ExecutionContextHost([request, {}], Routes, Routes.prototype.twice);
+    guard.canActivate(ctx);
+    expect(await outcomes.counted()).toEqual({});
+    guard.canActivate(ctx);
+    guard.canActivate(new ExecutionContextHost([requestFor('session'), {}], Single, Single.prototype.once));
+    expect(await outcomes.counted()).toEqual({ 'key-1': { valid: 1 } });
+    expect(outcomes.batches.flat().map((r) => r.hour)).toEqual([new Date('2031-05-17T08:00:00Z')]);
+  });
+
+  it('leaves the outcome of a route whose charge may still refuse it to that charge (settle)', async () => {
+    const { guard, touch, outcomes } = setup();
+    const request = requestFor();
+    guard.canActivate(new ExecutionContextHost([request, {}], Single, Single.prototype.charged));
+    expect(touch).toHaveBeenCalledTimes(1);
+    expect(await outcomes.counted()).toEqual({});
+    outcomes.recorder.settle(request, 'usage_exceeded', AT.getTime());
+    outcomes.recorder.settle(request, 'valid', AT.getTime());
+    expect(await outcomes.counted()).toEqual({ 'key-1': { usage_exceeded: 1 } });
   });
 
   it('keeps the pending use out of what a principal shows (not enumerable)', () => {

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { CreditLeases } from './credit-leases.js';
 import { KeyLimitStore } from './key-limit.store.js';
@@ -12,7 +13,8 @@ import { WindowLeases } from './window-leases.js';
  * port so the auth decorators apply it. Registers no global provider.
  */
 @Module({
-  imports: [PeriodicJobsModule],
+  // AuthModule: the verification outcome recorder its refusals are counted in.
+  imports: [PeriodicJobsModule, AuthModule],
   providers: [KeyLimitStore, WindowLeases, CreditLeases, KeyLimitsGuard],
   exports: [KeyLimitsGuard, WindowLeases, CreditLeases],
 })

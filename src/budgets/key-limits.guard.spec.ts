@@ -4,7 +4,7 @@ import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { describe, expect, it } from 'vitest';
 import { testPrincipal } from '../../test/support/principal.js';
-import { testSettings } from '../../test/support/factories.js';
+import { CountedOutcomes, testSettings } from '../../test/support/factories.js';
 import type { Principal } from '../auth/principal.js';
 import { CreditLeases } from './credit-leases.js';
 import { KeyLimitStore } from './key-limit.store.js';
@@ -37,6 +37,7 @@ function fakes(
   window: (name: string) => number | Promise<number>,
   credit: () => number | Promise<number> = () => 0,
   settings = testSettings(),
+  outcomes = new CountedOutcomes(),
 ) {
   const log: string[] = [];
   class ScriptedWindows extends WindowLeases {
@@ -66,8 +67,9 @@ function fakes(
     new ScriptedWindows(store),
     new ScriptedCredits(store, new PeriodicJobs()),
     settings,
+    outcomes.recorder,
   );
-  return { log, sut };
+  return { log, sut, outcomes };
 }
 
 /** A raw Node response, as far as the guard uses it: headers, status, 'close' and whether it finished. */
@@ -220,6 +222,34 @@ describe('KeyLimitsGuard', () => {
     const { ctx } = context({ windows: WINDOWS, credits: null, allows: (ip) => ip.startsWith('10.') });
     expect(() => sut.canActivate(ctx)).toThrow('allowed_cidrs');
     expect(log).toEqual([]);
+  });
+
+  it('counts each refusal as the key’s verification outcome (network, window, credits), and nothing for an admitted request', async () => {
+    const outcomes = new CountedOutcomes();
+    const limited = {
+      windows: WINDOWS,
+      credits: { refill: null, epoch: 0 },
+      allows: (ip: string) => ip !== '192.0.2.1',
+    };
+    const requests = [
+      { window: 0, credit: 0, ip: '192.0.2.1', admitted: false },
+      { window: 2500, credit: 0, ip: '203.0.113.5', admitted: false },
+      { window: 0, credit: -1, ip: '203.0.113.5', admitted: false },
+      { window: 0, credit: -1, ip: '203.0.113.5', admitted: false },
+      { window: 0, credit: 0, ip: '203.0.113.5', admitted: true },
+    ];
+    for (const r of requests) {
+      const { sut } = fakes(
+        () => r.window,
+        () => r.credit,
+        testSettings(),
+        outcomes,
+      );
+      const { ctx } = context(limited, 'plain', r.ip);
+      if (r.admitted) expect(sut.canActivate(ctx)).toBe(true);
+      else expect(() => sut.canActivate(ctx)).toThrow(HttpException);
+    }
+    expect(await outcomes.counted()).toEqual({ k1: { ip_refused: 1, rate_limited: 1, credits_exhausted: 2 } });
   });
 
   it('fails closed with 503 when a lease cannot reach the database', async () => {

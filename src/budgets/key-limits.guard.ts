@@ -13,6 +13,7 @@ import { Settings } from '../settings/settings.js';
 import { isDatabaseUnavailable, setResponseHeader } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { RequestBudget } from '../auth/request-budget.js';
+import { VerificationOutcomeRecorder } from '../auth/verification-outcome-recorder.js';
 import { refusedBeforeHandler } from '../common/refusal.js';
 import type { KeyLimits } from './key-limits.js';
 import { CreditLeases } from './credit-leases.js';
@@ -55,7 +56,7 @@ const policyOf = (windows: readonly EffectiveWindow[]): string => {
  * Per-key limits on every route behind our auth decorators, listed after the credential and
  * scope guards (a request they refuse spends nothing) and so before every interceptor, the
  * meters' included: the key's networks (403), its rate windows for the route's window name, then
- * its credits (429 with Retry-After). A guard, not an interceptor: session requests and keys with
+ * its credits (429 with Retry-After), each refusal counted as the key's verification outcome. A guard, not an interceptor: session requests and keys with
  * no limits and no plan default pass with one comparison and no RxJS pipeline, and a limited key
  * passes synchronously while this instance's leases cover it. A request refused later (a pipe,
  * the meters, the route itself) gives back what it took, in this instance's memory only, from one
@@ -71,6 +72,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
     private readonly windows: WindowLeases,
     private readonly credits: CreditLeases,
     private readonly settings: Settings,
+    private readonly outcomes: VerificationOutcomeRecorder,
   ) {
     super();
   }
@@ -91,7 +93,10 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
     const planned = principal.plan ? this.settings.planRateLimits[principal.plan] : null;
     if (!limits && !planned) return true;
     request[ADMITTED] = true;
-    if (limits?.allows && !limits.allows(request.ip ?? '')) throw new ForbiddenException(ERRORS.keyAddressRefused);
+    if (limits?.allows && !limits.allows(request.ip ?? '')) {
+      this.outcomes.count(principal.keyId!, 'ip_refused', this.settings.clock.now().getTime());
+      throw new ForbiddenException(ERRORS.keyAddressRefused);
+    }
     const spec = this.specOf(ctx);
     const windows = this.effective.of(own, planned, spec.window);
     const attempt: Attempt = {
@@ -146,6 +151,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   private tookWindow(a: Attempt, w: EffectiveWindow, wait: number): void {
     if (wait > 0) {
       this.giveBack(a, false);
+      this.outcomes.count(a.keyId, 'rate_limited', this.settings.clock.now().getTime());
       const retry = Math.max(1, Math.ceil(wait / 1000));
       // The refused window's effective window ends when Retry-After does (the draft: never after it).
       this.headers(a.keyId, a.windows, a.response, w, retry);
@@ -161,6 +167,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   private tookCredits(a: Attempt, wait: number): void {
     if (wait !== 0) {
       this.giveBack(a, false);
+      this.outcomes.count(a.keyId, 'credits_exhausted', this.settings.clock.now().getTime());
       // Without a refill nothing comes back by itself: a day, by which its owner may have added credits.
       throw new TooManyRequests(a.response, {
         budget: 'key_credits',

@@ -16,6 +16,8 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/principal.js';
 import { testPrincipal } from '../../test/support/principal.js';
 import { TestClock } from '../../test/support/clock.js';
+import { CountedOutcomes } from '../../test/support/outcomes.js';
+import { OutcomeAfterGuardsMeta } from '../auth/auth.metadata.js';
 import { UsageLimitExceededError } from '../common/meters.js';
 import { Settings } from '../settings/settings.js';
 import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
@@ -54,8 +56,8 @@ const chargeOf = (meter: 'captures' | 'imports', count: number) =>
   ({ orgId: 'o', meter, count, day: '2030-01-01' }) as ChargeResult;
 
 type FakeUsage = Pick<UsageService, 'charge' | 'refundEventually'>;
-const interceptorWith = (usage: Partial<FakeUsage>) =>
-  new ChargeInterceptor(new Reflector(), usage as UsageService, settings);
+const interceptorWith = (usage: Partial<FakeUsage>, outcomes = new CountedOutcomes()) =>
+  new ChargeInterceptor(new Reflector(), usage as UsageService, settings, outcomes.recorder);
 
 describe('@Charges', () => {
   it('sets typed metadata and the one interceptor on a route and on a controller, a route’s own spec winning', () => {
@@ -64,6 +66,9 @@ describe('@Charges', () => {
     // Only the charge: the key's own limits are a guard of the auth decorators, so they run before it.
     expect(Reflect.getMetadata(INTERCEPTORS_METADATA, Handler.prototype.capture)).toEqual([ChargeInterceptor]);
     expect(Reflect.getMetadata(INTERCEPTORS_METADATA, ChargedController)).toEqual([ChargeInterceptor]);
+    // The key's verification outcome waits for the charge (LastUseGuard reads this).
+    expect(reflector.getAllAndOverride(OutcomeAfterGuardsMeta, [Handler.prototype.capture, Handler])).toBe(true);
+    expect(reflector.get(OutcomeAfterGuardsMeta, ChargedController)).toBe(true);
     const spec = (h: () => void) => reflector.getAllAndOverride(ChargesMeta, [h, ChargedController]);
     expect([spec(ChargedController.prototype.own), spec(ChargedController.prototype.inherited)]).toEqual([
       { meter: 'imports', count: 3 },
@@ -170,6 +175,29 @@ describe('ChargeInterceptor', () => {
     const { ctx } = context(principal);
     await expect(interceptor.intercept(ctx, { handle: () => of(1) })).rejects.toBeInstanceOf(HttpException);
     expect(refusedBeforeHandler(ctx.getArgByIndex(0), 429)).toBe(true);
+  });
+
+  it('settles a deferred key outcome: usage_exceeded when the meter refuses, valid when charged or refused otherwise', async () => {
+    const outcomes = new CountedOutcomes();
+    const keyPrincipal = testPrincipal({ orgId: 'o', orgRole: 'owner', keyId: 'k' });
+    const spent = new UsageLimitExceededError('captures', 1, 1, 1, new Date('2030-01-02T00:00:00.000Z'));
+    const outage = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    for (const charge of [
+      async () => chargeOf('captures', 1),
+      () => Promise.reject(spent),
+      () => Promise.reject(outage),
+    ]) {
+      const { ctx } = context(keyPrincipal);
+      outcomes.recorder.defer(ctx.getArgByIndex(0), 'k');
+      await Promise.resolve(interceptorWith({ charge }, outcomes).intercept(ctx, { handle: () => of(1) })).catch(
+        () => undefined,
+      );
+    }
+    // A request LastUseGuard did not defer (no key, or a route without the guards) counts nothing here.
+    await interceptorWith({ charge: async () => chargeOf('captures', 1) }, outcomes).intercept(context(principal).ctx, {
+      handle: () => of(1),
+    });
+    expect(await outcomes.counted()).toEqual({ k: { valid: 2, usage_exceeded: 1 } });
   });
 
   it('keeps the request’s own error when the refund itself fails', async () => {

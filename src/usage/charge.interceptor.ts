@@ -15,6 +15,7 @@ import { Reflector } from '@nestjs/core';
 import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
 import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
+import { VerificationOutcomeRecorder } from '../auth/verification-outcome-recorder.js';
 import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
 import { ERRORS } from '../common/error-messages.js';
 import { refusedBeforeHandler, refuseBeforeHandler } from '../common/refusal.js';
@@ -46,7 +47,8 @@ type ChargeableRequest = { user?: Principal; [CHARGED]?: true };
  * atomic charge before the route's pipes and handler; if a pipe or the handler then fails,
  * the charge is given back (kept and retried while the database is away, see PendingRefunds)
  * before the error goes on. Exhausted meter: 429 with `Retry-After` (seconds until the meter
- * resets, the next UTC midnight); unknown org: 404; database down: 503.
+ * resets, the next UTC midnight); unknown org: 404; database down: 503. A key's verification
+ * outcome on such a route is counted here (`usage_exceeded` or `valid`), not by LastUseGuard.
  */
 @Injectable()
 export class ChargeInterceptor implements NestInterceptor {
@@ -58,6 +60,7 @@ export class ChargeInterceptor implements NestInterceptor {
     private readonly reflector: Reflector,
     private readonly usage: UsageService,
     private readonly settings: Settings,
+    private readonly outcomes: VerificationOutcomeRecorder,
   ) {}
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -71,8 +74,11 @@ export class ChargeInterceptor implements NestInterceptor {
     } catch (error) {
       // Refused before the handler (the meter's 429, an unknown org, the database away): what the key's budgets took goes back.
       refuseBeforeHandler(request);
+      // The key's verification outcome, which LastUseGuard left to the charge: refused by the meter, else admitted.
+      this.outcomes.settle(request, error instanceof TooManyRequests ? 'usage_exceeded' : 'valid', this.now());
       throw error;
     }
+    this.outcomes.settle(request, 'valid', this.now());
     // The one give-back rule (common/refusal.ts): only a refusal before the handler (a pipe's 400) gives the charge back.
     return next
       .handle()
@@ -83,6 +89,10 @@ export class ChargeInterceptor implements NestInterceptor {
             : throwError(() => error),
         ),
       );
+  }
+
+  private now(): number {
+    return this.settings.clock.now().getTime();
   }
 
   private specOf(controller: object, handler: object): ChargeSpec | undefined {

@@ -1,4 +1,5 @@
 import { applyDecorators, UseInterceptors } from '@nestjs/common';
+import { OutcomeAfterGuardsMeta } from '../auth/auth.metadata.js';
 import type { Meter } from '../common/meters.js';
 import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
 
@@ -11,7 +12,8 @@ import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
  * controller it charges every route; a route's own `@Charges` overrides it (charging once).
  * A key's own limits (KeyLimitsGuard, which the auth decorators list) come first whichever
  * decorator is written above the other, since guards run before interceptors: windows and
- * credits, then meters.
+ * credits, then meters. A key's verification outcome is then the charge's to decide
+ * (`usage_exceeded` when the meter refuses), so the guards leave it to the interceptor.
  */
 export const Charges = (meter: Meter, count = 1): ClassDecorator & MethodDecorator =>
-  applyDecorators(ChargesMeta({ meter, count }), UseInterceptors(ChargeInterceptor));
+  applyDecorators(ChargesMeta({ meter, count }), OutcomeAfterGuardsMeta(true), UseInterceptors(ChargeInterceptor));

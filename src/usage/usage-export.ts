@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { utcDay } from '../common/clock.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { resolveDayRange } from './day-range.js';
+import { resolveDayRange } from '../common/day-range.js';
 import { UnknownOrgError, type CredentialKind } from '../common/meters.js';
 import { UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';

@@ -5,7 +5,7 @@ import { utcDay } from '../common/clock.js';
 import type { Plan } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
-import { resolveDayRange } from './day-range.js';
+import { resolveDayRange } from '../common/day-range.js';
 import { UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';
 import type { DailyUsageReportDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';

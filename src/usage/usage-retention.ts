@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { utcDay } from '../common/clock.js';
 import { PeriodicJobs } from '../common/periodic-jobs.js';
 import { Settings } from '../settings/settings.js';
-import { oldestKeptDay } from './day-range.js';
+import { oldestKeptDay } from '../common/day-range.js';
 import { UsageRepository } from './usage.repository.js';
 
 const BATCH = 5000;

@@ -341,7 +341,7 @@ describe('usage attribution and history on real PostgreSQL', () => {
     }
   });
 
-  it('runs usage and audit retention and the lapsed-secret sweep from the one scheduler of the app, and a run of usage-retention prunes', async () => {
+  it('runs usage, audit, scope-usage and verification-outcome retention and the lapsed-secret sweep from the one scheduler of the app, and a run of usage-retention prunes', async () => {
     const orgId = await seed.org('free');
     await db.pool.query(
       `INSERT INTO usage_counters (org_id, day, asks) VALUES ($1, '2031-01-01', 1), ($1, '2031-03-14', 1)`,
@@ -356,6 +356,7 @@ describe('usage attribution and history on real PostgreSQL', () => {
       'scope-usage-retention',
       'stale-keys',
       'usage-retention',
+      'verification-outcomes-retention',
     ]);
     await jobs.runNow('usage-retention');
 

@@ -304,6 +304,8 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
           'api_key_counts',
           'api_key_scope_usage',
           'api_key_stale_warnings',
+          'api_key_verification_days',
+          'api_key_verification_hours',
           'api_keys',
           'audit_events',
           'auth_failure_counts',

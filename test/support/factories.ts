@@ -1,7 +1,8 @@
 /**
  * The one set of test factories, for every tier:
  * - unit specs: `testPrincipal` / `testSession` (principals), `TestClock`, `FakeDirectory`
- *   (the directory port in memory), `testSettings`;
+ *   (the directory port in memory), `testSettings`, `CountedOutcomes` (a verification outcome
+ *   recorder whose writes stay in memory);
  * - database, HTTP and host tiers: `Seeder` (orgs, users, members, workspaces, sessions, on a
  *   test database), `insertKeyRow(s)` (key rows as minting writes them),
  *   `createSeededDatabase` and `openRepositoryDatabase` (a database of the test's own);
@@ -14,6 +15,7 @@ import { TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from './seed.js';
 export { TestClock } from './clock.js';
 export { testPrincipal, testSession } from './principal.js';
 export { FakeDirectory } from './fakes.js';
+export { CountedOutcomes } from './outcomes.js';
 export {
   handSignedJwt,
   JsonText,

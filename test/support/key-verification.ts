@@ -1,9 +1,10 @@
 import { createSecretKey } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { ApiKeyStore, type KeyVerificationRow } from '../../src/auth/api-key-store.js';
+import { ApiKeyStore, type KeyVerificationRow, type OutcomeCounts } from '../../src/auth/api-key-store.js';
 import { hashApiKey, type GeneratedKey } from '../../src/auth/api-key-format.js';
 import { ApiKeyVerifier } from '../../src/auth/api-key-verifier.js';
 import { AuthMetrics } from '../../src/auth/auth-metrics.js';
+import { VerificationOutcomeRecorder } from '../../src/auth/verification-outcome-recorder.js';
 import type { Role } from '../../src/common/roles.js';
 import type { OrgDirectory } from '../../src/directory/org-directory.js';
 import { TypeOrmOrgDirectory } from '../../src/directory/typeorm-org-directory.js';
@@ -36,6 +37,8 @@ export class FakeKeyRows {
   readonly calls: Array<{ lookups: string[]; withDirectory: boolean }> = [];
   /** When set, the next call waits for (or fails with) this instead of answering at once. */
   gate: Promise<void> | null = null;
+  /** The verification outcomes written, batch by batch. */
+  readonly outcomes: OutcomeCounts[][] = [];
 
   add(key: GeneratedKey, over: Partial<KeyVerificationRow> & { role?: Role | null } = {}): KeyVerificationRow {
     const userId = `00000000-0000-4000-8000-${String(this.rows.size + 1).padStart(12, '0')}`;
@@ -64,7 +67,7 @@ export class FakeKeyRows {
     return row;
   }
 
-  /** The key store over these rows: the verification statement, and a last-used write that does nothing. */
+  /** The key store over these rows: the verification statement, the outcomes kept, and other writes that do nothing. */
   readonly repository: ApiKeyStore = new InMemoryKeyStore(this);
 }
 
@@ -95,6 +98,9 @@ class InMemoryKeyStore extends ApiKeyStore {
 
   async touchLastUsed(): Promise<void> {}
   async recordScopeUse(): Promise<void> {}
+  async recordOutcomes(counts: OutcomeCounts[]): Promise<void> {
+    this.table.outcomes.push(counts);
+  }
 }
 
 export function verifierOver(
@@ -109,8 +115,16 @@ export function verifierOver(
   });
   const metrics = new AuthMetrics();
   const held = cached ? heldCache(settings, metrics) : null;
-  const verifier = new ApiKeyVerifier(keys.repository, directory, settings, metrics, held?.cache ?? cacheOff());
-  return { verifier, metrics, notify: (keyId: string) => held?.notify({ keyId, userId: null, orgId: null }) };
+  const outcomes = new VerificationOutcomeRecorder(keys.repository);
+  const verifier = new ApiKeyVerifier(
+    keys.repository,
+    directory,
+    settings,
+    metrics,
+    held?.cache ?? cacheOff(),
+    outcomes,
+  );
+  return { verifier, metrics, outcomes, notify: (keyId: string) => held?.notify({ keyId, userId: null, orgId: null }) };
 }
 
 /** A key whose last character is changed: the checksum no longer holds. */

@@ -1,5 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
-import { ERRORS } from '../common/error-messages.js';
+import { ERRORS } from './error-messages.js';
 
 /** Days one history request may span. */
 export const MAX_RANGE_DAYS = 92;
