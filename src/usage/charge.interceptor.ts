@@ -15,7 +15,7 @@ import { Reflector } from '@nestjs/core';
 import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
 import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
-import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
+import { UnknownOrgError, UsageLimitExceededError } from '../common/meters.js';
 import { ERRORS } from '../common/error-messages.js';
 import { refusedBeforeHandler, refuseBeforeHandler } from '../common/refusal.js';
 import { Settings } from '../settings/settings.js';
@@ -23,7 +23,8 @@ import { UsageService, type ChargeResult } from './usage.service.js';
 
 /** What a route charges: `count` units of `meter` per request. */
 export interface ChargeSpec {
-  meter: Meter;
+  /** A meter of the deployment's registry (checked at start: checkRouteMeters). */
+  meter: string;
   count: number;
 }
 

@@ -1,5 +1,4 @@
 import { applyDecorators, UseInterceptors } from '@nestjs/common';
-import type { Meter } from '../common/meters.js';
 import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
 
 /**
@@ -12,6 +11,8 @@ import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
  * A key's own limits (KeyLimitsGuard, which the auth decorators list) come first whichever
  * decorator is written above the other, since guards run before interceptors: windows and
  * credits, then meters.
+ * `meter` is one of the contract's four or one the deployment defines (the module option `meters`,
+ * USAGE_METERS): a route that names any other stops the start, naming the route and the meter.
  */
-export const Charges = (meter: Meter, count = 1): ClassDecorator & MethodDecorator =>
+export const Charges = (meter: string, count = 1): ClassDecorator & MethodDecorator =>
   applyDecorators(ChargesMeta({ meter, count }), UseInterceptors(ChargeInterceptor));
