@@ -34,7 +34,7 @@ const NAME_RULE = `lower case letters, digits, "_" and "-", at most ${MAX_METER_
 export const RESERVED_METER_NAMES: readonly string[] = [...METERS, 'wallet', 'mcp_queries'];
 
 /** True for a string shaped like a meter name (defined or not). */
-export function isMeterName(value: unknown): value is string {
+export function isMeterName(value: unknown): boolean {
   return typeof value === 'string' && value.length <= MAX_METER_LENGTH && METER_NAME.test(value);
 }
 
@@ -87,7 +87,7 @@ export class MeterRegistry {
     this.names = [...this.definitions.keys()];
   }
 
-  has(name: unknown): name is string {
+  has(name: unknown): boolean {
     return typeof name === 'string' && this.definitions.has(name);
   }
 

@@ -35,9 +35,10 @@ const KEY_COLUMNS = [
 /** A row as JSON Lines write it: flat values, and `meters` (the deployment's meters) when it defines any. */
 type Row = Record<string, string | number | null | Record<string, unknown>>;
 
-/** A CSV column's value: the row's field, or a path into it (`meters.exports.used`). */
-const valueAt = (row: Row, column: string): unknown =>
-  column.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], row);
+/** A CSV column's value: the row's field, or a path into it (`meters.exports.used`); every column names a leaf. */
+const valueAt = (row: Row, column: string) =>
+  column.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], row) as
+    string | number | null | undefined;
 
 // Every value is a day, a UUID, a fixed word or an integer (a meter's name is lower-case letters,
 // digits, "_" and "-"): nothing needs CSV quoting.
@@ -45,7 +46,7 @@ const csvLine = (columns: readonly string[], row: Row) =>
   columns
     .map((c) => {
       const v = valueAt(row, c);
-      return v === null || v === undefined ? '' : String(v as string | number);
+      return v === null || v === undefined ? '' : String(v);
     })
     .join(',');
 
