@@ -1,9 +1,10 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { TestClock } from '../../test/support/clock.js';
 import { FakeDirectory } from '../../test/support/fakes.js';
 import { testPrincipal } from '../../test/support/principal.js';
 import { UsageLimitExceededError, type Counters } from '../common/meters.js';
 import { parsePlanLimits } from '../common/plan-limits.js';
+import type { EventOutbox } from '../events/event-outbox.js';
 import { Settings } from '../settings/settings.js';
 import type { MeterChargeRequest, UsageRepository } from './usage.repository.js';
 import type { DailyRow } from './usage-rows.js';
@@ -49,13 +50,15 @@ class FakeMeterRepository {
 describe('UsageService with meters the deployment defines', () => {
   let repo: FakeMeterRepository;
   let sut: UsageService;
+  let settings: Settings;
+  let directory: FakeDirectory;
 
   beforeEach(() => {
     repo = new FakeMeterRepository();
-    const directory = new FakeDirectory();
+    directory = new FakeDirectory();
     directory.org('free', ORG);
     const meters = { exports: { description: 'Report exports' }, pages: { description: 'Pages rendered' } };
-    const settings = new Settings({
+    settings = new Settings({
       session: { secret: 'unit-test-session-secret-0123456789abcdef' },
       meters,
       planLimits: parsePlanLimits({ free: { exports: 3 }, pro: { exports: 100 } }, 'PLAN_LIMITS', ['exports', 'pages']),
@@ -84,6 +87,32 @@ describe('UsageService with meters the deployment defines', () => {
     expect(error).toBeInstanceOf(UsageLimitExceededError);
     expect(error).toMatchObject({ meter: 'exports', limit: 3, used: 2, requested: 2 });
     expect((error as Error).message).toMatch(/^Daily exports limit reached: 2 of 3 used, 2 more requested/);
+  });
+
+  it('raises usage.threshold under the meter’s own name when a charge crosses 80 % and 100 % of its limit', async () => {
+    const emitOnce = vi.fn(async (_kind: string, _subject: string, _mark: string, _event: object) => undefined);
+    const outbox = { enabled: true, emitOnce } as unknown as EventOutbox;
+    const withEvents = new UsageService(
+      repo as unknown as UsageRepository,
+      directory,
+      settings,
+      undefined,
+      undefined,
+      outbox,
+    );
+
+    await withEvents.charge(ORG, 'exports', 2);
+    expect(emitOnce).not.toHaveBeenCalled();
+    await withEvents.charge(ORG, 'exports', 1);
+
+    expect(emitOnce.mock.calls.map(([kind, subject, mark]) => [kind, subject, mark])).toEqual([
+      ['usage_threshold', `${ORG}:exports:${DAY}`, '80'],
+      ['usage_threshold', `${ORG}:exports:${DAY}`, '100'],
+    ]);
+    expect(emitOnce.mock.calls[1][3]).toMatchObject({
+      type: 'usage.threshold',
+      data: { meter: 'exports', threshold: 100, used: 3, limit: 3 },
+    });
   });
 
   it('refuses a meter the deployment does not define before touching anything, listing the defined ones', async () => {
