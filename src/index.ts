@@ -51,6 +51,13 @@ export {
   type Counters,
   type Meter,
 } from './common/meters.js';
+// The meters a deployment defines beside the contract's four (the module option `meters`).
+export {
+  CONTRACT_METERS,
+  MeterRegistry,
+  type MeterDefinition,
+  type MeterRegistryInput,
+} from './common/meter-registry.js';
 // Usage history: attribution per credential, daily reports, retention.
 export { SYSTEM_ATTRIBUTION, type Attribution, type CredentialKind } from './common/meters.js';
 export { UsageHistoryService, type DailyUsageReport, type KeyDailyUsageReport } from './usage/usage-history.service.js';
@@ -81,6 +88,7 @@ export { runMigrationsLocked } from './database/migrate.js';
 export { ApiKeyEntity } from './api-keys/api-key.entity.js';
 export { UsageCounterEntity } from './usage/usage-counter.entity.js';
 export { UsageAttributionEntity } from './usage/usage-attribution.entity.js';
+export { UsageMeterAttributionEntity, UsageMeterCounterEntity } from './usage/usage-meter.entities.js';
 export { MembershipEntity } from './directory/membership.entity.js';
 export { OrgEntity } from './directory/org.entity.js';
 export { UserEntity } from './directory/user.entity.js';
@@ -126,7 +134,7 @@ export {
 export { KeysUsageIdentityFeatureModule } from './core/keys-usage-identity-feature.module.js';
 export { isKeysUsageIdentityRoute, routeAuth, type RouteAuth } from './auth/route-auth.js';
 export { addKeysUsageIdentitySecurity } from './common/openapi-security.js';
-export { applyScopeRegistry } from './common/openapi.js';
+export { applyMeterRegistry, applyScopeRegistry } from './common/openapi.js';
 export { API_KEY_SCHEME, SESSION_SCHEME } from './common/openapi.js';
 
 // Events out: the outbox relay, webhook deliveries and routes. Needs the optional peer

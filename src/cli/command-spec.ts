@@ -1,6 +1,8 @@
 import { isPlan, isUuid, PLANS, type Plan, type Scope } from '../common/roles.js';
 import { parseScopeRegistry } from '../common/scope-names.js';
 import { scopeRegistryFromEnv } from '../config/scopes-env.js';
+import { MeterRegistry } from '../common/meter-registry.js';
+import { meterRegistryFromEnv } from '../config/meters-env.js';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { DirectoryAdminService } from './directory-admin.service.js';
 
@@ -115,6 +117,27 @@ export function deploymentScopes(): string[] {
   } catch (error) {
     throw new Error(`Invalid configuration:\n  ${(error as Error).message}`);
   }
+}
+
+/** The deployment's meters: the contract's four and USAGE_METERS (or its _FILE; a bad one fails the command, exit 1). */
+export function deploymentMeters(): MeterRegistry {
+  const env = {
+    USAGE_METERS: process.env.USAGE_METERS || undefined,
+    USAGE_METERS_FILE: process.env.USAGE_METERS_FILE || undefined,
+  };
+  try {
+    return new MeterRegistry(meterRegistryFromEnv(env), 'USAGE_METERS');
+  } catch (error) {
+    throw new Error(`Invalid configuration:\n  ${(error as Error).message}`);
+  }
+}
+
+/** A meter the deployment defines (`--meter exports`). */
+export function meter(f: Flags, name: string): string {
+  const value = need(f, name);
+  const meters = deploymentMeters();
+  if (!meters.has(value)) throw new UsageError(`--${name} must be one of ${meters.names.join(', ')}; got "${value}"`);
+  return value;
 }
 
 /** Scopes separated by commas (`decisions:read,decisions:write`), each one the deployment registers. */

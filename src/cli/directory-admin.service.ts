@@ -12,7 +12,6 @@ import { DirectoryAdminRepository } from '../directory/directory-admin.repositor
 import { UsageService } from '../usage/usage.service.js';
 import { OrgVersionRepository } from '../versioning/org-version.repository.js';
 import { SERVICE_ACCOUNT_DOMAIN } from '../service-keys/service-account.repository.js';
-import type { Meter } from '../common/meters.js';
 
 /** A failure the operator can act on; its message goes to stderr as it is. */
 export class AdminError extends Error {}
@@ -192,7 +191,7 @@ export class DirectoryAdminService {
     return { token };
   }
 
-  async recordUsage(orgId: string, meter: Meter, count: number) {
+  async recordUsage(orgId: string, meter: string, count: number) {
     if (!(await this.repo.findOrg(orgId))) throw new AdminError(`no org with id ${orgId}`);
     const result = await this.usage.charge(orgId, meter, count);
     // The charge is one atomic statement of the metering engine; its event follows it at once.
@@ -204,7 +203,14 @@ export class DirectoryAdminService {
         details: { meter, count },
       }),
     );
-    return { org_id: orgId, meter, count, ...result.counters, resets_at: result.resetsAt.toISOString() };
+    return {
+      org_id: orgId,
+      meter,
+      count,
+      used: result.used,
+      ...result.counters,
+      resets_at: result.resetsAt.toISOString(),
+    };
   }
 
   /**

@@ -1,15 +1,22 @@
 import type { Limit, MeterLimits } from './plan-limits.js';
 
+/** The contract's meters, stored as columns of the org's day; a deployment may define more (MeterRegistry). */
 export const METERS = ['asks', 'retrieves', 'imports', 'captures'] as const;
 export type Meter = (typeof METERS)[number];
 
+/** One of the contract's four meters (a deployment's own meters are MeterRegistry's). */
 export function isMeter(value: unknown): value is Meter {
   return typeof value === 'string' && (METERS as readonly string[]).includes(value);
 }
 
-/** asks and retrieves share one limit: the query wallet. */
-export function limitKeyOf(meter: Meter): keyof MeterLimits {
+/** The name of the limit a meter is checked against: asks and retrieves share the query wallet; any other meter has its own. */
+export function limitKeyOf(meter: string): string {
   return meter === 'asks' || meter === 'retrieves' ? 'wallet' : meter;
+}
+
+/** The daily limit `meter` is checked against under a plan's limits; null = unlimited. */
+export function limitOf(limits: MeterLimits, meter: string): Limit {
+  return limits[limitKeyOf(meter)] ?? null;
 }
 
 export interface Counters {
@@ -22,7 +29,7 @@ export interface Counters {
 /** Refused charge: recorded nothing. */
 export class UsageLimitExceededError extends Error {
   constructor(
-    readonly meter: Meter,
+    readonly meter: string,
     readonly limit: Limit,
     readonly used: number,
     readonly requested: number,

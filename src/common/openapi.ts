@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiResponse, ApiSchema, type OpenAPIObject } from '@nestjs/swagger';
 import { CONTRACT_SCOPES, type ScopeRegistry } from './scope-registry.js';
+import { MeterRegistry } from './meter-registry.js';
 
 /*
  * OpenAPI metadata shared by the controllers. Declared explicitly (no swagger CLI plugin), so
@@ -124,5 +125,26 @@ export function applyScopeRegistry(document: OpenAPIObject, registry: ScopeRegis
   };
   visit(document.paths);
   visit(document.components);
+  return document;
+}
+
+const METER_REF = { $ref: '#/components/schemas/Meter' };
+
+/**
+ * Lists the running deployment's meters in the `UsageMeters` schema of a built OpenAPI document
+ * (GET /usage's and each day's `meters`): every meter a required property with its description,
+ * and no other. The standalone server applies it; a host serving its own document calls it after
+ * `SwaggerModule.createDocument`. With no registry (null) the contract's four are listed and any
+ * other name is allowed, for a client meant for any deployment.
+ */
+export function applyMeterRegistry(document: OpenAPIObject, registry: MeterRegistry | null): OpenAPIObject {
+  const schema = document.components?.schemas?.UsageMeters as Record<string, unknown> | undefined;
+  if (!schema) return document;
+  const meters = registry ?? new MeterRegistry();
+  schema.properties = Object.fromEntries(
+    meters.names.map((name) => [name, { description: meters.describe(name), allOf: [METER_REF] }]),
+  );
+  schema.required = [...meters.names];
+  schema.additionalProperties = registry ? false : { ...METER_REF, description: 'A meter the deployment defines.' };
   return document;
 }

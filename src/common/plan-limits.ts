@@ -8,6 +8,8 @@ export interface MeterLimits {
   wallet: Limit;
   imports: Limit;
   captures: Limit;
+  /** A deployment meter's limit, under the meter's name; a deployment meter not named here is unlimited. */
+  [meter: string]: Limit;
 }
 
 export type PlanLimits = Record<Plan, MeterLimits>;
@@ -24,9 +26,15 @@ export const MAX_LIMIT = 2_147_483_647;
 
 /**
  * Reads plan limits from untrusted JSON: every plan and meter is optional and falls back to
- * the default; anything else is refused with a message that names the offending path.
+ * the default (unlimited for a deployment meter); anything else, a meter the deployment does not
+ * define included, is refused with a message that names the offending path.
  */
-export function parsePlanLimits(input: unknown, source = 'PLAN_LIMITS'): PlanLimits {
+export function parsePlanLimits(
+  input: unknown,
+  source = 'PLAN_LIMITS',
+  deploymentMeters: readonly string[] = [],
+): PlanLimits {
+  const allowed = [...METER_KEYS, ...deploymentMeters];
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new Error(`${source} must be a JSON object like {"free":{"wallet":100}}`);
   }
@@ -39,8 +47,8 @@ export function parsePlanLimits(input: unknown, source = 'PLAN_LIMITS'): PlanLim
       throw new Error(`${source}.${plan} must be an object`);
     }
     for (const [meter, value] of Object.entries(meters)) {
-      if (!(METER_KEYS as readonly string[]).includes(meter)) {
-        throw new Error(`${source}.${plan}: unknown meter "${meter}" (allowed: ${METER_KEYS.join(', ')})`);
+      if (!allowed.includes(meter)) {
+        throw new Error(`${source}.${plan}: unknown meter "${meter}" (allowed: ${allowed.join(', ')})`);
       }
       if (
         value !== null &&
@@ -48,7 +56,7 @@ export function parsePlanLimits(input: unknown, source = 'PLAN_LIMITS'): PlanLim
       ) {
         throw new Error(`${source}.${plan}.${meter} must be an integer from 0 to ${MAX_LIMIT}, or null (unlimited)`);
       }
-      result[plan as Plan][meter as keyof MeterLimits] = value as Limit;
+      result[plan as Plan][meter] = value as Limit;
     }
   }
   return result;

@@ -1,4 +1,4 @@
-import { parseJson, readConfigFile } from './config-files.js';
+import { parseJson, readConfigFile, readJsonSetting } from './config-files.js';
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -6,6 +6,8 @@ import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
 import { parsePlanRateLimits, type PlanRateLimits } from '../common/plan-rate-limits.js';
 import type { ScopeRegistryInput } from '../common/scope-registry.js';
 import { scopeRegistryFromEnv } from './scopes-env.js';
+import { meterRegistryFromEnv } from './meters-env.js';
+import { parseMeterRegistry, type MeterRegistryInput } from '../common/meter-registry.js';
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 import { productionSessionProblems } from './session-requirements.js';
 import { EnvironmentVariables } from './environment-variables.js';
@@ -32,6 +34,8 @@ export interface AppConfig {
   planRateLimits: PlanRateLimits;
   /** The scope registry from API_KEY_SCOPES or its _FILE (checked here); undefined: the contract's two. */
   scopes?: ScopeRegistryInput;
+  /** The deployment's own meters from USAGE_METERS or its _FILE (checked here); undefined: the contract's four only. */
+  meters?: MeterRegistryInput;
   /** GitHub secret scanning keys (JSON text), from GITHUB_SECRET_SCANNING_KEYS or its _FILE; checked at start. */
   githubScanningKeys?: string;
 }
@@ -60,6 +64,8 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
     'PLAN_RATE_LIMITS',
     'API_KEY_SCOPES',
     'API_KEY_SCOPES_FILE',
+    'USAGE_METERS',
+    'USAGE_METERS_FILE',
     'TRUST_PROXY',
     'NODE_ENV',
     'WEBHOOK_ALLOW_CIDRS',
@@ -99,15 +105,15 @@ export function loadEnvironment(source: NodeJS.ProcessEnv = process.env): Enviro
 export function buildAppConfig(env: EnvironmentVariables): AppConfig {
   let planLimits;
   let planRateLimits;
+  let meters: MeterRegistryInput | undefined;
   try {
-    if (env.PLAN_LIMITS && env.PLAN_LIMITS_FILE) throw new Error('set PLAN_LIMITS or PLAN_LIMITS_FILE, not both');
-    if (env.PLAN_LIMITS) planLimits = parsePlanLimits(parseJson(env.PLAN_LIMITS, 'PLAN_LIMITS'), 'PLAN_LIMITS');
-    else if (env.PLAN_LIMITS_FILE)
-      planLimits = parsePlanLimits(
-        parseJson(readConfigFile(env.PLAN_LIMITS_FILE, 'PLAN_LIMITS_FILE'), 'PLAN_LIMITS_FILE'),
-        'PLAN_LIMITS_FILE',
-      );
-    else planLimits = parsePlanLimits({});
+    // The meters first: PLAN_LIMITS may name the deployment's own, and only those.
+    meters = meterRegistryFromEnv(env);
+    const deploymentMeters = [...parseMeterRegistry(meters, 'USAGE_METERS').keys()];
+    const limits = readJsonSetting(env, 'PLAN_LIMITS');
+    planLimits = limits
+      ? parsePlanLimits(limits.value, limits.variable, deploymentMeters)
+      : parsePlanLimits({}, 'PLAN_LIMITS', deploymentMeters);
     planRateLimits = parsePlanRateLimits(
       env.PLAN_RATE_LIMITS ? parseJson(env.PLAN_RATE_LIMITS, 'PLAN_RATE_LIMITS') : {},
     );
@@ -142,6 +148,7 @@ export function buildAppConfig(env: EnvironmentVariables): AppConfig {
     planLimits,
     planRateLimits,
     scopes,
+    meters,
   };
 }
 
@@ -159,6 +166,7 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     },
     planLimits: config.planLimits,
     scopes: config.scopes,
+    meters: config.meters,
     planRateLimits: config.planRateLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,

@@ -18,3 +18,20 @@ export function readConfigFile(path: string, variable: string): string {
     );
   }
 }
+
+/**
+ * A JSON setting given inline (`NAME`) or as a file (`NAME_FILE`), not both: its parsed value and
+ * the variable it came from (what errors name); undefined when neither is set.
+ */
+export function readJsonSetting<N extends string>(
+  env: { readonly [V in N | `${N}_FILE`]?: string },
+  name: N,
+): { variable: string; value: unknown } | undefined {
+  const file: `${N}_FILE` = `${name}_FILE`;
+  const inline = env[name];
+  const path = env[file];
+  if (inline && path) throw new Error(`set ${name} or ${file}, not both`);
+  if (inline) return { variable: name, value: parseJson(inline, name) };
+  if (path) return { variable: file, value: parseJson(readConfigFile(path, file), file) };
+  return undefined;
+}

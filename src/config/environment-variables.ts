@@ -26,6 +26,17 @@ export class EnvironmentVariables extends BaseEnvironment {
   @IsString()
   API_KEY_SCOPES_FILE?: string;
 
+  /** The deployment's own meters beside the contract's four, as JSON (docs/usage.md, "Meters the deployment defines"). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  USAGE_METERS?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  USAGE_METERS_FILE?: string;
+
   /** Per plan, the rate windows every key of the plan is held to, in addition to its own, as JSON (docs/key-controls.md); unset: none. */
   @Transform(emptyToUndefined)
   @IsOptional()

@@ -1,4 +1,4 @@
-import { parseJson, readConfigFile } from './config-files.js';
+import { readJsonSetting } from './config-files.js';
 import { parseScopeRegistry, type ScopeRegistryInput } from '../common/scope-names.js';
 
 /**
@@ -10,15 +10,8 @@ export function scopeRegistryFromEnv(env: {
   API_KEY_SCOPES?: string;
   API_KEY_SCOPES_FILE?: string;
 }): ScopeRegistryInput | undefined {
-  if (env.API_KEY_SCOPES && env.API_KEY_SCOPES_FILE)
-    throw new Error('set API_KEY_SCOPES or API_KEY_SCOPES_FILE, not both');
-  const [variable, text] = env.API_KEY_SCOPES
-    ? ['API_KEY_SCOPES', env.API_KEY_SCOPES]
-    : env.API_KEY_SCOPES_FILE
-      ? ['API_KEY_SCOPES_FILE', readConfigFile(env.API_KEY_SCOPES_FILE, 'API_KEY_SCOPES_FILE')]
-      : [null, null];
-  if (!variable || text === null) return undefined;
-  const input = parseJson(text, variable);
-  parseScopeRegistry(input, variable);
-  return input as ScopeRegistryInput;
+  const setting = readJsonSetting(env, 'API_KEY_SCOPES');
+  if (!setting) return undefined;
+  parseScopeRegistry(setting.value, setting.variable);
+  return setting.value as ScopeRegistryInput;
 }

@@ -1,8 +1,10 @@
 import { RequestMethod, Scope, type Type } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
-import { MetadataScanner, type ModuleRef, type ModulesContainer } from '@nestjs/core';
+import { MetadataScanner, Reflector, type ModuleRef, type ModulesContainer } from '@nestjs/core';
 import { routeAuth } from '../auth/route-auth.js';
 import type { ScopeRegistry } from '../common/scope-registry.js';
+import type { MeterRegistry } from '../common/meter-registry.js';
+import { ChargesMeta } from '../usage/charge.interceptor.js';
 import { DataSource } from 'typeorm';
 import { OrgDirectory } from '../directory/org-directory.js';
 
@@ -66,7 +68,12 @@ export async function checkDataSourceSchema(moduleRef: ModuleRef): Promise<void>
  * (`kui_charge_batch`), a mint's cap would count nothing (`kui_count_api_keys`) and a revoked key
  * would stay verified on other instances (`kui_notify_verification`).
  */
-const MIGRATED_FUNCTIONS = ['kui_charge_batch', 'kui_count_api_keys', 'kui_notify_verification'];
+const MIGRATED_FUNCTIONS = [
+  'kui_charge_batch',
+  'kui_charge_meter_batch',
+  'kui_count_api_keys',
+  'kui_notify_verification',
+];
 
 /** Refuses a database the module's migrations have not run on (e.g. one built by `synchronize`). */
 export async function checkMigrated(moduleRef: ModuleRef): Promise<void> {
@@ -93,12 +100,10 @@ const pathOf = (target: object): string => {
   return typeof first === 'string' ? first.replace(/^\/+|\/+$/g, '') : '';
 };
 
-/**
- * Every route of the application (this module's and the host's) that requires a scope must
- * require a registered one: otherwise no credential could ever reach it. Refuses the start naming
- * the route and the scope.
- */
-export function checkRouteScopes(modules: ModulesContainer, registry: ScopeRegistry): void {
+type Route = { controller: Type<unknown>; name: string; handler: () => unknown };
+
+/** Every route method of every controller of the application (this module's and the host's), once each. */
+function* routesOf(modules: ModulesContainer): Generator<Route> {
   const scanner = new MetadataScanner();
   const seen = new Set<unknown>();
   for (const module of modules.values()) {
@@ -109,19 +114,49 @@ export function checkRouteScopes(modules: ModulesContainer, registry: ScopeRegis
       const prototype = controller.prototype as Record<string, unknown>;
       for (const name of scanner.getAllMethodNames(prototype)) {
         const handler = prototype[name];
-        if (typeof handler !== 'function') continue;
-        const missing = routeAuth(handler, controller)?.scopes.find((s) => !registry.has(s));
-        if (missing === undefined) continue;
-        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        const route =
-          method === undefined
-            ? `${controller.name}.${name}`
-            : `${RequestMethod[method]} /${[pathOf(controller), pathOf(handler)].filter(Boolean).join('/')} (${controller.name}.${name})`;
-        throw new Error(
-          `@RequireScopes on ${route} requires "${String(missing)}", which is not a registered scope: ` +
-            'register it in the KeysUsageIdentityModule option scopes (or API_KEY_SCOPES), or fix the name',
-        );
+        if (typeof handler === 'function') yield { controller, name, handler: handler as () => unknown };
       }
     }
+  }
+}
+
+/** `GET /exports (ExportsController.run)`, or `ExportsController.run` for a method that is not a route. */
+function describeRoute({ controller, name, handler }: Route): string {
+  const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+  return method === undefined
+    ? `${controller.name}.${name}`
+    : `${RequestMethod[method]} /${[pathOf(controller), pathOf(handler)].filter(Boolean).join('/')} (${controller.name}.${name})`;
+}
+
+/**
+ * Every route of the application (this module's and the host's) that requires a scope must
+ * require a registered one: otherwise no credential could ever reach it. Refuses the start naming
+ * the route and the scope.
+ */
+export function checkRouteScopes(modules: ModulesContainer, registry: ScopeRegistry): void {
+  for (const route of routesOf(modules)) {
+    const missing = routeAuth(route.handler, route.controller)?.scopes.find((s) => !registry.has(s));
+    if (missing === undefined) continue;
+    throw new Error(
+      `@RequireScopes on ${describeRoute(route)} requires "${String(missing)}", which is not a registered scope: ` +
+        'register it in the KeysUsageIdentityModule option scopes (or API_KEY_SCOPES), or fix the name',
+    );
+  }
+}
+
+/**
+ * Every route that charges (`@Charges`, on it or on its controller) must charge a defined meter:
+ * otherwise every request to it would fail. Refuses the start naming the route and the meter.
+ */
+export function checkRouteMeters(modules: ModulesContainer, registry: MeterRegistry): void {
+  const reflector = new Reflector();
+  for (const route of routesOf(modules)) {
+    // As ChargeInterceptor reads it: the route's own @Charges, else its controller's.
+    const spec = reflector.getAllAndOverride(ChargesMeta, [route.handler, route.controller]);
+    if (!spec || registry.has(spec.meter)) continue;
+    throw new Error(
+      `@Charges on ${describeRoute(route)} charges "${spec.meter}", which is not a defined meter: ` +
+        'define it in the KeysUsageIdentityModule option meters (or USAGE_METERS), or fix the name',
+    );
   }
 }

@@ -21,6 +21,7 @@ import { KeyPolicyRules } from '../key-policies/key-policy-rules.js';
 import { KeyPolicyStoreModule } from '../key-policies/key-policy-store.module.js';
 import { Clock } from '../common/clock.js';
 import { ScopeRegistry } from '../common/scope-registry.js';
+import { MeterRegistry } from '../common/meter-registry.js';
 import { ENTITIES } from './schema.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import { ActivityEvents } from '../events/activity-events.js';
@@ -92,6 +93,7 @@ export class CoreModule {
         },
         { provide: Clock, inject: [Settings], useFactory: (s: Settings) => s.clock },
         { provide: ScopeRegistry, inject: [Settings], useFactory: (s: Settings) => s.scopes },
+        { provide: MeterRegistry, inject: [Settings], useFactory: (s: Settings) => s.meters },
         ActivityEvents,
         EventOutbox,
         PoolHygiene,
@@ -107,6 +109,7 @@ export class CoreModule {
         Settings,
         Clock,
         ScopeRegistry,
+        MeterRegistry,
         ActivityEvents,
         EventOutbox,
         DatabaseModule,

@@ -11,10 +11,12 @@ import { KeyPoliciesModule } from '../key-policies/key-policies.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { VersioningModule } from '../versioning/versioning.module.js';
 import { ScopeRegistry } from '../common/scope-registry.js';
+import { MeterRegistry } from '../common/meter-registry.js';
 import {
   checkDataSourceSchema,
   checkDirectoryScope,
   checkMigrated,
+  checkRouteMeters,
   checkRouteScopes,
   checkSingleRoot,
 } from './boot-checks.js';
@@ -34,6 +36,7 @@ class WiringCheck implements OnModuleInit {
     private readonly modules: ModulesContainer,
     private readonly moduleRef: ModuleRef,
     private readonly scopes: ScopeRegistry,
+    private readonly meters: MeterRegistry,
   ) {
     checkSingleRoot(KeysUsageIdentityModule, modules);
   }
@@ -41,6 +44,7 @@ class WiringCheck implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     checkDirectoryScope(this.moduleRef);
     checkRouteScopes(this.modules, this.scopes);
+    checkRouteMeters(this.modules, this.meters);
     await checkDataSourceSchema(this.moduleRef);
     await checkMigrated(this.moduleRef);
   }

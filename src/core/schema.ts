@@ -7,6 +7,7 @@ import { UserEntity } from '../directory/user.entity.js';
 import { WorkspaceEntity } from '../directory/workspace.entity.js';
 import { UsageAttributionEntity } from '../usage/usage-attribution.entity.js';
 import { UsageCounterEntity } from '../usage/usage-counter.entity.js';
+import { UsageMeterAttributionEntity, UsageMeterCounterEntity } from '../usage/usage-meter.entities.js';
 import { OrgKeyPolicyEntity } from '../key-policies/key-policy.entity.js';
 import { ApiKeyStaleWarningEntity } from '../api-keys/api-key-stale-warning.entity.js';
 import { EventMarkEntity, EventOutboxEntity } from '../events/event-outbox.entity.js';
@@ -29,5 +30,7 @@ export const ENTITIES = [
   ApiKeyCountEntity,
   OrgKeyPolicyEntity,
   ApiKeyStaleWarningEntity,
+  UsageMeterCounterEntity,
+  UsageMeterAttributionEntity,
 ];
 export { MIGRATIONS } from '../database/migrations/index.js';

@@ -1,14 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Meter } from '../common/meters.js';
 
 export type ActivityEvent =
   | { type: 'api_key.minted' }
   | { type: 'api_key.revoked' }
   | { type: 'api_key.rotated' }
   | { type: 'api_key.updated' }
-  | { type: 'usage.charged'; meter: Meter; count: number }
-  | { type: 'usage.refused'; meter: Meter; count: number }
-  | { type: 'usage.refunded'; meter: Meter; count: number }
+  // The meter: one of the contract's four or one the deployment defines.
+  | { type: 'usage.charged'; meter: string; count: number }
+  | { type: 'usage.refused'; meter: string; count: number }
+  | { type: 'usage.refunded'; meter: string; count: number }
   | { type: 'usage.refunds_pending'; pending: number }
   /** Events were committed to the outbox: a relay in this process moves them now, not at its next poll. */
   | { type: 'outbox.written' };

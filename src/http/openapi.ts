@@ -4,8 +4,15 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ADMIN_TOKEN_SCHEME } from '../personal-data/personal-data.options.js';
-import { API_KEY_SCHEME, applyScopeRegistry, BODY_ERRORS, SESSION_SCHEME } from '../common/openapi.js';
+import {
+  API_KEY_SCHEME,
+  applyMeterRegistry,
+  applyScopeRegistry,
+  BODY_ERRORS,
+  SESSION_SCHEME,
+} from '../common/openapi.js';
 import { ScopeRegistry } from '../common/scope-registry.js';
+import { MeterRegistry } from '../common/meter-registry.js';
 import type { VersioningPolicy } from '../versioning/versioning-policy.js';
 import { documentsByVersion } from '../versioning/openapi-versions.js';
 
@@ -108,7 +115,11 @@ export function buildOpenApiDocument(app: INestApplication, options: OpenApiOpti
   // In Nest's preview mode (the client build) no provider is built: the default registry stands in.
   const found: ScopeRegistry | undefined = app.get(ScopeRegistry, { strict: false });
   const registry = found ?? new ScopeRegistry();
-  const document = applyScopeRegistry(SwaggerModule.createDocument(app, config), registry);
+  const meters: MeterRegistry | undefined = app.get(MeterRegistry, { strict: false });
+  const document = applyMeterRegistry(
+    applyScopeRegistry(SwaggerModule.createDocument(app, config), registry),
+    meters ?? new MeterRegistry(),
+  );
   const metrics = document.paths['/metrics']?.get;
   if (metrics) {
     metrics.security = options.metricsToken ? [{ [METRICS_TOKEN_SCHEME]: [] }] : [];

@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { AuthMetrics, type VerificationOutcome } from '../auth/auth-metrics.js';
 import { ActivityEvents } from '../events/activity-events.js';
 import { METERS } from '../common/meters.js';
+import { MeterRegistry } from '../common/meter-registry.js';
 import { METRICS_OPTIONS, type MetricsOptions } from './metrics.options.js';
 import { pgPoolOf } from '../database/pg-pool.js';
 import { HttpDurationMetric } from './http-duration.js';
@@ -38,6 +39,7 @@ export class MetricsService {
     @InjectDataSource() dataSource: DataSource,
     @Optional() @Inject(METRICS_OPTIONS) options?: MetricsOptions,
     @Optional() deprecations?: DeprecationUsage,
+    @Optional() meters?: MeterRegistry,
   ) {
     this.renderCacheMs = options?.renderCacheMs ?? 1_000;
     const registers = [this.registry];
@@ -92,7 +94,8 @@ export class MetricsService {
       help: 'Refunds kept in memory because the database could not be reached; retried until they land',
       registers,
     });
-    for (const meter of METERS) {
+    // Every meter the deployment counts has its series from the start, at 0.
+    for (const meter of meters?.names ?? METERS) {
       charged.inc({ meter }, 0);
       refused.inc({ meter }, 0);
       refunded.inc({ meter }, 0);

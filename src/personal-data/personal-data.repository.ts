@@ -32,6 +32,17 @@ export interface UsageAttributionRow {
 }
 /** Keyset position in usage_attribution's primary-key order. */
 export type UsagePosition = Pick<UsageAttributionRow, 'org_id' | 'day' | 'credential_kind' | 'credential_id'>;
+/** A charge of a deployment's meter by one of the person's credentials (usage_meter_attribution). */
+export interface MeterUsageRow {
+  org_id: string;
+  day: string;
+  credential_kind: string;
+  credential_id: string;
+  meter: string;
+  used: number;
+}
+/** Keyset position in usage_meter_attribution's primary-key order. */
+export type MeterUsagePosition = Omit<MeterUsageRow, 'used'>;
 
 /**
  * What the service holds about one person in the directory tables (users, memberships,
@@ -73,6 +84,19 @@ export class PersonalDataRepository {
          FROM usage_attribution
         WHERE user_id = $1${after ? ` AND (org_id, day, credential_kind, credential_id) > ($3::uuid, $4::date, $5::text, $6::uuid)` : ''}
         ORDER BY org_id, day, credential_kind, credential_id LIMIT $2`,
+      values,
+    );
+  }
+
+  /** Up to `limit` of the person's rows of the deployment's meters after `after`, in primary-key order. */
+  meterUsageBatch(userId: string, after: MeterUsagePosition | null, limit: number): Promise<MeterUsageRow[]> {
+    const values: unknown[] = [userId, limit];
+    if (after) values.push(after.org_id, after.day, after.credential_kind, after.credential_id, after.meter);
+    return this.db.query(
+      `SELECT org_id, to_char(day, 'YYYY-MM-DD') AS day, credential_kind, credential_id, meter, used
+         FROM usage_meter_attribution
+        WHERE user_id = $1${after ? ` AND (org_id, day, credential_kind, credential_id, meter) > ($3::uuid, $4::date, $5::text, $6::uuid, $7::text)` : ''}
+        ORDER BY org_id, day, credential_kind, credential_id, meter LIMIT $2`,
       values,
     );
   }

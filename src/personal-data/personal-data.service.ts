@@ -11,7 +11,12 @@ import { Transactions } from '../database/transactions.js';
 import { EventOutbox } from '../events/event-outbox.js';
 import { Settings } from '../settings/settings.js';
 import type { ErasureDto } from './dto/personal-data.dto.js';
-import { PersonalDataRepository, type PersonRow, type UsagePosition } from './personal-data.repository.js';
+import {
+  PersonalDataRepository,
+  type MeterUsagePosition,
+  type PersonRow,
+  type UsagePosition,
+} from './personal-data.repository.js';
 import { Pseudonyms, tombstoneEmail } from './pseudonym.js';
 
 const BATCH = 500;
@@ -117,6 +122,8 @@ export class PersonalDataService {
     yield* this.list(this.audit.exportByActor(user.id, BATCH));
     yield '],"usage_attribution":[';
     yield* this.list(this.usageBatches(user.id));
+    yield '],"usage_meters":[';
+    yield* this.list(this.meterUsageBatches(user.id));
     yield ']}\n';
   }
 
@@ -137,6 +144,15 @@ export class PersonalDataService {
       yield page.map((k) => ({ ...toApiKeyRecord(k, now), state: k.state }));
       if (page.length < BATCH) return;
       after = page[page.length - 1];
+    }
+  }
+
+  private async *meterUsageBatches(userId: string): AsyncGenerator<object[]> {
+    for (let after: MeterUsagePosition | null = null; ;) {
+      const rows = await this.people.meterUsageBatch(userId, after, BATCH);
+      yield rows;
+      if (rows.length < BATCH) return;
+      after = rows[rows.length - 1];
     }
   }
 

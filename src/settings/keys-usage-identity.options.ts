@@ -2,6 +2,7 @@ import type { Clock } from '../common/clock.js';
 import type { PlanLimits } from '../common/plan-limits.js';
 import type { PlanRateLimits } from '../common/plan-rate-limits.js';
 import type { ScopeRegistryInput } from '../common/scope-registry.js';
+import type { MeterRegistryInput } from '../common/meter-registry.js';
 
 export interface SessionVerificationOptions {
   /** HS256 shared secret. */
@@ -73,7 +74,17 @@ export interface KeysUsageIdentityOptions {
    * (docs/embedding.md, "Your own scopes"). A malformed entry stops the start, naming it.
    */
   scopes?: ScopeRegistryInput;
-  /** Daily limits per plan; defaults to the documented free/pro limits. */
+  /**
+   * The meters this deployment counts beside the contract's `asks`, `retrieves`, `imports` and
+   * `captures`: `{ exports: { description: 'Report exports' } }` (docs/embedding.md, "Your own
+   * meters"). `@Charges` and `UsageService.charge` take any of them; a malformed entry stops the start, naming it.
+   */
+  meters?: MeterRegistryInput;
+  /**
+   * Daily limits per plan; defaults to the documented free/pro limits. A meter of `meters` has its
+   * limit under its own name (`free: { …, exports: 5 }`) and is unlimited where it has none; a
+   * name that is not a meter stops the start.
+   */
   planLimits?: PlanLimits;
   /** Per plan, the rate windows every key of the plan is held to, in addition to its own; default none (docs/key-controls.md). */
   planRateLimits?: PlanRateLimits;

@@ -1,6 +1,7 @@
 import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
 import { SystemClock, type Clock } from '../common/clock.js';
-import { DEFAULT_PLAN_LIMITS, type PlanLimits } from '../common/plan-limits.js';
+import { parsePlanLimits, type PlanLimits } from '../common/plan-limits.js';
+import { MeterRegistry } from '../common/meter-registry.js';
 import { DEFAULT_PLAN_RATE_LIMITS, type PlanRateLimits } from '../common/plan-rate-limits.js';
 import { ScopeRegistry } from '../common/scope-registry.js';
 import type {
@@ -23,6 +24,8 @@ export class Settings {
   readonly planLimits: PlanLimits;
   /** The scopes keys may hold (the contract's two unless the `scopes` option adds more). */
   readonly scopes: ScopeRegistry;
+  /** The meters charged and reported (the contract's four unless the `meters` option adds more). */
+  readonly meters: MeterRegistry;
   /** Per plan, the rate windows every key of the plan is held to, in addition to its own (docs/key-controls.md). */
   readonly planRateLimits: PlanRateLimits;
   readonly authFailureLimit: number;
@@ -57,7 +60,13 @@ export class Settings {
       throw new Error('Session verification needs a secret, a public key or a JWKS URI');
     }
     this.scopes = new ScopeRegistry(options.scopes, 'KeysUsageIdentityModule option scopes');
-    this.planLimits = options.planLimits ?? DEFAULT_PLAN_LIMITS;
+    this.meters = new MeterRegistry(options.meters, 'KeysUsageIdentityModule option meters');
+    // Checked like PLAN_LIMITS: a limit for a meter the deployment does not define stops the start.
+    this.planLimits = parsePlanLimits(
+      options.planLimits ?? {},
+      'KeysUsageIdentityModule option planLimits',
+      this.meters.deployment,
+    );
     this.planRateLimits = options.planRateLimits ?? DEFAULT_PLAN_RATE_LIMITS;
     this.authFailureLimit = options.authFailureLimit ?? 30;
     this.maxActiveKeysPerUserOrg = options.maxActiveKeysPerUserOrg ?? 100;

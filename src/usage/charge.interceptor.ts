@@ -16,7 +16,7 @@ import { catchError, from, mergeMap, throwError, type Observable } from 'rxjs';
 import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { VerificationOutcomeRecorder } from '../auth/verification-outcome-recorder.js';
-import { UnknownOrgError, UsageLimitExceededError, type Meter } from '../common/meters.js';
+import { UnknownOrgError, UsageLimitExceededError } from '../common/meters.js';
 import { ERRORS } from '../common/error-messages.js';
 import { refusedBeforeHandler, refuseBeforeHandler } from '../common/refusal.js';
 import { Settings } from '../settings/settings.js';
@@ -24,7 +24,8 @@ import { UsageService, type ChargeResult } from './usage.service.js';
 
 /** What a route charges: `count` units of `meter` per request. */
 export interface ChargeSpec {
-  meter: Meter;
+  /** A meter of the deployment's registry (checked at start: checkRouteMeters). */
+  meter: string;
   count: number;
 }
 

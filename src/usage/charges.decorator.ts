@@ -1,6 +1,5 @@
 import { applyDecorators, UseInterceptors } from '@nestjs/common';
 import { OutcomeAfterGuardsMeta } from '../auth/auth.metadata.js';
-import type { Meter } from '../common/meters.js';
 import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
 
 /**
@@ -14,6 +13,8 @@ import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
  * decorator is written above the other, since guards run before interceptors: windows and
  * credits, then meters. A key's verification outcome is then the charge's to decide
  * (`usage_exceeded` when the meter refuses), so the guards leave it to the interceptor.
+ * `meter` is one of the contract's four or one the deployment defines (the module option `meters`,
+ * USAGE_METERS): a route that names any other stops the start, naming the route and the meter.
  */
-export const Charges = (meter: Meter, count = 1): ClassDecorator & MethodDecorator =>
+export const Charges = (meter: string, count = 1): ClassDecorator & MethodDecorator =>
   applyDecorators(ChargesMeta({ meter, count }), OutcomeAfterGuardsMeta(true), UseInterceptors(ChargeInterceptor));

@@ -1,14 +1,15 @@
 import { Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import { ActivityEvents } from '../events/activity-events.js';
-import type { Attribution, Meter } from '../common/meters.js';
+import type { Attribution } from '../common/meters.js';
 import { UsageRepository } from './usage.repository.js';
 
 /** A refund waiting for the database: units of one meter of one org on one UTC day, given back to the credential charged. */
 interface Refund {
   orgId: string;
   day: string;
-  meter: Meter;
+  /** The contract's or the deployment's. */
+  meter: string;
   count: number;
   by: Attribution;
 }

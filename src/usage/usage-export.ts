@@ -32,11 +32,23 @@ const KEY_COLUMNS = [
   'captures',
 ] as const;
 
-type Row = Record<string, string | number | null>;
+/** A row as JSON Lines write it: flat values, and `meters` (the deployment's meters) when it defines any. */
+type Row = Record<string, string | number | null | Record<string, unknown>>;
 
-// Every value is a day, a UUID, a fixed word or an integer: nothing needs CSV quoting.
+/** A CSV column's value: the row's field, or a path into it (`meters.exports.used`); every column names a leaf. */
+const valueAt = (row: Row, column: string) =>
+  column.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], row) as
+    string | number | null | undefined;
+
+// Every value is a day, a UUID, a fixed word or an integer (a meter's name is lower-case letters,
+// digits, "_" and "-"): nothing needs CSV quoting.
 const csvLine = (columns: readonly string[], row: Row) =>
-  columns.map((c) => (row[c] === null ? '' : String(row[c]))).join(',');
+  columns
+    .map((c) => {
+      const v = valueAt(row, c);
+      return v === null || v === undefined ? '' : String(v);
+    })
+    .join(',');
 
 /**
  * `usage export`: an org's daily history, or its split by credential, as CSV or JSON Lines.
@@ -62,7 +74,12 @@ export class UsageExporter {
     const range = resolveDayRange(query, utcDay(this.settings.clock.now()), this.settings.usageRetentionDays, null);
     const plan = await this.directory.orgPlan(orgId);
     if (!plan) throw new UnknownOrgError(orgId);
-    const columns = byKey ? KEY_COLUMNS : ORG_COLUMNS;
+    // The deployment's meters follow the contract's columns: in JSON Lines as `meters`, in CSV as its paths.
+    const own = this.settings.meters.deployment;
+    const columns = [
+      ...(byKey ? KEY_COLUMNS : ORG_COLUMNS),
+      ...own.flatMap((m) => (byKey ? [`meters.${m}`] : [`meters.${m}.used`, `meters.${m}.limit`])),
+    ];
     const rows = byKey ? this.keyRows(orgId, range.from, range.to) : this.orgRows(orgId, range.from, range.to, plan);
     return (async function* () {
       if (format === 'csv') yield `${columns.join(',')}\n`;
@@ -74,8 +91,9 @@ export class UsageExporter {
     let after: string | null = null;
     for (;;) {
       const page = await this.history.orgDaily(orgId, from, to, after, PAGE);
+      const own = this.settings.meters.deployment;
       for (const d of this.usage.toDailyUsage(page, plan)) {
-        yield {
+        const row: Row = {
           day: d.day,
           plan: d.plan,
           asks: d.breakdown.asks,
@@ -86,6 +104,8 @@ export class UsageExporter {
           imports_limit: d.imports.limit,
           captures_limit: d.captures.limit,
         };
+        if (own.length > 0) row.meters = Object.fromEntries(own.map((m) => [m, d.meters[m]]));
+        yield row;
       }
       if (page.length < PAGE) return;
       after = page[page.length - 1].day;
@@ -96,8 +116,17 @@ export class UsageExporter {
     let after: { day: string; kind: CredentialKind; credentialId: string } | null = null;
     for (;;) {
       const page = await this.history.attributionPage(orgId, from, to, after, PAGE);
+      const own = this.settings.meters.deployment;
       for (const r of page) {
-        yield { day: r.day, credential_kind: r.kind, credential_id: r.credentialId, user_id: r.userId, ...r.counters };
+        const row: Row = {
+          day: r.day,
+          credential_kind: r.kind,
+          credential_id: r.credentialId,
+          user_id: r.userId,
+          ...r.counters,
+        };
+        if (own.length > 0) row.meters = Object.fromEntries(own.map((m) => [m, r.meters[m] ?? 0]));
+        yield row;
       }
       if (page.length < PAGE) return;
       const last = page[page.length - 1];

@@ -7,7 +7,12 @@ import { UsageRetention } from './usage-retention.js';
 
 function setup(pruneEveryMs: number, rowsPerTable = 0) {
   const calls: Array<{ table: string; before: string; batch: number }> = [];
-  const left = { usage_counters: rowsPerTable, usage_attribution: rowsPerTable };
+  const left = {
+    usage_counters: rowsPerTable,
+    usage_attribution: rowsPerTable,
+    usage_meter_counters: rowsPerTable,
+    usage_meter_attribution: rowsPerTable,
+  };
   const repo: Pick<UsageRepository, 'pruneBatch'> = {
     pruneBatch: async (table, before, batch) => {
       calls.push({ table, before, batch });
@@ -29,16 +34,23 @@ describe('UsageRetention', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it('deletes what is older than the window in bounded batches until a batch comes back short', async () => {
+  it('deletes what is older than the window in bounded batches until a batch comes back short, deployment meters included', async () => {
     const { calls, left, retention } = setup(0, 25);
 
     const result = await retention.prune(10, 100);
 
-    expect(result).toEqual({ counters: 25, attribution: 25 });
-    expect(left).toEqual({ usage_counters: 0, usage_attribution: 0 });
+    expect(result).toEqual({ counters: 50, attribution: 50 });
+    expect(left).toEqual({
+      usage_counters: 0,
+      usage_attribution: 0,
+      usage_meter_counters: 0,
+      usage_meter_attribution: 0,
+    });
     expect(calls.map((c) => c.table)).toEqual([
       ...Array<string>(3).fill('usage_attribution'),
       ...Array<string>(3).fill('usage_counters'),
+      ...Array<string>(3).fill('usage_meter_attribution'),
+      ...Array<string>(3).fill('usage_meter_counters'),
     ]);
     expect(new Set(calls.map((c) => c.before))).toEqual(new Set(['2026-11-14']));
   });
@@ -48,7 +60,12 @@ describe('UsageRetention', () => {
 
     await retention.prune(10, 2);
 
-    expect(left).toEqual({ usage_counters: 5, usage_attribution: 5 });
+    expect(left).toEqual({
+      usage_counters: 5,
+      usage_attribution: 5,
+      usage_meter_counters: 5,
+      usage_meter_attribution: 5,
+    });
   });
 
   it('runs as the periodic job usage-retention every pruneEveryMs once the app has booted, and never when it is 0', async () => {
@@ -63,7 +80,7 @@ describe('UsageRetention', () => {
     await vi.advanceTimersByTimeAsync(5000);
 
     expect(periodic.jobs.names).toEqual(['usage-retention']);
-    expect(afterStop).toBe(6); // three runs, two tables each
+    expect(afterStop).toBe(12); // three runs, four tables each
     expect(periodic.calls).toHaveLength(afterStop);
     expect(never.calls).toEqual([]);
   });
@@ -74,7 +91,7 @@ describe('UsageRetention', () => {
     await vi.advanceTimersByTimeAsync(599_000);
     expect(hourly.calls).toEqual([]);
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(hourly.calls).toHaveLength(2);
+    expect(hourly.calls).toHaveLength(4);
     await hourly.jobs.onModuleDestroy();
   });
 });

@@ -38,9 +38,12 @@ export class UsageRetention {
   async prune(batch = BATCH, maxBatches = MAX_BATCHES_PER_RUN): Promise<{ counters: number; attribution: number }> {
     const before = oldestKeptDay(utcDay(this.settings.clock.now()), this.settings.usageRetentionDays);
     const result = { counters: 0, attribution: 0 };
+    // The deployment meters' rows count with the contract meters' rows of the same kind.
     for (const [table, field] of [
       ['usage_attribution', 'attribution'],
       ['usage_counters', 'counters'],
+      ['usage_meter_attribution', 'attribution'],
+      ['usage_meter_counters', 'counters'],
     ] as const) {
       for (let i = 0; i < maxBatches; i++) {
         const n = await this.usage.pruneBatch(table, before, batch);

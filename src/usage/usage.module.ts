@@ -12,7 +12,7 @@ import { UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';
 import { PendingRefunds } from './pending-refunds.js';
 
-/** The metering engine; owns usage_counters and usage_attributions. Exports UsageService and what `@Charges()` charges through. */
+/** The metering engine; owns usage_counters, usage_attributions and the deployment meters' usage_meter_counters and usage_meter_attribution. Exports UsageService and what `@Charges()` charges through. */
 @Module({
   imports: [AuthModule, ApiKeyStoreModule, PeriodicJobsModule],
   providers: [

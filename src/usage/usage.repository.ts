@@ -5,11 +5,25 @@ import type { DataSource } from 'typeorm';
 import type { Limit, MeterLimits } from '../common/plan-limits.js';
 import type { Plan } from '../common/roles.js';
 import { Settings } from '../settings/settings.js';
-import type { Attribution, Counters, CredentialKind, Meter } from '../common/meters.js';
+import { isMeter, type Attribution, type Counters, type CredentialKind, type Meter } from '../common/meters.js';
 import { pgPool } from '../database/pg-pool.js';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
+import {
+  ATTRIBUTION_PAGE_SQL,
+  CHARGE_BATCH_SQL,
+  CHARGE_METER_BATCH_SQL,
+  CREDENTIAL_DAILY_SQL,
+  HISTORY_TABLES,
+  METER_REFUND_SQL,
+  ORG_DAILY_SQL,
+  READ_METERS_SQL,
+  READ_USAGE_SQL,
+  REFUND_SQL,
+  type HistoryTable,
+} from './usage.sql.js';
+import { toDaily, type AttributionRow, type DailyRow, type RawDailyRow } from './usage-rows.js';
 
-/** One charge as the batch statement takes it. */
+/** One charge of a contract meter as the batch statement takes it. */
 export interface ChargeRequest {
   orgId: string;
   day: string;
@@ -23,80 +37,22 @@ export interface ChargeRequest {
   by: Attribution;
 }
 
-/** One UTC day of history: the counters, and the plan and limits recorded with them (null when nothing was charged). */
-export interface DailyRow {
+/** One charge of a deployment's meter: its own limit only (each meter is its own row). */
+export interface MeterChargeRequest {
+  orgId: string;
   day: string;
+  meter: string;
+  count: number;
+  limit: Limit;
+  plan: Plan;
+  by: Attribution;
+}
+
+/** After a deployment meter's charge: its count, and the contract's counters of the day as the charge saw them. */
+export interface MeterChargeAfter {
+  used: number;
   counters: Counters;
-  plan: Plan | null;
-  limits: MeterLimits | null;
 }
-
-/** One row of `usage export --by-key`. */
-export interface AttributionRow {
-  day: string;
-  kind: CredentialKind;
-  credentialId: string;
-  userId: string | null;
-  counters: Counters;
-}
-
-// Gives back a charge whose work failed, on the day it was made and never below zero, from the
-// org's counter and from the credential's row together (one statement, counter row first).
-const REFUND_SQL = Object.fromEntries(
-  (['asks', 'retrieves', 'imports', 'captures'] as const).map((m) => [
-    m,
-    `WITH c AS (
-       UPDATE usage_counters SET ${m} = GREATEST(${m} - $3::int, 0) WHERE org_id = $1::uuid AND day = $2::date RETURNING 1
-     )
-     UPDATE usage_attribution SET ${m} = GREATEST(${m} - $3::int, 0)
-      WHERE org_id = $1::uuid AND day = $2::date AND credential_kind = $4 AND credential_id = $5::uuid
-        AND EXISTS (SELECT 1 FROM c)`,
-  ]),
-) as Record<Meter, string>;
-
-const DAY_COLUMNS = `to_char(d.day, 'YYYY-MM-DD') AS day`;
-const COUNTER_COLUMNS = (t: string) =>
-  `COALESCE(${t}.asks, 0) AS asks, COALESCE(${t}.retrieves, 0) AS retrieves, COALESCE(${t}.imports, 0) AS imports, COALESCE(${t}.captures, 0) AS captures`;
-const LIMIT_COLUMNS = `c.plan, c.wallet_limit, c.imports_limit, c.captures_limit`;
-const DAYS = `generate_series($2::date, $3::date, interval '1 day') AS d(day)`;
-
-const ORG_DAILY_SQL = `
-  SELECT ${DAY_COLUMNS}, ${COUNTER_COLUMNS('c')}, ${LIMIT_COLUMNS}
-    FROM ${DAYS}
-    LEFT JOIN usage_counters c ON c.org_id = $1::uuid AND c.day = d.day::date
-   WHERE d.day > COALESCE($4::date, '-infinity'::date)
-   ORDER BY d.day
-   LIMIT $5`;
-
-const CREDENTIAL_DAILY_SQL = `
-  SELECT ${DAY_COLUMNS}, ${COUNTER_COLUMNS('a')}, ${LIMIT_COLUMNS}
-    FROM ${DAYS}
-    LEFT JOIN usage_attribution a ON a.org_id = $1::uuid AND a.day = d.day::date AND a.credential_kind = $4 AND a.credential_id = $5::uuid
-    LEFT JOIN usage_counters c ON c.org_id = $1::uuid AND c.day = d.day::date
-   ORDER BY d.day`;
-
-const ATTRIBUTION_PAGE_SQL = `
-  SELECT to_char(a.day, 'YYYY-MM-DD') AS day, a.credential_kind, a.credential_id, a.user_id, a.asks, a.retrieves, a.imports, a.captures
-    FROM usage_attribution a
-   WHERE a.org_id = $1::uuid AND a.day BETWEEN $2::date AND $3::date
-     AND ($4::date IS NULL OR (a.day, a.credential_kind, a.credential_id) > ($4::date, $5::text, $6::uuid))
-   ORDER BY a.day, a.credential_kind, a.credential_id
-   LIMIT $7`;
-
-interface RawDailyRow extends Counters {
-  day: string;
-  plan: Plan | null;
-  wallet_limit: number | null;
-  imports_limit: number | null;
-  captures_limit: number | null;
-}
-
-const toDaily = (r: RawDailyRow): DailyRow => ({
-  day: r.day,
-  counters: { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures },
-  plan: r.plan,
-  limits: r.plan ? { wallet: r.wallet_limit, imports: r.imports_limit, captures: r.captures_limit } : null,
-});
 
 const readKey = (orgId: string, day: string) => `${orgId.toLowerCase()}|${day}`;
 
@@ -129,7 +85,7 @@ export class UsageRepository {
       r_captures: number;
     }>({
       name: 'kui_charge_batch',
-      text: 'SELECT idx, r_asks, r_retrieves, r_imports, r_captures FROM kui_charge_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+      text: CHARGE_BATCH_SQL,
       values: [
         batch.map((c) => c.orgId),
         batch.map((c) => c.day),
@@ -153,12 +109,65 @@ export class UsageRepository {
     return after;
   }, 1);
 
-  async refund(orgId: string, day: string, meter: Meter, count: number, by: Attribution): Promise<void> {
-    await this.pool().query({
-      name: `kui_refund_${meter}`,
-      text: REFUND_SQL[meter],
-      values: [orgId, day, count, by.kind, by.credentialId],
+  /**
+   * A deployment meter's charge, decided as `charge` decides the contract's (all or nothing, never
+   * past its limit, attributed in the same statement); null when the limit refused it. Its own
+   * batch and statement (`kui_charge_meter_batch`) on its own rows, so the contract meters'
+   * statement and row locks are the same whether or not a deployment defines meters.
+   */
+  chargeMeter(request: MeterChargeRequest): Promise<MeterChargeAfter | null> {
+    return this.meterCharges.load(request);
+  }
+
+  private readonly meterCharges = endOfTurnLoader<MeterChargeRequest, MeterChargeAfter | null>(async (batch) => {
+    const result = await this.pool().query<{
+      idx: number;
+      r_used: number;
+      r_asks: number;
+      r_retrieves: number;
+      r_imports: number;
+      r_captures: number;
+    }>({
+      name: 'kui_charge_meter_batch',
+      text: CHARGE_METER_BATCH_SQL,
+      values: [
+        batch.map((c) => c.orgId),
+        batch.map((c) => c.day),
+        batch.map((c) => c.meter),
+        batch.map((c) => c.count),
+        batch.map((c) => c.limit),
+        batch.map((c) => c.plan),
+        batch.map((c) => c.by.kind),
+        batch.map((c) => c.by.credentialId),
+        batch.map((c) => c.by.userId),
+        !this.settings.usageSynchronousCommit,
+      ],
     });
+    const after: Array<MeterChargeAfter | null> = new Array<MeterChargeAfter | null>(batch.length).fill(null);
+    for (const r of result.rows) {
+      after[r.idx - 1] = {
+        used: r.r_used,
+        counters: { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures },
+      };
+    }
+    return after;
+  }, 1);
+
+  /** Gives back `count` units of any meter, the contract's or the deployment's. */
+  async refund(orgId: string, day: string, meter: string, count: number, by: Attribution): Promise<void> {
+    await this.pool().query(
+      isMeter(meter)
+        ? {
+            name: `kui_refund_${meter}`,
+            text: REFUND_SQL[meter],
+            values: [orgId, day, count, by.kind, by.credentialId],
+          }
+        : {
+            name: 'kui_refund_meter',
+            text: METER_REFUND_SQL,
+            values: [orgId, day, count, by.kind, by.credentialId, meter],
+          },
+    );
   }
 
   /**
@@ -172,9 +181,7 @@ export class UsageRepository {
   private readonly reads = endOfTurnLoader<{ orgId: string; day: string }, Counters | undefined>(async (keys) => {
     const result = await this.pool().query<Counters & { org_id: string; day: string }>({
       name: 'kui_read_usage_many',
-      text: `SELECT c.org_id, to_char(c.day, 'YYYY-MM-DD') AS day, c.asks, c.retrieves, c.imports, c.captures
-               FROM usage_counters c
-               JOIN unnest($1::uuid[], $2::date[]) AS k(org_id, day) ON c.org_id = k.org_id AND c.day = k.day`,
+      text: READ_USAGE_SQL,
       values: [keys.map((k) => k.orgId), keys.map((k) => k.day)],
     });
     const found = new Map(
@@ -185,6 +192,27 @@ export class UsageRepository {
     );
     return keys.map((k) => found.get(readKey(k.orgId, k.day)));
   });
+
+  /** Today's count of each deployment meter an org charged (batched per turn, as `read`). */
+  async readMeters(orgId: string, day: string): Promise<Record<string, number>> {
+    return this.meterReads.load({ orgId, day });
+  }
+
+  private readonly meterReads = endOfTurnLoader<{ orgId: string; day: string }, Record<string, number>>(
+    async (keys) => {
+      const result = await this.pool().query<{ org_id: string; day: string; meter: string; used: number }>({
+        name: 'kui_read_meters_many',
+        text: READ_METERS_SQL,
+        values: [keys.map((k) => k.orgId), keys.map((k) => k.day)],
+      });
+      const found = new Map<string, Record<string, number>>();
+      for (const r of result.rows) {
+        const key = readKey(r.org_id, r.day);
+        found.set(key, { ...found.get(key), [r.meter]: r.used });
+      }
+      return keys.map((k) => found.get(readKey(k.orgId, k.day)) ?? {});
+    },
+  );
 
   /**
    * Every UTC day from `from` to `to` (inclusive) of an org, days without charges as zeros;
@@ -222,7 +250,13 @@ export class UsageRepository {
     limit: number,
   ): Promise<AttributionRow[]> {
     const rows: Array<
-      Counters & { day: string; credential_kind: CredentialKind; credential_id: string; user_id: string | null }
+      Counters & {
+        day: string;
+        credential_kind: CredentialKind;
+        credential_id: string;
+        user_id: string | null;
+        meters: Record<string, number> | null;
+      }
     > = await this.db.query(ATTRIBUTION_PAGE_SQL, [
       orgId,
       from,
@@ -238,6 +272,7 @@ export class UsageRepository {
       credentialId: r.credential_id,
       userId: r.user_id,
       counters: { asks: r.asks, retrieves: r.retrieves, imports: r.imports, captures: r.captures },
+      meters: r.meters ?? {},
     }));
   }
 
@@ -245,10 +280,10 @@ export class UsageRepository {
    * Deletes at most `batch` rows older than `before` from one history table; returns how many.
    * Bounded so that pruning never holds locks or a transaction for long.
    */
-  async pruneBatch(table: 'usage_counters' | 'usage_attribution', before: string, batch: number): Promise<number> {
-    const key = table === 'usage_counters' ? '(org_id, day)' : '(org_id, day, credential_kind, credential_id)';
+  async pruneBatch(table: HistoryTable, before: string, batch: number): Promise<number> {
+    const key = HISTORY_TABLES[table];
     const result = await this.pool().query(
-      `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key.slice(1, -1)} FROM ${table} WHERE day < $1::date LIMIT $2)`,
+      `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE day < $1::date LIMIT $2)`,
       [before, batch],
     );
     return result.rowCount ?? 0;

@@ -86,6 +86,12 @@ describe('UsageService', () => {
         imports: { used: 1, limit: 3 },
         captures: { used: 5, limit: 5 },
         resets_at: '2031-03-15T00:00:00.000Z',
+        meters: {
+          asks: { used: 4, limit: 10 },
+          retrieves: { used: 2, limit: 10 },
+          imports: { used: 1, limit: 3 },
+          captures: { used: 5, limit: 5 },
+        },
       });
       expect(repo.reads).toEqual([{ orgId: ORG, day: '2031-03-14' }]);
     });
@@ -130,6 +136,7 @@ describe('UsageService', () => {
         meter: 'imports',
         count: 2,
         day: '2031-03-14',
+        used: 2,
         counters: { asks: 0, retrieves: 0, imports: 2, captures: 0 },
         resetsAt: new Date('2031-03-15T00:00:00.000Z'),
         by: { kind: 'system', credentialId: '00000000-0000-0000-0000-000000000000', userId: null },

@@ -6,20 +6,23 @@ import { ActivityEvents } from '../events/activity-events.js';
 import { Settings } from '../settings/settings.js';
 import { OrgDirectory } from '../directory/org-directory.js';
 import {
+  isMeter,
   limitKeyOf,
+  limitOf,
   SYSTEM_ATTRIBUTION,
   UnknownOrgError,
   UsageLimitExceededError,
   type Attribution,
   type Counters,
-  type Meter,
 } from '../common/meters.js';
+import type { Limit, MeterLimits } from '../common/plan-limits.js';
 import { EventOutbox } from '../events/event-outbox.js';
 import { PendingRefunds } from './pending-refunds.js';
-import { UsageRepository, type DailyRow } from './usage.repository.js';
+import { UsageRepository } from './usage.repository.js';
+import type { DailyRow, RecordedMeters } from './usage-rows.js';
 import { usageSnapshotOf } from '../auth/usage-snapshot.js';
 import type { DailyUsageDto } from './dto/daily-usage.dto.js';
-import type { MeterDto, UsageReportDto } from './dto/usage-report.dto.js';
+import type { MeterDto, UsageMetersDto, UsageReportDto } from './dto/usage-report.dto.js';
 import { ERRORS } from '../common/error-messages.js';
 
 /** The response shapes are the DTO classes themselves (one class per shape). */
@@ -30,11 +33,14 @@ export type DailyUsage = DailyUsageDto;
 
 export interface ChargeResult {
   orgId: string;
-  meter: Meter;
+  /** One of the contract's meters or one the deployment defines. */
+  meter: string;
   count: number;
   /** The UTC day (`YYYY-MM-DD`) whose counter was charged. */
   day: string;
-  /** The day's counters after the charge. */
+  /** The charged meter's count for the day after the charge. */
+  used: number;
+  /** The day's counters of the contract's meters after the charge. */
   counters: Counters;
   resetsAt: Date;
   /** Who the charge is attributed to (what a refund gives back to). */
@@ -49,6 +55,27 @@ export function attributionOf(principal: Principal): Attribution {
 }
 
 const MAX_CHARGE = 1_000_000;
+const NONE: RecordedMeters = {};
+
+/**
+ * Every meter of the deployment as `{ used, limit }`: the contract's from the day's counters under
+ * `limits` (asks and retrieves show the wallet's limit, which they share), the deployment's as
+ * `recorded` (what was charged and under which limit) or, for one not charged, 0 under `limits`.
+ */
+function metersOf(
+  names: readonly string[],
+  counters: Counters,
+  limits: MeterLimits,
+  recorded: RecordedMeters,
+): UsageMetersDto {
+  const meters: Record<string, MeterDto> = {};
+  for (const name of names) {
+    meters[name] = isMeter(name)
+      ? { used: counters[name], limit: limitOf(limits, name) }
+      : (recorded[name] ?? { used: 0, limit: limitOf(limits, name) });
+  }
+  return meters as UsageMetersDto;
+}
 /** Percentages of a daily limit that raise `usage.threshold`. */
 const THRESHOLDS = [80, 100] as const;
 /** Whether use going from `before` to `after` reaches `threshold` % of `limit` for the first time. */
@@ -75,9 +102,21 @@ export class UsageService {
     }
     const now = this.settings.clock.now();
     const day = utcDay(now);
-    // An API key's verification already read today's meters in the same statement.
-    const c = usageSnapshotOf(principal, day) ?? (await this.usage.read(principal.orgId, day));
+    // An API key's verification already read today's contract meters in the same statement.
+    const snapshot = usageSnapshotOf(principal, day);
     const limits = this.settings.planLimits[principal.plan];
+    const meters = this.settings.meters;
+    let c: Counters;
+    let recorded = NONE;
+    if (meters.deployment.length === 0) c = snapshot ?? (await this.usage.read(principal.orgId, day));
+    else {
+      let own: Record<string, number>;
+      [c, own] = await Promise.all([
+        snapshot ?? this.usage.read(principal.orgId, day),
+        this.usage.readMeters(principal.orgId, day),
+      ]);
+      recorded = Object.fromEntries(Object.entries(own).map(([m, used]) => [m, { used, limit: limitOf(limits, m) }]));
+    }
     return {
       plan: principal.plan,
       mcp_queries: { used: c.asks + c.retrieves, limit: limits.wallet },
@@ -85,21 +124,26 @@ export class UsageService {
       imports: { used: c.imports, limit: limits.imports },
       captures: { used: c.captures, limit: limits.captures },
       resets_at: nextUtcMidnight(now).toISOString(),
+      meters: metersOf(meters.names, c, limits, recorded),
     };
   }
 
   /**
-   * Charges `count` units of `meter` to the org's counter for the current UTC day, all or
-   * nothing. Throws UsageLimitExceededError (nothing recorded) when it would pass the limit,
-   * UnknownOrgError for an org the directory does not know.
+   * Charges `count` units of `meter` (the contract's or one the deployment defines) to the org's
+   * counter for the current UTC day, all or nothing. Throws UsageLimitExceededError (nothing
+   * recorded) when it would pass the limit, UnknownOrgError for an org the directory does not
+   * know, RangeError for a meter the deployment does not define.
    *
    * `by`, the request's principal, attributes the charge to its API key or session user (in the
    * same statement); without it the charge is the system's. A principal of the same org also
    * brings the plan its verification read, which saves the directory round trip.
    */
-  async charge(orgId: string, meter: Meter, count = 1, by?: Principal): Promise<ChargeResult> {
+  async charge(orgId: string, meter: string, count = 1, by?: Principal): Promise<ChargeResult> {
     if (!Number.isSafeInteger(count) || count < 1 || count > MAX_CHARGE) {
       throw new RangeError(`count must be an integer from 1 to ${MAX_CHARGE}`);
+    }
+    if (!this.settings.meters.has(meter)) {
+      throw new RangeError(`meter must be one of ${this.settings.meters.names.join(', ')}; got "${meter}"`);
     }
     const sameOrg = by && by.orgId === orgId && by.plan ? by : undefined;
     const plan = sameOrg?.plan ?? (await this.directory.orgPlan(orgId));
@@ -108,25 +152,49 @@ export class UsageService {
     const now = this.settings.clock.now();
     const day = utcDay(now);
     const limits = this.settings.planLimits[plan];
-    const limit = limits[limitKeyOf(meter)];
+    const limit = limitOf(limits, meter);
     const resetsAt = nextUtcMidnight(now);
-    const counters = await this.usage.charge({ orgId, day, meter, count, limit, plan, limits, by: attribution });
-    if (!counters) {
-      this.activity?.emit({ type: 'usage.refused', meter, count });
-      const current = await this.usage.read(orgId, day);
-      // Unlimited: refused only because the meter's own counter is full.
-      const used = limit !== null && limitKeyOf(meter) === 'wallet' ? current.asks + current.retrieves : current[meter];
-      throw new UsageLimitExceededError(meter, limit, used, count, resetsAt);
+    let counters: Counters;
+    let used: number;
+    if (isMeter(meter)) {
+      const after = await this.usage.charge({ orgId, day, meter, count, limit, plan, limits, by: attribution });
+      if (!after) throw await this.refused(orgId, day, meter, count, limit, resetsAt);
+      counters = after;
+      used = after[meter];
+    } else {
+      // A deployment's meter: its own row and statement (UsageRepository.chargeMeter).
+      const after = await this.usage.chargeMeter({ orgId, day, meter, count, limit, plan, by: attribution });
+      if (!after) throw await this.refused(orgId, day, meter, count, limit, resetsAt);
+      ({ counters, used } = after);
     }
     this.activity?.emit({ type: 'usage.charged', meter, count });
     // Checked here, synchronously: a charge that crosses no threshold (nearly all) costs no await.
     if (this.outbox?.enabled && limit !== null) {
-      const used = limitKeyOf(meter) === 'wallet' ? counters.asks + counters.retrieves : counters[meter];
-      if (THRESHOLDS.some((t) => crosses(used - count, used, t, limit))) {
-        await this.noticeThresholds(orgId, meter, used, count, limit, day, now, resetsAt);
+      const spent = limitKeyOf(meter) === 'wallet' ? counters.asks + counters.retrieves : used;
+      if (THRESHOLDS.some((t) => crosses(spent - count, spent, t, limit))) {
+        await this.noticeThresholds(orgId, meter, spent, count, limit, day, now, resetsAt);
       }
     }
-    return { orgId, meter, count, day, counters, resetsAt, by: attribution };
+    return { orgId, meter, count, day, used, counters, resetsAt, by: attribution };
+  }
+
+  /** The error of a refused charge, with what the limit found used (recorded nothing). */
+  private async refused(
+    orgId: string,
+    day: string,
+    meter: string,
+    count: number,
+    limit: Limit,
+    resetsAt: Date,
+  ): Promise<UsageLimitExceededError> {
+    this.activity?.emit({ type: 'usage.refused', meter, count });
+    let used: number;
+    if (isMeter(meter)) {
+      const current = await this.usage.read(orgId, day);
+      // Unlimited: refused only because the meter's own counter is full.
+      used = limit !== null && limitKeyOf(meter) === 'wallet' ? current.asks + current.retrieves : current[meter];
+    } else used = (await this.usage.readMeters(orgId, day))[meter] ?? 0;
+    return new UsageLimitExceededError(meter, limit, used, count, resetsAt);
   }
 
   /**
@@ -136,7 +204,7 @@ export class UsageService {
    */
   private async noticeThresholds(
     orgId: string,
-    meter: Meter,
+    meter: string,
     used: number,
     count: number,
     limit: number,
@@ -203,6 +271,8 @@ export class UsageService {
         breakdown: { asks: c.asks, retrieves: c.retrieves },
         imports: { used: c.imports, limit: limits.imports },
         captures: { used: c.captures, limit: limits.captures },
+        // A deployment meter not charged that day shows the limit of the day's plan as configured now.
+        meters: metersOf(this.settings.meters.names, c, { ...this.settings.planLimits[plan], ...limits }, r.meters),
       };
     });
   }

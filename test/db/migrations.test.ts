@@ -47,6 +47,8 @@ describe('migrations on an empty PostgreSQL database', () => {
       'orgs',
       'usage_attribution',
       'usage_counters',
+      'usage_meter_attribution',
+      'usage_meter_counters',
       'users',
       'verification_invalidations',
       'webhook_deliveries',

@@ -222,10 +222,10 @@ describe('UsageRepository on real PostgreSQL', () => {
         charge(orgId, 'imports', 1, { day: '2031-03-14', plan: 'pro', limits: PRO, limit: PRO.imports }),
       );
       expect(await usage.orgDaily(orgId, '2031-03-11', '2031-03-14')).toEqual([
-        { day: '2031-03-11', counters: ZERO, plan: null, limits: null },
-        { day: '2031-03-12', counters: { ...ZERO, asks: 2 }, plan: 'free', limits: FREE },
-        { day: '2031-03-13', counters: ZERO, plan: null, limits: null },
-        { day: '2031-03-14', counters: { ...ZERO, imports: 1 }, plan: 'pro', limits: PRO },
+        { day: '2031-03-11', counters: ZERO, plan: null, limits: null, meters: {} },
+        { day: '2031-03-12', counters: { ...ZERO, asks: 2 }, plan: 'free', limits: FREE, meters: {} },
+        { day: '2031-03-13', counters: ZERO, plan: null, limits: null, meters: {} },
+        { day: '2031-03-14', counters: { ...ZERO, imports: 1 }, plan: 'pro', limits: PRO, meters: {} },
       ]);
     });
 
@@ -250,9 +250,9 @@ describe('UsageRepository on real PostgreSQL', () => {
       await usage.charge(charge(orgId, 'asks', 4, { by: theirs, day: '2031-03-13' }));
       await usage.charge(charge(orgId, 'captures', 5, { by: theirs, day: '2031-03-14' }));
       expect(await usage.credentialDaily(orgId, 'api_key', mine.credentialId, '2031-03-13', '2031-03-15')).toEqual([
-        { day: '2031-03-13', counters: { ...ZERO, asks: 3 }, plan: 'free', limits: FREE },
-        { day: '2031-03-14', counters: ZERO, plan: 'free', limits: FREE },
-        { day: '2031-03-15', counters: ZERO, plan: null, limits: null },
+        { day: '2031-03-13', counters: { ...ZERO, asks: 3 }, plan: 'free', limits: FREE, meters: {} },
+        { day: '2031-03-14', counters: ZERO, plan: 'free', limits: FREE, meters: {} },
+        { day: '2031-03-15', counters: ZERO, plan: null, limits: null, meters: {} },
       ]);
       // Another org's rows for the same credential id are not this org's.
       expect(
@@ -295,6 +295,7 @@ describe('UsageRepository on real PostgreSQL', () => {
         credentialId: keys[0].credentialId,
         userId: keys[0].userId,
         counters: { ...ZERO, captures: 1 },
+        meters: {},
       });
     });
   });

@@ -40,7 +40,9 @@ describe("a person's data on request through the operator's API", () => {
     t.api.request(method, path, token === null ? {} : { token });
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { ADMIN_API_TOKEN: TOKEN } });
+    t = await startTestApp({
+      env: { ADMIN_API_TOKEN: TOKEN, USAGE_METERS: '{"exports":{"description":"Report exports"}}' },
+    });
   });
   afterAll(async () => t?.close());
 
@@ -72,6 +74,9 @@ describe("a person's data on request through the operator's API", () => {
     await t.app
       .get(UsageService)
       .charge(w.orgId, 'imports', 1, testPrincipal({ kind: 'session', userId: user.id, orgId: w.orgId }));
+    await t.app
+      .get(UsageService)
+      .charge(w.orgId, 'exports', 2, testPrincipal({ userId: user.id, orgId: w.orgId, keyId: keys[1].id }));
     // The e-mail typed into a detail an org admin wrote (any case), as the log may hold it.
     const colleague = await t.seed.colleague(w.orgId, 'admin');
     await t.db.pool.query(
@@ -116,6 +121,7 @@ describe("a person's data on request through the operator's API", () => {
       'api_keys',
       'audit_events',
       'usage_attribution',
+      'usage_meters',
     ]);
     expect(doc.user).toEqual({ id: p.userId, email: p.email, created_at: expect.any(String) });
     expect(doc.memberships.map((m: any) => [m.org_id, m.role]).sort()).toEqual(
@@ -162,6 +168,16 @@ describe("a person's data on request through the operator's API", () => {
       ]),
     );
     expect(doc.usage_attribution).toHaveLength(2);
+    expect(doc.usage_meters).toEqual([
+      {
+        org_id: p.orgId,
+        day: expect.any(String),
+        credential_kind: 'api_key',
+        credential_id: p.keys[1].id,
+        meter: 'exports',
+        used: 2,
+      },
+    ]);
   });
 
   it('erases: keys revoked, memberships gone, e-mail nowhere in the database, the log pseudonymised and still append-only; again: nothing to do', async () => {

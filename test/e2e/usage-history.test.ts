@@ -17,7 +17,7 @@ import { testConfig } from '../support/test-app.js';
 import { NOWHERE } from './api-keys.fixtures.js';
 
 const NOW = '2031-03-14T15:00:00.000Z';
-const DAY_FIELDS = ['breakdown', 'captures', 'day', 'imports', 'mcp_queries', 'plan'];
+const DAY_FIELDS = ['breakdown', 'captures', 'day', 'imports', 'mcp_queries', 'meters', 'plan'];
 const FREE = { wallet: 100, imports: 10, captures: 100 };
 
 /** A host route charged with @Charges, as a monolith's API would be. */
@@ -127,7 +127,16 @@ describe('usage history over HTTP', () => {
         DAY_FIELDS,
         DAY_FIELDS,
       ]);
-      expect(res.body.days).toEqual([
+      // `meters` restates the contract's meters by name (the deployment defines none here).
+      for (const d of res.body.days) {
+        expect(d.meters).toEqual({
+          asks: { used: d.breakdown.asks, limit: d.mcp_queries.limit },
+          retrieves: { used: d.breakdown.retrieves, limit: d.mcp_queries.limit },
+          imports: d.imports,
+          captures: d.captures,
+        });
+      }
+      expect(res.body.days.map(({ meters: _meters, ...d }: { meters: object }) => d)).toEqual([
         {
           day: '2031-03-11',
           plan: 'free',
@@ -169,6 +178,7 @@ describe('usage history over HTTP', () => {
         breakdown: today.breakdown,
         imports: today.imports,
         captures: today.captures,
+        meters: today.meters,
       });
     });
 

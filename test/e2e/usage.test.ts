@@ -28,7 +28,7 @@ import { insertKeyRow } from '../support/factories.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, testConfig, type TestApp } from '../support/test-app.js';
 
-const REPORT_FIELDS = ['breakdown', 'captures', 'imports', 'mcp_queries', 'plan', 'resets_at'];
+const REPORT_FIELDS = ['breakdown', 'captures', 'imports', 'mcp_queries', 'meters', 'plan', 'resets_at'];
 const NOW = '2031-03-14T15:09:26.535Z';
 const NEXT_MIDNIGHT = '2031-03-15T00:00:00.000Z';
 
@@ -59,7 +59,7 @@ describe('GET /usage', () => {
     return res.body.key;
   }
 
-  it('reports the plan, the wallet with its breakdown, imports, captures and the next UTC midnight, and no other field', async () => {
+  it('reports the plan, the wallet with its breakdown, imports, captures, the next UTC midnight and every meter by name, and no other field', async () => {
     const w = await t.seed.world('owner', 'free');
     const key = await mint(w.session, w.orgId);
     await usage.charge(w.orgId, 'asks', 3);
@@ -78,6 +78,12 @@ describe('GET /usage', () => {
       imports: { used: 1, limit: 10 },
       captures: { used: 4, limit: 100 },
       resets_at: NEXT_MIDNIGHT,
+      meters: {
+        asks: { used: 3, limit: 100 },
+        retrieves: { used: 2, limit: 100 },
+        imports: { used: 1, limit: 10 },
+        captures: { used: 4, limit: 100 },
+      },
     });
   });
 

@@ -24,6 +24,10 @@ export type ScopeList = Schemas['ScopeList'];
 export type ScopeDescription = Schemas['ScopeDescription'];
 
 export type UsageReport = Schemas['UsageReport'];
+/** `{ used, limit }` of one meter; `limit` null = unlimited. */
+export type Meter = Schemas['Meter'];
+/** Every meter by name: the contract's four always, and whatever meters the deployment defines (any other name). */
+export type UsageMeters = Schemas['UsageMeters'];
 export type DailyUsageReport = Schemas['DailyUsageReport'];
 export type DailyUsageQuery = QueryOf<'getDailyUsage'>;
 export type Principal = Schemas['Principal'];

@@ -1,5 +1,4 @@
-import { isMeter, METERS } from '../../common/meters.js';
-import { command, int, need, ORG, Streamed, time, UsageError, uuid } from '../command-spec.js';
+import { command, int, meter, ORG, Streamed, time, UsageError, uuid } from '../command-spec.js';
 
 /** Usage and audit: charging by hand and the streaming exports. */
 export const DATA_COMMANDS = {
@@ -7,15 +6,15 @@ export const DATA_COMMANDS = {
     summary: "Charge an org's meter through the same atomic path as the service; over the limit nothing is recorded.",
     flags: {
       org: ORG(),
-      meter: { value: METERS.join('|'), help: 'The meter to charge.', required: true },
+      meter: {
+        value: 'asks|retrieves|imports|captures|<meter>',
+        help: "The meter to charge: one of the contract's four or one USAGE_METERS defines.",
+        required: true,
+      },
       count: { value: '<n>', help: 'Units, 1 to 1000000 (default 1).' },
     },
-    prints: '{"org_id","meter","count","asks","retrieves","imports","captures","resets_at"}',
-    args: (f) => {
-      const meter = need(f, 'meter');
-      if (!isMeter(meter)) throw new UsageError(`--meter must be one of ${METERS.join(', ')}, got "${meter}"`);
-      return { org: uuid(f, 'org'), meter, count: int(f, 'count', 1, 1, 1_000_000) };
-    },
+    prints: '{"org_id","meter","count","used","asks","retrieves","imports","captures","resets_at"}',
+    args: (f) => ({ org: uuid(f, 'org'), meter: meter(f, 'meter'), count: int(f, 'count', 1, 1, 1_000_000) }),
     run: (s, a) => s.recordUsage(a.org, a.meter, a.count),
   }),
   'audit export': command({

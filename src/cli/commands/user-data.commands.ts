@@ -5,7 +5,8 @@ export const USER_DATA_COMMANDS = {
   'user export': command({
     summary: 'Print everything the service holds about a user as one JSON document (keys masked; streamed).',
     flags: { user: USER() },
-    prints: '{"exported_at","user","memberships","workspaces","api_keys","audit_events","usage_attribution"}',
+    prints:
+      '{"exported_at","user","memberships","workspaces","api_keys","audit_events","usage_attribution","usage_meters"}',
     args: (f) => ({ user: uuid(f, 'user') }),
     run: async (_s, a, app) => {
       const { PersonalDataService } = await import('../../personal-data/personal-data.service.js');

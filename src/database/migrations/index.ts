@@ -21,6 +21,7 @@ import { ErasureScrub1765610000000 } from './1765610000000-erasure-scrub.js';
 import { MintUnderKeyPolicy1765620000000 } from './1765620000000-mint-under-key-policy.js';
 import { KeyDescription1765630000000 } from './1765630000000-key-description.js';
 import { VerificationOutcomes1766000000010 } from './1766000000010-verification-outcomes.js';
+import { DeploymentMeters1766000000020 } from './1766000000020-deployment-meters.js';
 
 /** Every migration, oldest first: what a host adds to its own DataSource (`migrations: [...MIGRATIONS]`). A new one is added here. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   MintUnderKeyPolicy1765620000000,
   KeyDescription1765630000000,
   VerificationOutcomes1766000000010,
+  DeploymentMeters1766000000020,
 ];

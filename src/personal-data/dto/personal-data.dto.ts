@@ -67,6 +67,19 @@ class ExportedUsageDto {
   @ApiProperty({ type: 'integer' }) captures: number;
 }
 
+@ApiSchema({
+  name: 'PersonalDataMeterUsage',
+  description: "One day's charges of one of the deployment's own meters in one org by one of the person's credentials.",
+})
+class ExportedMeterUsageDto {
+  @ApiProperty({ format: 'uuid' }) org_id: string;
+  @ApiProperty({ format: 'date' }) day: string;
+  @ApiProperty({ enum: ['api_key', 'session'] }) credential_kind: string;
+  @ApiProperty({ format: 'uuid', description: "The key's id, or the user's id for a session." }) credential_id: string;
+  @ApiProperty({ description: 'The meter, as the deployment defines it.' }) meter: string;
+  @ApiProperty({ type: 'integer' }) used: number;
+}
+
 /** The export's shape for OpenAPI; the document itself is written in pieces (PersonalDataService.exportDocument). */
 @ApiSchema({ name: 'PersonalDataExport', description: 'Everything the service holds about one user.' })
 export class PersonalDataExportDto {
@@ -88,4 +101,5 @@ export class PersonalDataExportDto {
   })
   audit_events: object[];
   @ApiProperty({ type: () => ExportedUsageDto, isArray: true }) usage_attribution: ExportedUsageDto[];
+  @ApiProperty({ type: () => ExportedMeterUsageDto, isArray: true }) usage_meters: ExportedMeterUsageDto[];
 }

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
 import { PLANS, type Plan } from '../../common/roles.js';
-import { MeterDto, UsageBreakdownDto } from './usage-report.dto.js';
+import { MeterDto, UsageBreakdownDto, UsageMetersDto } from './usage-report.dto.js';
 
 /** `?from=&to=`: checked by `resolveDayRange` (each rule a 400 naming its parameter). */
 export class DayRangeQueryDto {
@@ -47,6 +47,13 @@ export class DailyUsageDto {
 
   @ApiProperty({ type: () => MeterDto })
   captures: MeterDto;
+
+  @ApiProperty({
+    type: () => UsageMetersDto,
+    description:
+      "That day's use of every meter, the deployment's own included, with the limit it was charged under (for a meter not charged that day, the day's plan's limit).",
+  })
+  meters: UsageMetersDto;
 }
 
 @ApiSchema({

@@ -25,6 +25,28 @@ export class UsageBreakdownDto {
 }
 
 @ApiSchema({
+  name: 'UsageMeters',
+  description:
+    "Every meter of the deployment by name: the contract's asks, retrieves, imports and captures (asks and retrieves show the query wallet's limit, which they share), then the deployment's own meters.",
+})
+export class UsageMetersDto {
+  @ApiProperty({ type: () => MeterDto })
+  asks: MeterDto;
+
+  @ApiProperty({ type: () => MeterDto })
+  retrieves: MeterDto;
+
+  @ApiProperty({ type: () => MeterDto })
+  imports: MeterDto;
+
+  @ApiProperty({ type: () => MeterDto })
+  captures: MeterDto;
+
+  /** A meter the deployment defines (USAGE_METERS, the module option `meters`). */
+  [meter: string]: MeterDto;
+}
+
+@ApiSchema({
   name: 'UsageReport',
   description: 'Plan and daily meters of the org (contract 2.2). Reading it never charges anything.',
 })
@@ -46,4 +68,11 @@ export class UsageReportDto {
 
   @ApiProperty({ format: 'date-time', description: 'Next UTC midnight, when every daily meter resets.' })
   resets_at: string;
+
+  @ApiProperty({
+    type: () => UsageMetersDto,
+    description:
+      "Today's use and limit of every meter, the deployment's own included; beside the contract's fields above.",
+  })
+  meters: UsageMetersDto;
 }

@@ -26,6 +26,7 @@ import {
   RequireScopes,
   type Clock,
   type KeysUsageIdentityExtras,
+  type MeterRegistryInput,
   type OrgDirectory,
   type PlanLimits,
   type Principal,
@@ -53,6 +54,7 @@ export class HostSettings {
   authFailureLimit = 0;
   clock: Clock | undefined;
   scopes: ScopeRegistryInput | undefined;
+  meters: MeterRegistryInput | undefined;
 }
 
 /** The host's own routes: one guarded and charged, the others ours to leave alone. */
@@ -95,6 +97,8 @@ export interface HostOptions {
   planLimits?: PlanLimits;
   /** The host's own scopes (the module option `scopes`). */
   scopes?: ScopeRegistryInput;
+  /** The host's own meters (the module option `meters`). */
+  meters?: MeterRegistryInput;
   /** Failed authentications per address per minute before 429 (default 0: off, so tests may fail often). */
   authFailureLimit?: number;
   extras?: KeysUsageIdentityExtras;
@@ -118,6 +122,7 @@ export function hostModule(options: HostOptions): DynamicModule {
   if (options.authFailureLimit !== undefined) settings.authFailureLimit = options.authFailureLimit;
   settings.clock = options.clock;
   settings.scopes = options.scopes;
+  settings.meters = options.meters;
 
   @Module({ providers: [{ provide: HostSettings, useValue: settings }], exports: [HostSettings] })
   class HostSettingsModule {}
@@ -153,6 +158,7 @@ export function hostModule(options: HostOptions): DynamicModule {
           authFailureLimit: s.authFailureLimit,
           clock: s.clock,
           scopes: s.scopes,
+          meters: s.meters,
         }),
         ...options.extras,
         ...(options.orgDirectory ? { orgDirectory: options.orgDirectory } : {}),
