@@ -20,6 +20,7 @@ import { ApiKeyScopeUsage1765600000000 } from './1765600000000-api-key-scope-usa
 import { ErasureScrub1765610000000 } from './1765610000000-erasure-scrub.js';
 import { MintUnderKeyPolicy1765620000000 } from './1765620000000-mint-under-key-policy.js';
 import { KeyDescription1765630000000 } from './1765630000000-key-description.js';
+import { SlidingRateWindows1766000000030 } from './1766000000030-sliding-rate-windows.js';
 
 /** Every migration, oldest first: what a host adds to its own DataSource (`migrations: [...MIGRATIONS]`). A new one is added here. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   ErasureScrub1765610000000,
   MintUnderKeyPolicy1765620000000,
   KeyDescription1765630000000,
+  SlidingRateWindows1766000000030,
 ];
