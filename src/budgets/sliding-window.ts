@@ -26,7 +26,14 @@ export function availableAt(
  * fixed window as the previous window's count weighs less, or in the next one as the current
  * count, then previous, does.
  */
-export function dueAt(limit: number, ms: number, start: number, previous: number, current: number, cost: number): number {
+export function dueAt(
+  limit: number,
+  ms: number,
+  start: number,
+  previous: number,
+  current: number,
+  cost: number,
+): number {
   const room = limit - current - cost;
   if (room >= 0) return previous > 0 ? start + ms * (1 - Math.min(1, room / previous)) : start;
   const next = start + ms;

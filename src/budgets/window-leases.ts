@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Clock, epochMs } from '../common/clock.js';
-import { KeyLimitStore, type WindowGrant } from './key-limit.store.js';
+import { KeyLimitStore } from './key-limit.store.js';
 import type { RateWindow } from './key-settings.js';
 import { availableAt, dueAt, wholeBackAt } from './sliding-window.js';
 
@@ -142,7 +142,7 @@ export class WindowLeases {
     const limit = Math.max(w.limit, cost);
     const want = Math.max(cost, Math.ceil(w.limit * LEASE_SHARE), lease.demand);
     const at = epochMs(this.clock);
-    const grant: WindowGrant = await this.store.leaseWindow(keyId, w.name, limit, w.window_seconds, want, new Date(at), cost);
+    const grant = await this.store.leaseWindow(keyId, w.name, limit, w.window_seconds, want, new Date(at), cost);
     const end = grant.start + windowMs;
     // Tokens left from an earlier fixed window end with it.
     if (end !== lease.expiresAt) {
@@ -154,6 +154,9 @@ export class WindowLeases {
     lease.previous = grant.previous;
     lease.current = grant.current;
     if (grant.granted === 0)
-      lease.notBefore = Math.max(at + 1, Math.ceil(dueAt(limit, windowMs, grant.start, grant.previous, grant.current, cost)));
+      lease.notBefore = Math.max(
+        at + 1,
+        Math.ceil(dueAt(limit, windowMs, grant.start, grant.previous, grant.current, cost)),
+      );
   }
 }
