@@ -1,9 +1,9 @@
 import type { RateWindow } from '../common/plan-rate-limits.js';
 
 /**
- * A window as enforcement applies it. `name` is its bucket (the lease's and the key_rate_windows
+ * A window as enforcement applies it. `name` is its counter (the lease's and the key_rate_windows
  * row's name): a key's own window keeps its name, a plan's window is `plan/<name>` (`/` is not
- * allowed in a window's name, so the two never share a bucket). `route` is the window name routes
+ * allowed in a window's name, so the two never share a counter). `route` is the window name routes
  * count against (`@RateLimited`), `label` the name the RateLimit fields show, `budget` the name a
  * 429's body gives.
  */

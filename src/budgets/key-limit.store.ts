@@ -8,8 +8,12 @@ import { LEASE_CREDITS_SQL, LEASE_WINDOWS_SQL, RETURN_CREDITS_SQL } from './key-
 
 export interface WindowGrant {
   granted: number;
-  /** Tokens left in the shared bucket after this grant. */
-  left: number;
+  /** The fixed window the grant counts in (its start, ms since the epoch): the lease ends with it. */
+  start: number;
+  /** What was leased in the window before it. */
+  previous: number;
+  /** What is leased in it, this grant included. */
+  current: number;
 }
 
 export interface CreditGrant {
@@ -22,8 +26,8 @@ export interface CreditGrant {
 interface WindowAsk {
   keyId: string;
   name: string;
-  capacity: number;
-  perMs: number;
+  limit: number;
+  seconds: number;
   want: number;
   now: Date;
   cost: number;
@@ -74,16 +78,20 @@ export class KeyLimitStore {
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /**
+   * Leases up to `want` of a window of `limit` per `seconds` (at least `cost`, or nothing when
+   * less is available), counted in the fixed window `now` falls in.
+   */
   leaseWindow(
     keyId: string,
     name: string,
-    capacity: number,
-    perMs: number,
+    limit: number,
+    seconds: number,
     want: number,
     now: Date,
     cost: number,
   ): Promise<WindowGrant> {
-    return this.windows.load({ keyId, name, capacity, perMs, want, now, cost });
+    return this.windows.load({ keyId, name, limit, seconds, want, now, cost });
   }
 
   /** Null when the key has no credits (any more). */
@@ -127,14 +135,21 @@ export class KeyLimitStore {
     const grants: WindowGrant[] = new Array<WindowGrant>(asks.length);
     for (const round of rounds(asks, (a) => `${a.keyId} ${a.name}`)) {
       const of = round.map((i) => asks[i]);
-      const { rows } = await this.query<{ key_id: string; name: string; granted: number; left: number }>({
+      const { rows } = await this.query<{
+        key_id: string;
+        name: string;
+        granted: number;
+        window_start: Date;
+        previous: number;
+        current: number;
+      }>({
         name: 'kui_lease_windows',
         text: LEASE_WINDOWS_SQL,
         values: [
           of.map((a) => a.keyId),
           of.map((a) => a.name),
-          of.map((a) => a.capacity),
-          of.map((a) => a.perMs),
+          of.map((a) => a.limit),
+          of.map((a) => a.seconds),
           of.map((a) => a.want),
           of.map((a) => a.now),
           of.map((a) => a.cost),
@@ -144,7 +159,7 @@ export class KeyLimitStore {
       for (const i of round) {
         const r = byWindow.get(`${asks[i].keyId.toLowerCase()} ${asks[i].name}`);
         if (!r) throw new Error(`window lease of key ${asks[i].keyId} returned no row`);
-        grants[i] = { granted: Number(r.granted), left: Number(r.left) };
+        grants[i] = { granted: r.granted, start: r.window_start.getTime(), previous: r.previous, current: r.current };
       }
     }
     return grants;

@@ -51,6 +51,9 @@ function fakes(
     override remaining() {
       return 1;
     }
+    override resetIn() {
+      return 700;
+    }
   }
   class ScriptedCredits extends CreditLeases {
     override take(_k: string, _c: unknown, cost: number) {
@@ -64,7 +67,7 @@ function fakes(
   const store = new KeyLimitStore(undefined as never);
   const sut = new KeyLimitsGuard(
     new Reflector(),
-    new ScriptedWindows(store),
+    new ScriptedWindows(store, settings.clock),
     new ScriptedCredits(store, new PeriodicJobs()),
     settings,
     outcomes.recorder,

@@ -7,6 +7,7 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { epochMs } from '../common/clock.js';
 import { ERRORS } from '../common/error-messages.js';
 import { EffectiveWindows, type EffectiveWindow } from './effective-windows.js';
 import { Settings } from '../settings/settings.js';
@@ -40,6 +41,8 @@ interface Attempt {
   request: LimitedRequest;
   response: unknown;
   windowsTaken: number;
+  /** When the windows were taken from (a window's tokens go back only within the window they came from). */
+  at: number;
   creditsTaken: boolean;
 }
 
@@ -107,6 +110,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
       request,
       response: ctx.getArgByIndex<unknown>(1),
       windowsTaken: 0,
+      at: epochMs(this.settings.clock),
       creditsTaken: false,
     };
     return this.take(attempt);
@@ -120,7 +124,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   private take(a: Attempt): boolean | Promise<boolean> {
     while (a.windowsTaken < a.windows.length) {
       const w = a.windows[a.windowsTaken];
-      const wait = this.windows.take(a.keyId, w, a.cost, Date.now());
+      const wait = this.windows.take(a.keyId, w, a.cost, a.at);
       if (typeof wait !== 'number') {
         return wait.then(
           (later) => {
@@ -154,7 +158,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
       this.outcomes.count(a.keyId, 'rate_limited', this.settings.clock.now().getTime());
       const retry = Math.max(1, Math.ceil(wait / 1000));
       // The refused window's effective window ends when Retry-After does (the draft: never after it).
-      this.headers(a.keyId, a.windows, a.response, w, retry);
+      this.headers(a, w, retry);
       throw new TooManyRequests(a.response, {
         budget: w.budget,
         message: ERRORS.keyRateLimited(w.label),
@@ -179,7 +183,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   }
 
   private admitted(a: Attempt): true {
-    if (a.windows.length > 0) this.headers(a.keyId, a.windows, a.response);
+    if (a.windows.length > 0) this.headers(a);
     if (a.windowsTaken > 0 || a.creditsTaken) this.giveBackIfRefused(a);
     return true;
   }
@@ -211,29 +215,26 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   }
 
   private giveBack(a: Attempt, withCredits: boolean): void {
-    for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i], a.cost);
+    for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i], a.cost, a.at);
     a.windowsTaken = 0;
     if (withCredits && a.creditsTaken) this.credits.giveBack(a.keyId, a.cost);
     a.creditsTaken = false;
   }
 
   /** RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-11), on every answer of a limited route. */
-  private headers(
-    keyId: string,
-    windows: readonly EffectiveWindow[],
-    response: unknown,
-    refused?: EffectiveWindow,
-    retry?: number,
-  ): void {
+  private headers(a: Attempt, refused?: EffectiveWindow, retry?: number): void {
+    const windows = a.windows;
     if (windows.length === 0) return;
-    setResponseHeader(response, 'RateLimit-Policy', policyOf(windows));
+    setResponseHeader(a.response, 'RateLimit-Policy', policyOf(windows));
+    const now = epochMs(this.settings.clock);
     let text = '';
     for (const w of windows) {
-      const r = Math.min(w.limit, this.windows.remaining(keyId, w));
-      const t = w === refused ? retry! : Math.ceil(((w.limit - r) / w.limit) * w.window_seconds);
+      const r = this.windows.remaining(a.keyId, w, now);
+      // t: when the whole limit is back (nothing counted so far weighs on the window any more).
+      const t = w === refused ? retry! : r >= w.limit ? 0 : Math.ceil(this.windows.resetIn(a.keyId, w, now) / 1000);
       text += `${text ? ', ' : ''}"${w.label}";r=${r};t=${t}`;
     }
-    setResponseHeader(response, 'RateLimit', text);
+    setResponseHeader(a.response, 'RateLimit', text);
   }
 
   private specOf(ctx: ExecutionContext): RateLimitSpec {

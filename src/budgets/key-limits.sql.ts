@@ -5,26 +5,40 @@
  */
 
 /**
- * Leases window tokens for a batch of asks, one row each of the arrays: $1 key, $2 window name,
- * $3 the bucket's capacity, $4 tokens gained per millisecond, $5 the most to grant, $6 now, $7 the
- * request's cost (nothing is granted when fewer are there). One (key, window) at most once per
- * batch, taken in key order (two instances' batches never lock rows in opposite orders). Returns,
- * per ask, the grant and what is left (to say when the next token comes).
+ * Leases window allowance for a batch of asks, one row each of the arrays: $1 key, $2 window name,
+ * $3 the limit, $4 the window's length in seconds, $5 the most to grant, $6 now, $7 the request's
+ * cost (nothing is granted when less is available). Each row is a sliding-window counter: the
+ * fixed window now counting (aligned to multiples of its length since the epoch), what was leased
+ * in it and in the window before; what is available is the limit less the previous window's count
+ * weighted by how much of it the sliding window still covers, less the current count. One (key,
+ * window) at most once per batch, taken in key order (two instances' batches never lock rows in
+ * opposite orders). Returns, per ask, the grant and the counts after it (to say when more is due).
  */
-const ASKS = `SELECT * FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[], $5::int[], $6::timestamptz[], $7::int[])
-                  AS a(key_id, name, cap, per_ms, want, now, cost)`;
-const AVAILABLE = `LEAST(a.cap, w.tokens + GREATEST(0, extract(epoch FROM (a.now - w.at)) * 1000) * a.per_ms)`;
-// A quarter of what the bucket holds (at least the cost, at most the ask): the other instances find some left.
-const grant = (available: string) =>
-  `CASE WHEN ${available} >= a.cost THEN LEAST(floor(${available}), a.want, GREATEST(a.cost, ceil(${available} / 4))) ELSE 0 END`;
+const ASKS = `SELECT a.*, date_bin(make_interval(secs => a.secs), a.now, 'epoch') AS start
+                FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::int[], $6::timestamptz[], $7::int[])
+                  AS a(key_id, name, lim, secs, want, now, cost)`;
+// The row as of the ask's window: a later window moves the count to `previous` (or drops it, after
+// a gap); an ask from an older window than the row's (a late instance) counts in the row's window.
+const ROLLED = `SELECT GREATEST(w.window_start, a.start) AS start,
+         CASE WHEN a.start <= w.window_start THEN w.previous_count
+              WHEN a.start - w.window_start <= make_interval(secs => a.secs) THEN w.current_count ELSE 0 END AS previous,
+         CASE WHEN a.start <= w.window_start THEN w.current_count ELSE 0 END AS current`;
+const AVAILABLE = `a.lim - r.previous * (1 - LEAST(1, GREATEST(0, extract(epoch FROM a.now - r.start) / a.secs))) - r.current`;
+// A quarter of what is available (at least the cost, at most the ask): the other instances find some left.
+const GRANT = `SELECT CASE WHEN v.available >= a.cost
+                   THEN LEAST(floor(v.available), a.want, GREATEST(a.cost, ceil(v.available / 4)))::int ELSE 0 END AS granted
+                 FROM (SELECT ${AVAILABLE} AS available) v`;
 export const LEASE_WINDOWS_SQL = `
   WITH a AS (${ASKS})
-  INSERT INTO key_rate_windows AS w (key_id, name, tokens, at, last_grant)
-  SELECT a.key_id, a.name, a.cap - ${grant('a.cap')}, a.now, ${grant('a.cap')} FROM a ORDER BY a.key_id, a.name
-  ON CONFLICT (key_id, name) DO UPDATE SET (tokens, at, last_grant) = (
-    SELECT ${AVAILABLE} - ${grant(AVAILABLE)}, GREATEST(w.at, a.now), ${grant(AVAILABLE)}
-      FROM a WHERE a.key_id = w.key_id AND a.name = w.name)
-  RETURNING w.key_id, w.name, w.last_grant AS granted, w.tokens AS left`;
+  INSERT INTO key_rate_windows AS w (key_id, name, window_start, previous_count, current_count, last_grant)
+  SELECT a.key_id, a.name, a.start, 0, g.granted, g.granted
+    FROM a, LATERAL (SELECT a.start, 0 AS previous, 0 AS current) r, LATERAL (${GRANT}) g
+   ORDER BY a.key_id, a.name
+  ON CONFLICT (key_id, name) DO UPDATE SET (window_start, previous_count, current_count, last_grant) = (
+    SELECT r.start, r.previous, r.current + g.granted, g.granted
+      FROM a, LATERAL (${ROLLED}) r, LATERAL (${GRANT}) g
+     WHERE a.key_id = w.key_id AND a.name = w.name)
+  RETURNING w.key_id, w.name, w.last_grant AS granted, w.window_start, w.previous_count AS previous, w.current_count AS current`;
 
 /**
  * Leases credits for a batch of keys, one row each of the arrays ($1 key, $2 the request's cost,

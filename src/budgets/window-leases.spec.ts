@@ -1,32 +1,149 @@
 import { describe, expect, it } from 'vitest';
+import { TestClock } from '../../test/support/clock.js';
+import { epochMs } from '../common/clock.js';
 import type { KeyLimitStore, WindowGrant } from './key-limit.store.js';
-import { WindowLeases } from './window-leases.js';
+import { availableAt } from './sliding-window.js';
+import { LEASE_SHARE, WindowLeases } from './window-leases.js';
 
-/** A shared bucket of `tokens`, granting at most `perAsk` per ask, recording what each ask wanted. */
-function bucket(tokens: number, perAsk: number) {
+const T0 = Date.parse('2031-06-01T12:00:00.000Z');
+
+/**
+ * One shared sliding-window counter per key and window, as the lease statement keeps it (the
+ * statement itself is tested on PostgreSQL), recording what each ask wanted.
+ */
+function sharedCounter() {
   const wants: number[] = [];
+  const rows = new Map<string, { start: number; previous: number; current: number }>();
   const store = {
-    leaseWindow: async (_k: string, _n: string, _cap: number, _perMs: number, want: number): Promise<WindowGrant> => {
+    leaseWindow: async (
+      key: string,
+      name: string,
+      limit: number,
+      seconds: number,
+      want: number,
+      now: Date,
+      cost: number,
+    ): Promise<WindowGrant> => {
       wants.push(want);
-      await new Promise((r) => setTimeout(r, 5));
-      const granted = Math.min(want, perAsk, tokens);
-      tokens -= granted;
-      return { granted, left: tokens };
+      await Promise.resolve();
+      const ms = seconds * 1000;
+      const t = now.getTime();
+      const start = t - (t % ms);
+      let row = rows.get(`${key} ${name}`) ?? { start, previous: 0, current: 0 };
+      if (start > row.start) row = { start, previous: start - row.start <= ms ? row.current : 0, current: 0 };
+      const available = availableAt(limit, ms, row.start, row.previous, row.current, t);
+      const granted =
+        available >= cost ? Math.min(Math.floor(available), want, Math.max(cost, Math.ceil(available / 4))) : 0;
+      row.current += granted;
+      rows.set(`${key} ${name}`, row);
+      return { granted, ...row };
     },
   } as unknown as KeyLimitStore;
-  return { store, wants };
+  return { store, wants, rows };
 }
 
+function instance(store: KeyLimitStore, clock: TestClock) {
+  const leases = new WindowLeases(store, clock);
+  const burst = (w: { name: string; limit: number; window_seconds: number }, n: number, key = 'k') =>
+    Promise.all(Array.from({ length: n }, () => leases.take(key, w, 1, epochMs(clock))));
+  return { leases, burst };
+}
+
+const admitted = (answers: number[]) => answers.filter((a) => a === 0).length;
+
 describe('WindowLeases', () => {
+  it('admits 5 of a burst of 12 on a window of 5 a second, and refuses the rest until enough is due', async () => {
+    const clock = new TestClock(new Date(T0 + 100));
+    const { store } = sharedCounter();
+    const { burst } = instance(store, clock);
+    const answers = await burst({ name: 'default', limit: 5, window_seconds: 1 }, 12);
+    expect(admitted(answers)).toBe(5);
+    // 5 counted in the window of 12:00:00: in the next one, that count weighs 5 * (1 - e) and
+    // one request fits once it is 4, at 12:00:01.200: 1,100 ms after the burst.
+    expect(answers.filter((a) => a !== 0)).toEqual(Array.from({ length: 7 }, () => 1100));
+  });
+
+  it('gives concurrent requests on three instances the whole window between them, never more', async () => {
+    const clock = new TestClock(new Date(T0 + 300));
+    const { store } = sharedCounter();
+    const w = { name: 'default', limit: 10, window_seconds: 1 };
+    const answers = await Promise.all([0, 1, 2].map(() => instance(store, clock).burst(w, 10)));
+    expect(admitted(answers.flat())).toBe(10);
+  });
+
   it('lets requests that arrive during a lease wait for it, and asks again for all who still wait', async () => {
-    const { store, wants } = bucket(5, 2);
-    const leases = new WindowLeases(store);
-    const w = { name: 'default', limit: 1000, window_seconds: 1 };
-    const answers = await Promise.all(Array.from({ length: 12 }, () => leases.take('k', w, 1, Date.now())));
-    expect(answers.filter((a) => a === 0)).toHaveLength(5);
-    expect(answers.filter((a) => a !== 0).every((a) => a > 0)).toBe(true);
-    // The first ask is the first request's; later asks carry every request still waiting.
-    expect(wants[0]).toBe(5);
-    expect(wants[1]).toBe(10);
+    const clock = new TestClock(new Date(T0));
+    const { store, wants } = sharedCounter();
+    const { burst } = instance(store, clock);
+    expect(admitted(await burst({ name: 'default', limit: 40, window_seconds: 1 }, 12))).toBe(12);
+    // The first ask is the first request's; the next carries every request still waiting.
+    expect(wants[0]).toBe(1);
+    expect(wants[1]).toBe(11);
+  });
+
+  it('asks nothing for a refused request until enough is due, then asks again', async () => {
+    const clock = new TestClock(new Date(T0 + 100));
+    const { store, wants } = sharedCounter();
+    const { leases, burst } = instance(store, clock);
+    const w = { name: 'default', limit: 5, window_seconds: 1 };
+    await burst(w, 6);
+    const asked = wants.length;
+    clock.set(new Date(T0 + 1199));
+    expect(leases.take('k', w, 1, epochMs(clock))).toBe(1);
+    expect(wants).toHaveLength(asked);
+    clock.set(new Date(T0 + 1200));
+    expect(await leases.take('k', w, 1, epochMs(clock))).toBe(0);
+    expect(wants).toHaveLength(asked + 1);
+  });
+
+  it('weighs the previous window by how much of it the sliding window still covers', async () => {
+    const clock = new TestClock(new Date(T0 + 900));
+    const { store } = sharedCounter();
+    const { burst } = instance(store, clock);
+    const w = { name: 'default', limit: 10, window_seconds: 1 };
+    expect(admitted(await burst(w, 10))).toBe(10);
+    // 12:00:01.250: the 10 of the previous window weigh 7.5; 2 more fit.
+    clock.set(new Date(T0 + 1250));
+    expect(admitted(await burst(w, 10))).toBe(2);
+    // 12:00:01.750: they weigh 2.5, and 2 were counted: 5 more fit.
+    clock.set(new Date(T0 + 1750));
+    expect(admitted(await burst(w, 10))).toBe(5);
+  });
+
+  it('spends a lease only in the fixed window it was granted in, and gives back only within it', async () => {
+    const clock = new TestClock(new Date(T0 + 900));
+    const { store, wants } = sharedCounter();
+    const { leases } = instance(store, clock);
+    const w = { name: 'default', limit: 1_000_000, window_seconds: 1 };
+    expect(await leases.take('k', w, 1, epochMs(clock))).toBe(0);
+    // A large limit leases LEASE_SHARE of it, spent synchronously from memory.
+    expect(wants).toEqual([Math.ceil(1_000_000 * LEASE_SHARE)]);
+    const takenAt = epochMs(clock);
+    expect(leases.take('k', w, 1, takenAt)).toBe(0);
+    clock.set(new Date(T0 + 1000));
+    // The next window: the tokens left from the last one are not spent, a new lease is asked.
+    const next = leases.take('k', w, 1, epochMs(clock));
+    expect(next).toBeInstanceOf(Promise);
+    expect(await next).toBe(0);
+    expect(wants).toHaveLength(2);
+    const before = leases.remaining('k', w, epochMs(clock));
+    leases.giveBack('k', w, 1, takenAt);
+    expect(leases.remaining('k', w, epochMs(clock))).toBe(before);
+    leases.giveBack('k', w, 1, epochMs(clock));
+    expect(leases.remaining('k', w, epochMs(clock))).toBe(before + 1);
+  });
+
+  it('says what remains and when the whole limit is back, from the counts of its last lease', async () => {
+    const clock = new TestClock(new Date(T0 + 500));
+    const { store } = sharedCounter();
+    const { leases, burst } = instance(store, clock);
+    const w = { name: 'default', limit: 10, window_seconds: 1 };
+    expect(leases.remaining('k', w, epochMs(clock))).toBe(10);
+    expect(leases.resetIn('k', w, epochMs(clock))).toBe(0);
+    await burst(w, 4);
+    expect(leases.remaining('k', w, epochMs(clock))).toBe(6);
+    // The 4 weigh on the window until the end of the next fixed window.
+    expect(leases.resetIn('k', w, epochMs(clock))).toBe(1500);
+    expect(leases.remaining('k', w, T0 + 1500)).toBe(8);
   });
 });

@@ -1,27 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { Clock, epochMs } from '../common/clock.js';
 import { KeyLimitStore } from './key-limit.store.js';
 import type { RateWindow } from './key-settings.js';
+import { availableAt, dueAt, wholeBackAt } from './sliding-window.js';
 
 /**
- * The shared bucket holds this share of a window's limit: the burst beyond the steady rate, and
- * the slack that keeps instances' late asks (a busy event loop) from losing allowance.
- */
-export const BURST_SHARE = 0.08;
-/**
  * An instance leases at most this share of a window's limit at a time (at least the request's
- * cost) and may keep it for the window's length: what all instances hold unspent adds at most
- * this share per instance to any window.
+ * cost, and all that the requests waiting on it need): with a large limit a lease lasts many
+ * requests and what instances hold unspent stays small.
  */
 export const LEASE_SHARE = 0.005;
 
 interface Lease {
   tokens: number;
+  /** The end of the fixed window the tokens were granted in: they are never spent after it. */
   expiresAt: number;
-  /** The shared bucket was empty: refuse locally until then, without asking. */
+  /** Nothing is available: refuse locally until then, without asking. */
   notBefore: number;
-  /** The shared bucket's tokens as of the last lease (for the RateLimit field). */
-  left: number;
+  /** The shared counter as of the last lease (for the RateLimit fields); `start` 0: none yet. */
+  start: number;
+  previous: number;
+  current: number;
   pending: Promise<void> | null;
   /** What the requests waiting on this lease need together: the next lease asks for all of it. */
   demand: number;
@@ -29,8 +29,8 @@ interface Lease {
 
 /**
  * A request that arrives while this instance is asking for a lease waits for it, and asks again
- * with the others waiting while the bucket still grants tokens, for at most this long (the lease
- * request's own bound), then is answered.
+ * with the others waiting while the window still grants something, for at most this long (the
+ * lease request's own bound), then is answered.
  */
 export const LEASE_WAIT_MS = 5000;
 
@@ -38,14 +38,14 @@ export const LEASE_WAIT_MS = 5000;
 export type Admission = number;
 
 /**
- * Rate windows shared by every instance: each window of a key is a token bucket in PostgreSQL
- * (key_rate_windows) holding at most BURST_SHARE of the limit and refilled at limit / window;
- * an instance leases what the bucket holds in one statement, spends it from memory, and asks
- * again when it runs out (one request per key and window at a time). An empty bucket is
- * remembered until its next token is due, so refused requests cost no database traffic.
- * Over any span T a key gets at most burst + limit * T / window + what the instances hold
- * (LEASE_SHARE each): within 1.1 x limit over any window for up to 4 instances, and the steady
- * rate when it asks for more.
+ * Rate windows shared by every instance: each window of a key is a sliding-window counter in
+ * PostgreSQL (key_rate_windows; sliding-window.ts has the arithmetic): a fixed window aligned to
+ * multiples of its length, plus the previous window's count weighted by how much of it the sliding
+ * window still covers. An instance leases a share of what is available in one statement, spends it
+ * from memory until the fixed window it was granted in ends, and asks again when it runs out (one
+ * ask per key and window at a time). A window with nothing available is remembered until enough is
+ * due, so refused requests cost no database traffic. Every fixed window admits at most its limit,
+ * whatever the number of instances, and a burst gets the whole window.
  */
 @Injectable()
 export class WindowLeases {
@@ -56,7 +56,10 @@ export class WindowLeases {
    */
   private readonly leases = new LRUCache<string, Map<string, Lease>>({ max: 100_000 });
 
-  constructor(private readonly store: KeyLimitStore) {}
+  constructor(
+    private readonly store: KeyLimitStore,
+    private readonly clock: Clock,
+  ) {}
 
   /** Takes `cost` from the window, synchronously when this instance holds enough. */
   take(keyId: string, w: RateWindow, cost: number, now: number): Admission | Promise<Admission> {
@@ -69,38 +72,64 @@ export class WindowLeases {
     }
     if (lease && lease.notBefore > now) return lease.notBefore - now;
     if (!lease)
-      byName.set(w.name, (lease = { tokens: 0, expiresAt: 0, notBefore: 0, left: 0, pending: null, demand: 0 }));
+      byName.set(
+        w.name,
+        (lease = {
+          tokens: 0,
+          expiresAt: 0,
+          notBefore: 0,
+          start: 0,
+          previous: 0,
+          current: 0,
+          pending: null,
+          demand: 0,
+        }),
+      );
     return this.lease(keyId, w, cost, lease);
   }
 
-  /** Gives back what a refused request took (never written anywhere). */
-  giveBack(keyId: string, w: RateWindow, cost: number): void {
+  /**
+   * Gives back what a refused request took at `takenAt` (never written anywhere), unless the
+   * window it was taken from has ended: a window's tokens are never spent in the next.
+   */
+  giveBack(keyId: string, w: RateWindow, cost: number, takenAt: number): void {
     const lease = this.leases.get(keyId)?.get(w.name);
-    if (lease) lease.tokens += cost;
+    if (lease && takenAt < lease.expiresAt && takenAt >= lease.expiresAt - w.window_seconds * 1000)
+      lease.tokens += cost;
   }
 
-  /** Tokens known to remain (this instance's and the shared bucket's at its last lease). */
-  remaining(keyId: string, w: RateWindow): number {
+  /** What is known to remain at `now`: this instance's tokens and what the counter had available at its last lease. */
+  remaining(keyId: string, w: RateWindow, now: number): number {
     const lease = this.leases.peek(keyId)?.get(w.name);
-    return lease ? Math.max(0, Math.floor(lease.tokens + lease.left)) : w.limit;
+    if (!lease || lease.start === 0) return w.limit;
+    const held = lease.expiresAt > now ? lease.tokens : 0;
+    const shared = availableAt(w.limit, w.window_seconds * 1000, lease.start, lease.previous, lease.current, now);
+    return Math.max(0, Math.min(w.limit, Math.floor(held + shared)));
+  }
+
+  /** Milliseconds from `now` until the whole limit is available again, as far as this instance knows. */
+  resetIn(keyId: string, w: RateWindow, now: number): number {
+    const lease = this.leases.peek(keyId)?.get(w.name);
+    if (!lease || lease.start === 0) return 0;
+    return Math.max(0, wholeBackAt(w.window_seconds * 1000, lease.start, lease.previous, lease.current) - now);
   }
 
   private async lease(keyId: string, w: RateWindow, cost: number, lease: Lease): Promise<Admission> {
     // Waits with the others for the lease in flight, then asks again for all who still wait, as
-    // long as the bucket grants something: a burst gets what the bucket holds, none is refused early.
+    // long as the window grants something: a burst gets what is available, none is refused early.
     const deadline = Date.now() + LEASE_WAIT_MS;
     lease.demand += cost;
     try {
       for (;;) {
         if (!lease.pending) lease.pending = this.fetch(keyId, w, cost, lease).finally(() => (lease.pending = null));
         await lease.pending;
-        const now = Date.now();
+        const now = epochMs(this.clock);
         if (lease.expiresAt > now && lease.tokens >= cost) {
           lease.tokens -= cost;
           return 0;
         }
         if (lease.notBefore > now) return lease.notBefore - now;
-        if (now >= deadline) return Math.max(1, lease.notBefore - now);
+        if (Date.now() >= deadline) return Math.max(1, lease.notBefore - now);
       }
     } finally {
       lease.demand -= cost;
@@ -109,19 +138,25 @@ export class WindowLeases {
 
   private async fetch(keyId: string, w: RateWindow, cost: number, lease: Lease): Promise<void> {
     const windowMs = w.window_seconds * 1000;
-    const perMs = w.limit / windowMs;
-    const capacity = Math.max(cost, Math.floor(w.limit * BURST_SHARE), 1);
+    // A request dearer than the whole window is admitted into an otherwise empty one.
+    const limit = Math.max(w.limit, cost);
     const want = Math.max(cost, Math.ceil(w.limit * LEASE_SHARE), lease.demand);
-    const at = Date.now();
-    const grant = await this.store.leaseWindow(keyId, w.name, capacity, perMs, want, new Date(at), cost);
-    const now = Date.now();
-    if (lease.expiresAt <= now) lease.tokens = 0;
-    lease.left = grant.left;
-    if (grant.granted > 0) {
-      lease.tokens += grant.granted;
-      lease.expiresAt = now + windowMs;
-    } else {
-      lease.notBefore = now + Math.max(1, Math.ceil((cost - grant.left) / perMs));
+    const at = epochMs(this.clock);
+    const grant = await this.store.leaseWindow(keyId, w.name, limit, w.window_seconds, want, new Date(at), cost);
+    const end = grant.start + windowMs;
+    // Tokens left from an earlier fixed window end with it.
+    if (end !== lease.expiresAt) {
+      lease.tokens = 0;
+      lease.expiresAt = end;
     }
+    lease.tokens += grant.granted;
+    lease.start = grant.start;
+    lease.previous = grant.previous;
+    lease.current = grant.current;
+    if (grant.granted === 0)
+      lease.notBefore = Math.max(
+        at + 1,
+        Math.ceil(dueAt(limit, windowMs, grant.start, grant.previous, grant.current, cost)),
+      );
   }
 }

@@ -27,3 +27,8 @@ export function utcDay(at: Date): string {
 export function nextUtcMidnight(at: Date): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1));
 }
+
+/** Milliseconds since the epoch; for the system clock without a Date (paths that run per request). */
+export function epochMs(clock: Clock): number {
+  return clock instanceof SystemClock ? Date.now() : clock.now().getTime();
+}

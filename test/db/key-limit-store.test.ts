@@ -27,29 +27,92 @@ describe('the key limit store', () => {
     return insertKeyRow(r.db.pool, { userId: w.userId, orgId: w.orgId });
   }
 
-  it('leases window tokens from a bucket that holds at most its capacity and refills at its rate', async () => {
+  it('leases a share of what a fixed window has available, at least the cost and at most the ask', async () => {
     const k = await key();
-    // Capacity 8, 10 tokens per second (0.01 per ms); ask for up to 5, cost 1.
-    expect(await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).toEqual({ granted: 2, left: 6 });
-    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).granted).toBe(2);
-    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).granted).toBe(1);
-    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).granted).toBe(1);
-    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1)).granted).toBe(1);
-    const empty = await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 2);
-    expect(empty.granted).toBe(0);
-    // 300 ms later three tokens have come back; an hour later it is full again, never fuller.
-    expect((await store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(300), 3)).granted).toBe(3);
-    expect(await store.leaseWindow(k.id, 'default', 8, 0.01, 100, at(3_600_000), 1)).toEqual({ granted: 2, left: 6 });
+    // 10 a second; asks at 12:00:00.250 of up to 5, cost 1: a quarter of what is available.
+    expect(await store.leaseWindow(k.id, 'default', 10, 1, 5, at(250), 1)).toEqual({
+      granted: 3,
+      start: T0.getTime(),
+      previous: 0,
+      current: 3,
+    });
+    expect((await store.leaseWindow(k.id, 'default', 10, 1, 5, at(300), 1)).granted).toBe(2);
+    expect((await store.leaseWindow(k.id, 'default', 10, 1, 1, at(300), 1)).granted).toBe(1);
+    // 4 left: the ask of 3 at a cost of 3 gets 3 (the cost), then a cost of 2 finds 1: nothing.
+    expect((await store.leaseWindow(k.id, 'default', 10, 1, 3, at(400), 3)).granted).toBe(3);
+    expect(await store.leaseWindow(k.id, 'default', 10, 1, 5, at(999), 2)).toMatchObject({ granted: 0, current: 9 });
+  });
+
+  it('rolls the count over at the window boundary and weighs the previous window by its overlap', async () => {
+    const k = await key();
+    expect((await store.leaseWindow(k.id, 'default', 10, 1, 10, at(900), 10)).granted).toBe(10);
+    // 12:00:01.000: the 10 weigh in full; 12:00:01.600: they weigh 4, so 6 are available.
+    expect(await store.leaseWindow(k.id, 'default', 10, 1, 10, at(1000), 1)).toEqual({
+      granted: 0,
+      start: at(1000).getTime(),
+      previous: 10,
+      current: 0,
+    });
+    expect((await store.leaseWindow(k.id, 'default', 10, 1, 10, at(1600), 1)).granted).toBe(2);
+    expect((await store.leaseWindow(k.id, 'default', 10, 1, 10, at(1600), 4)).granted).toBe(4);
+    expect((await store.leaseWindow(k.id, 'default', 10, 1, 10, at(1600), 1)).granted).toBe(0);
+    // The window after: 6 counted weigh 6 at its start; two windows on, nothing weighs.
+    expect(await store.leaseWindow(k.id, 'default', 10, 1, 10, at(2000), 4)).toMatchObject({ granted: 4, previous: 6 });
+    expect(await store.leaseWindow(k.id, 'default', 10, 1, 10, at(4000), 1)).toMatchObject({
+      granted: 3,
+      previous: 0,
+      current: 3,
+    });
+    // A late ask from a window the row has left counts in the row's window, its previous count in full.
+    expect(await store.leaseWindow(k.id, 'default', 10, 1, 10, at(3500), 1)).toMatchObject({
+      granted: 2,
+      start: at(4000).getTime(),
+      current: 5,
+    });
+  });
+
+  it('never grants more than the limit in a fixed window to two instances asking at once, nor deadlocks them', async () => {
+    const keys = await Promise.all(Array.from({ length: 40 }, () => key()));
+    const ids = keys.map((k) => k.id);
+    await Promise.all(ids.map((id) => store.leaseWindow(id, 'default', 400, 1, 1, at(100), 1)));
+    // Every statement either side sends, to catch a deadlock the store would quietly try again.
+    const deadlocks: unknown[] = [];
+    const spies = [r.sources[0]!, r.sources[1]!].map((source) => {
+      const pool = pgPool(source);
+      const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+      return vi.spyOn(pool, 'query').mockImplementation(((...args: unknown[]) =>
+        query(...args).catch((error: { code?: string }) => {
+          if (error.code === '40P01') deadlocks.push(error);
+          throw error;
+        })) as never);
+    });
+    // Each instance's batches name the keys in the other's reverse order: locked in statement
+    // order, one would wait for the other's rows while holding its own.
+    const asks = Array.from({ length: 25 }, () => [
+      ...ids.map((id) => [id, store.leaseWindow(id, 'default', 400, 1, 16, at(500), 1)] as const),
+      ...[...ids].reverse().map((id) => [id, other.leaseWindow(id, 'default', 400, 1, 16, at(500), 1)] as const),
+    ]).flat();
+    const granted = new Map<string, number>(ids.map((id) => [id, 1]));
+    for (const [id, grant] of asks) granted.set(id, granted.get(id)! + (await grant).granted);
+    spies.forEach((spy) => spy.mockRestore());
+    expect(deadlocks).toEqual([]);
+    // Every grant counted (none lost to a concurrent update), none beyond the limit: the window is spent.
+    const { rows } = await r.db.pool.query(
+      `SELECT key_id, current_count FROM key_rate_windows WHERE key_id = ANY($1::uuid[]) ORDER BY key_id`,
+      [ids],
+    );
+    expect(rows.map((row) => [row.key_id, row.current_count])).toEqual([...granted].sort());
+    expect(new Set(rows.map((row) => row.current_count))).toEqual(new Set([400]));
   });
 
   it('fails only the ask PostgreSQL refuses in a batch (a value its column cannot hold), never the other keys’', async () => {
     const [good, bad] = [await key(), await key()];
     const [ok, refused] = await Promise.allSettled([
-      store.leaseWindow(good.id, 'default', 8, 0.01, 5, at(0), 1),
+      store.leaseWindow(good.id, 'default', 10, 1, 5, at(0), 1),
       // An ask of 5 * 10^9 tokens: out of range for the statement's integer column (SQLSTATE 22003).
-      store.leaseWindow(bad.id, 'default', 8, 0.01, 5_000_000_000, at(0), 1),
+      store.leaseWindow(bad.id, 'default', 10, 1, 5_000_000_000, at(0), 1),
     ]);
-    expect(ok).toEqual({ status: 'fulfilled', value: { granted: 2, left: 6 } });
+    expect(ok).toMatchObject({ status: 'fulfilled', value: { granted: 3, current: 3 } });
     expect(refused.status).toBe('rejected');
     expect((refused as PromiseRejectedResult).reason.code).toBe('22003');
   });
@@ -94,8 +157,8 @@ describe('the key limit store', () => {
     const [windows, credits] = await Promise.all([
       Promise.all(
         keys.flatMap((k) => [
-          store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1),
-          store.leaseWindow(k.id, 'default', 8, 0.01, 5, at(0), 1),
+          store.leaseWindow(k.id, 'default', 10, 1, 5, at(0), 1),
+          store.leaseWindow(k.id, 'default', 10, 1, 5, at(0), 1),
         ]),
       ),
       Promise.all([
@@ -103,8 +166,8 @@ describe('the key limit store', () => {
         store.leaseCredits(bare.id, 1, null, 10_000),
       ]),
     ]);
-    expect(windows.map((w) => w.granted)).toEqual(keys.flatMap(() => [2, 2]));
-    expect(windows.map((w) => w.left)).toEqual(keys.flatMap(() => [6, 4]));
+    expect(windows.map((w) => w.granted)).toEqual(keys.flatMap(() => [3, 2]));
+    expect(windows.map((w) => w.current)).toEqual(keys.flatMap(() => [3, 5]));
     expect(credits.slice(0, -1).map((c) => c?.granted)).toEqual(keys.map(() => 10));
     expect(credits.at(-1)).toBeNull();
     const { rows } = await r.db.pool.query(

@@ -22,6 +22,7 @@ import { MintUnderKeyPolicy1765620000000 } from './1765620000000-mint-under-key-
 import { KeyDescription1765630000000 } from './1765630000000-key-description.js';
 import { VerificationOutcomes1766000000010 } from './1766000000010-verification-outcomes.js';
 import { DeploymentMeters1766000000020 } from './1766000000020-deployment-meters.js';
+import { SlidingRateWindows1766000000030 } from './1766000000030-sliding-rate-windows.js';
 
 /** Every migration, oldest first: what a host adds to its own DataSource (`migrations: [...MIGRATIONS]`). A new one is added here. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   KeyDescription1765630000000,
   VerificationOutcomes1766000000010,
   DeploymentMeters1766000000020,
+  SlidingRateWindows1766000000030,
 ];
