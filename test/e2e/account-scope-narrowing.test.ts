@@ -2,13 +2,15 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { ScopeUsageRecorder } from '../../src/auth/scope-usage-recorder.js';
+import { VerificationOutcomeRecorder } from '../../src/auth/verification-outcome-recorder.js';
 import { accountBrowser, expectAccessible, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 
 /**
  * The deployment's own scopes on the account page, in a real browser against the real app with
  * API_KEY_SCOPES: the create dialog offers the registry (GET /scopes) with its descriptions; a
- * key's details show the scope it left unused; "Narrow to what it uses" previews and narrows it.
+ * key's details show the scope it left unused and chart what its requests were decided; "Narrow to
+ * what it uses" previews and narrows it.
  */
 const tier = browserTier();
 if (!tier.run) console.warn(tier.notice);
@@ -54,6 +56,7 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
     // before the answer and written behind it: write what is pending now.
     expect((await b.t.api.get('/usage', key)).status).toBe(200);
     await b.t.app.get(ScopeUsageRecorder).flush();
+    await b.t.app.get(VerificationOutcomeRecorder).drain();
 
     // Its details show what it left unused; the action opens the preview, keyboard only.
     await row.getByRole('button', { name: 'Details of ingest' }).click();
@@ -62,6 +65,24 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
     expect(await details.locator('li[data-scope="decisions:read"]').textContent()).toMatch(
       /^decisions:read 1 request, last /,
     );
+
+    // Its verifications: the one request, admitted, charted by outcome with a legend and a table.
+    const outcomes = details.locator('.key-verifications');
+    await poll(() => outcomes.locator('figcaption > span').textContent()).toBe('Last 7 days: 1 request');
+    expect(await outcomes.locator('.chart-legend li').allTextContents()).toEqual(['Valid 1']);
+    expect(await outcomes.locator('svg.chart rect.layer-valid').count()).toBe(1);
+    expect(await outcomes.locator('table tbody tr').count()).toBe(7);
+    await expectAccessible(page, 'key details with its verifications');
+    await outcomes.getByRole('button', { name: '24 hours' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => outcomes.locator('figcaption > span').textContent()).toBe('Last 24 hours: 1 request');
+    expect(await outcomes.locator('table tbody tr').count()).toBe(24);
+    expect(await outcomes.getByRole('button', { name: '24 hours' }).getAttribute('aria-pressed')).toBe('true');
+    // Its colours read in the dark theme too.
+    await page.locator('#theme-toggle').click();
+    await poll(() => page.locator('#theme-toggle').getAttribute('aria-pressed')).toBe('true');
+    await expectAccessible(page, 'key details with its verifications, dark');
+    await page.locator('#theme-toggle').click();
     await details.getByRole('button', { name: 'Narrow to what it uses: ingest' }).focus();
     await page.keyboard.press('Enter');
     await poll(() => isOpen(page, 'narrow-dialog')).toBe(true);

@@ -1,5 +1,5 @@
-// Bar charts: inline SVG for the eye, a table for screen readers. One layer draws plain bars (the
-// 30-day usage charts); several layers stack in each bar (verification outcomes), with a legend.
+// Bar charts: inline SVG for the eye, a table for screen readers. Plain bars of one value (the
+// 30-day usage charts), or layers stacked in each bar (verification outcomes), with a legend.
 import type { components } from '../../../../packages/client/src/generated/openapi.js';
 import { h, svg } from '../dom.js';
 import { last30Days } from '../time.js';
@@ -39,6 +39,8 @@ export interface BarChartSpec {
   columns: Column[];
   /** The visible line under the bars. */
   caption: string;
+  /** Layers coloured each its own, named in a legend and summed in a Total column (even a single one). */
+  stacked?: boolean;
 }
 
 const WIDTH = 300;
@@ -69,7 +71,7 @@ function bar(values: number[], names: string[] | null, i: number, width: number,
 
 export function barChart(spec: BarChartSpec): HTMLElement {
   const { layers, columns } = spec;
-  const stacked = layers.length > 1;
+  const stacked = spec.stacked ?? false;
   const max = Math.max(1, ...columns.map((c) => sum(c.values)));
   const width = WIDTH / columns.length;
   const plot = svg('svg', {

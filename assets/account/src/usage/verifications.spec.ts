@@ -112,6 +112,13 @@ describe('the verification outcomes chart', () => {
     expect(rows).toHaveLength(7);
     expect(rows[2]).toEqual(['2026-11-23', '30', '10', '0', '40']);
     expect(rows[3]).toEqual(['2026-11-24', '0', '0', '0', '0']);
+
+    // One outcome alone is still named and coloured as that outcome.
+    const calm = { ...week, buckets: [{ start: '2026-11-27T00:00:00.000Z', outcomes: counts({ valid: 1 }) }] };
+    const one = verificationsView(calm, 'week', NOW, subject);
+    expect(one.querySelector('figcaption > span')!.textContent).toBe('Last 7 days: 1 request');
+    expect([...one.querySelectorAll('.chart-legend li')].map((li) => li.textContent)).toEqual(['Valid 1']);
+    expect(bars(one).at(-1)).toEqual(['bar layer-valid', 46]);
   });
 
   it('says so when nothing was verified in the period, instead of an empty chart', () => {

@@ -90,6 +90,7 @@ export function verificationsView(
     layers: seen.map((i) => ({ name: OUTCOMES[i]!, label: OUTCOME_LABELS[OUTCOMES[i]!] })),
     columns: columns.map((c) => ({ label: c.label, values: seen.map((i) => c.values[i]!) })),
     caption: `${Span}: ${total.toLocaleString('en')} ${total === 1 ? 'request' : 'requests'}`,
+    stacked: true,
   });
 }
 
