@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { ScopeUsageRecorder } from '../../src/auth/scope-usage-recorder.js';
 import { VerificationOutcomeRecorder } from '../../src/auth/verification-outcome-recorder.js';
-import { accountBrowser, expectAccessible, poll } from '../support/account-browser.js';
+import { accountBrowser, expectAccessible, openSection, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 
 /**
@@ -27,10 +27,12 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
   const focusedIn = (page: Page, selector: string) =>
     page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector);
 
-  it('mints a key with two registry scopes, shows the one it left unused, and narrows it to the one it used', async () => {
+  it('mints a key with two registry scopes, shows the one it left unused, charts its verifications (and the org’s), and narrows it to the one it used', async () => {
     const w = await b.t.seed.world('owner');
     const page = await b.signIn(w.session);
     await poll(() => page.locator('#keys-empty').isVisible()).toBe(true);
+    // The org's verifications, summed over its keys: none yet.
+    await poll(() => page.locator('#org-verifications').textContent()).toContain('No verifications in the last 7 days.');
 
     // The mint form offers the registry, each scope with its description.
     await page.locator('#create-open').click();
@@ -115,6 +117,15 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
     await poll(() => details.locator('.key-scope-use').textContent()).toContain(
       'Every scope it holds was used in the last 30 days.',
     );
+    // The org's summary, read again from its toggle, holds the key's request.
+    await openSection(page, 'org-keys');
+    const org = page.locator('#org-verifications');
+    await org.getByRole('button', { name: '7 days' }).click();
+    await poll(() => org.locator('figcaption > span').textContent()).toBe('Last 7 days: 1 request');
+    expect(await org.locator('table caption').textContent()).toBe(
+      'Requests with every key of the organisation per day by outcome, last 7 days',
+    );
+    await expectAccessible(page, 'the org’s verifications');
     expect((await b.t.api.get('/me', key)).body.scopes).toEqual(['decisions:read']);
     expect(errors).toEqual([]);
     await page.close();
