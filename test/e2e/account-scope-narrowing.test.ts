@@ -32,7 +32,9 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
     const page = await b.signIn(w.session);
     await poll(() => page.locator('#keys-empty').isVisible()).toBe(true);
     // The org's verifications, summed over its keys: none yet.
-    await poll(() => page.locator('#org-verifications').textContent()).toContain('No verifications in the last 7 days.');
+    await poll(() => page.locator('#org-verifications').textContent()).toContain(
+      'No verifications in the last 7 days.',
+    );
 
     // The mint form offers the registry, each scope with its description.
     await page.locator('#create-open').click();

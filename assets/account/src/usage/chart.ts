@@ -55,8 +55,7 @@ const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 function bar(values: number[], names: string[] | null, i: number, width: number, max: number): SVGElement[] {
   const x = (i * width + 1).toFixed(2);
   const w = (width - 2).toFixed(2);
-  if (sum(values) === 0)
-    return [svg('rect', { x, y: HEIGHT - 1, width: w, height: 1, class: 'bar zero' })];
+  if (sum(values) === 0) return [svg('rect', { x, y: HEIGHT - 1, width: w, height: 1, class: 'bar zero' })];
   // Every non-zero part stays visible (2 units), scaled back should that overfill the plot.
   const heights = values.map((v) => (v === 0 ? 0 : Math.max(2, (v / max) * (HEIGHT - 2))));
   const fit = Math.min(1, HEIGHT / sum(heights));

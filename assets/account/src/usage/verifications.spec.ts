@@ -56,7 +56,12 @@ describe('the verification outcomes chart', () => {
     ]);
     expect(columns.map((c) => c.values.reduce((a, b) => a + b, 0))).toEqual([0, 0, 40, 0, 0, 0, 8]);
     const hours = fillBuckets(
-      { granularity: 'hour', from: '2026-11-26', to: '2026-11-27', buckets: [{ start: '2026-11-27T09:00:00.000Z', outcomes: counts({ revoked: 1 }) }] },
+      {
+        granularity: 'hour',
+        from: '2026-11-26',
+        to: '2026-11-27',
+        buckets: [{ start: '2026-11-27T09:00:00.000Z', outcomes: counts({ revoked: 1 }) }],
+      },
       'day',
       NOW,
     );
@@ -106,9 +111,7 @@ describe('the verification outcomes chart', () => {
       'Missing scope',
       'Total',
     ]);
-    const rows = [...table.querySelectorAll('tbody tr')].map((tr) =>
-      [...tr.children].map((cell) => cell.textContent),
-    );
+    const rows = [...table.querySelectorAll('tbody tr')].map((tr) => [...tr.children].map((cell) => cell.textContent));
     expect(rows).toHaveLength(7);
     expect(rows[2]).toEqual(['2026-11-23', '30', '10', '0', '40']);
     expect(rows[3]).toEqual(['2026-11-24', '0', '0', '0', '0']);

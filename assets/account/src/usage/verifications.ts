@@ -141,7 +141,11 @@ export function loadVerifications(source: VerificationSource, slot: HTMLElement)
   );
   slot.replaceChildren(
     h('p', { class: 'facts-title', text: 'Verifications by outcome' }),
-    h('div', { class: 'period-toggle', role: 'group', 'aria-label': `Period of the verifications of ${source.subject}` }, ...buttons),
+    h(
+      'div',
+      { class: 'period-toggle', role: 'group', 'aria-label': `Period of the verifications of ${source.subject}` },
+      ...buttons,
+    ),
     body,
   );
   return loadPeriod(source, body, 'week');
