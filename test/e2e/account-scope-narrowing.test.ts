@@ -2,13 +2,15 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { ScopeUsageRecorder } from '../../src/auth/scope-usage-recorder.js';
-import { accountBrowser, expectAccessible, poll } from '../support/account-browser.js';
+import { VerificationOutcomeRecorder } from '../../src/auth/verification-outcome-recorder.js';
+import { accountBrowser, expectAccessible, openSection, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 
 /**
  * The deployment's own scopes on the account page, in a real browser against the real app with
  * API_KEY_SCOPES: the create dialog offers the registry (GET /scopes) with its descriptions; a
- * key's details show the scope it left unused; "Narrow to what it uses" previews and narrows it.
+ * key's details show the scope it left unused and chart what its requests were decided; "Narrow to
+ * what it uses" previews and narrows it.
  */
 const tier = browserTier();
 if (!tier.run) console.warn(tier.notice);
@@ -25,10 +27,14 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
   const focusedIn = (page: Page, selector: string) =>
     page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector);
 
-  it('mints a key with two registry scopes, shows the one it left unused, and narrows it to the one it used', async () => {
+  it('mints a key with two registry scopes, shows the one it left unused, charts its verifications (and the org’s), and narrows it to the one it used', async () => {
     const w = await b.t.seed.world('owner');
     const page = await b.signIn(w.session);
     await poll(() => page.locator('#keys-empty').isVisible()).toBe(true);
+    // The org's verifications, summed over its keys: none yet.
+    await poll(() => page.locator('#org-verifications').textContent()).toContain(
+      'No verifications in the last 7 days.',
+    );
 
     // The mint form offers the registry, each scope with its description.
     await page.locator('#create-open').click();
@@ -54,6 +60,7 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
     // before the answer and written behind it: write what is pending now.
     expect((await b.t.api.get('/usage', key)).status).toBe(200);
     await b.t.app.get(ScopeUsageRecorder).flush();
+    await b.t.app.get(VerificationOutcomeRecorder).drain();
 
     // Its details show what it left unused; the action opens the preview, keyboard only.
     await row.getByRole('button', { name: 'Details of ingest' }).click();
@@ -62,6 +69,24 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
     expect(await details.locator('li[data-scope="decisions:read"]').textContent()).toMatch(
       /^decisions:read 1 request, last /,
     );
+
+    // Its verifications: the one request, admitted, charted by outcome with a legend and a table.
+    const outcomes = details.locator('.key-verifications');
+    await poll(() => outcomes.locator('figcaption > span').textContent()).toBe('Last 7 days: 1 request');
+    expect(await outcomes.locator('.chart-legend li').allTextContents()).toEqual(['Valid 1']);
+    expect(await outcomes.locator('svg.chart rect.layer-valid').count()).toBe(1);
+    expect(await outcomes.locator('table tbody tr').count()).toBe(7);
+    await expectAccessible(page, 'key details with its verifications');
+    await outcomes.getByRole('button', { name: '24 hours' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => outcomes.locator('figcaption > span').textContent()).toBe('Last 24 hours: 1 request');
+    expect(await outcomes.locator('table tbody tr').count()).toBe(24);
+    expect(await outcomes.getByRole('button', { name: '24 hours' }).getAttribute('aria-pressed')).toBe('true');
+    // Its colours read in the dark theme too.
+    await page.locator('#theme-toggle').click();
+    await poll(() => page.locator('#theme-toggle').getAttribute('aria-pressed')).toBe('true');
+    await expectAccessible(page, 'key details with its verifications, dark');
+    await page.locator('#theme-toggle').click();
     await details.getByRole('button', { name: 'Narrow to what it uses: ingest' }).focus();
     await page.keyboard.press('Enter');
     await poll(() => isOpen(page, 'narrow-dialog')).toBe(true);
@@ -94,6 +119,15 @@ describe.skipIf(!tier.run)('the account page: scopes the deployment defines, and
     await poll(() => details.locator('.key-scope-use').textContent()).toContain(
       'Every scope it holds was used in the last 30 days.',
     );
+    // The org's summary, read again from its toggle, holds the key's request.
+    await openSection(page, 'org-keys');
+    const org = page.locator('#org-verifications');
+    await org.getByRole('button', { name: '7 days' }).click();
+    await poll(() => org.locator('figcaption > span').textContent()).toBe('Last 7 days: 1 request');
+    expect(await org.locator('table caption').textContent()).toBe(
+      'Requests with every key of the organisation per day by outcome, last 7 days',
+    );
+    await expectAccessible(page, 'the org’s verifications');
     expect((await b.t.api.get('/me', key)).body.scopes).toEqual(['decisions:read']);
     expect(errors).toEqual([]);
     await page.close();

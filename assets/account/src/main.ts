@@ -18,6 +18,7 @@ import { auditList } from './org/audit.js';
 import { ApprovalsPanel } from './org/approvals.js';
 import { loadMembers } from './org/members.js';
 import { orgKeysList } from './org/org-keys.js';
+import { loadOrgVerifications } from './org/org-verifications.js';
 import { PolicyPanel } from './org/policy.js';
 import { configureServiceKeyForm, initServiceKeyForm, serviceKeysList } from './org/service-keys.js';
 import { loadWebhooks } from './org/webhooks.js';
@@ -200,6 +201,7 @@ async function loadOrgSections(): Promise<void> {
     approvals.load(),
     policy.load(),
     orgKeys.load(),
+    loadOrgVerifications(ctx),
     serviceKeys.load(),
     audit.load(),
     loadWebhooks(ctx),

@@ -14,6 +14,8 @@ import type {
   ScopeUsage,
   ScopeUsageQuery,
   UpdateKeyRequest,
+  VerificationOutcomes,
+  VerificationsQuery,
 } from './types.js';
 
 /** The caller's own keys: mint, list, rotate, revoke (browser session only; an API key gets 403). */
@@ -62,6 +64,14 @@ export class Keys {
   /** Which of its scopes the key used in the last `days` UTC days (default 30), and which it did not. */
   scopeUsage(keyId: string, query: ScopeUsageQuery = {}): Promise<ScopeUsage> {
     return dataOf(this.api.GET('/api-keys/{keyID}/scope-usage', { params: { path: { keyID: keyId }, query } }));
+  }
+
+  /**
+   * What the requests with the key were decided (`valid`, or why refused), per UTC hour or day
+   * over `from`..`to` (default: the last 30 days, by day); hours or days without a request are left out.
+   */
+  verifications(keyId: string, query: VerificationsQuery = {}): Promise<VerificationOutcomes> {
+    return dataOf(this.api.GET('/api-keys/{keyID}/verifications', { params: { path: { keyID: keyId }, query } }));
   }
 
   /** The key's own daily usage over `from`..`to` (UTC days). */

@@ -18,6 +18,8 @@ import type {
   ScopeUsage,
   ScopeUsageQuery,
   UpdateKeyRequest,
+  VerificationOutcomes,
+  VerificationsQuery,
 } from './types.js';
 
 /** The caller's orgs and, for owners and admins, their members, keys and audit log (browser session only). */
@@ -63,6 +65,20 @@ export class Orgs {
         params: { path: { org_id: orgId, keyID: keyId }, query },
       }),
     );
+  }
+
+  /** What the requests with any key of the org were decided, per UTC hour or day (owners and admins). */
+  keyVerifications(orgId: string, keyId: string, query: VerificationsQuery = {}): Promise<VerificationOutcomes> {
+    return dataOf(
+      this.api.GET('/orgs/{org_id}/api-keys/{keyID}/verifications', {
+        params: { path: { org_id: orgId, keyID: keyId }, query },
+      }),
+    );
+  }
+
+  /** The same, summed over every key of the org, personal and service keys alike (owners and admins). */
+  verifications(orgId: string, query: VerificationsQuery = {}): Promise<VerificationOutcomes> {
+    return dataOf(this.api.GET('/orgs/{org_id}/verifications', { params: { path: { org_id: orgId }, query } }));
   }
 
   /** Approves a key the org's key policy holds (owners and admins): it verifies from now on. */

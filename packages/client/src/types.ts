@@ -19,6 +19,10 @@ export type KeyDailyUsageReport = Schemas['KeyDailyUsageReport'];
 export type UpdateKeyRequest = Schemas['UpdateApiKeyRequest'];
 export type ScopeUsage = Schemas['ScopeUsage'];
 export type ScopeUsageQuery = QueryOf<'getApiKeyScopeUsage'>;
+export type VerificationOutcomes = Schemas['VerificationOutcomes'];
+export type VerificationBucket = Schemas['VerificationBucket'];
+export type VerificationOutcomeCounts = Schemas['VerificationOutcomeCounts'];
+export type VerificationsQuery = QueryOf<'getApiKeyVerifications'>;
 /** The deployment's scopes (`GET /scopes`); a scope is a string: each deployment registers its own. */
 export type ScopeList = Schemas['ScopeList'];
 export type ScopeDescription = Schemas['ScopeDescription'];

@@ -1,9 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VerificationOutcomeRecorder } from '../../../src/auth/verification-outcome-recorder.js';
 import { startWebhookApp, WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 import type { TestApp } from '../../../test/support/test-app.js';
-import { ApiError, KeysUsageIdentityClient, LATEST_API_VERSION, type ApiKey } from '../src/index.js';
+import {
+  ApiError,
+  KeysUsageIdentityClient,
+  LATEST_API_VERSION,
+  type ApiKey,
+  type VerificationOutcomeCounts,
+} from '../src/index.js';
 
 /**
  * Every method of the typed client against the running service (real app on a loopback port,
@@ -144,6 +151,48 @@ describe('the typed client against the running service', () => {
     expect((await session.me({ orgId: owner.orgId })).org_id).toBe(owner.orgId);
     expect((await session.usage.get({ orgId: owner.orgId })).plan).toBe('free');
     expect((await session.usage.daily({ orgId: owner.orgId })).days.length).toBeGreaterThan(0);
+  });
+
+  it('verifications: what the requests with a key were decided, for its owner, for the org’s admins and summed over the org', async () => {
+    const minted = await session.keys.mint({ org_id: owner.orgId, name: 'outcomes', scopes: ['decisions:read'] });
+    const withKey = new KeysUsageIdentityClient({ baseUrl: t.url, credential: minted.key });
+    await withKey.me();
+    await withKey.usage.get();
+    await session.keys.update(minted.id, { enabled: false });
+    await expect(withKey.me()).rejects.toMatchObject({ status: 401 });
+    // Counted as each request was decided; written now rather than at the recorder's next tick.
+    await t.app.get(VerificationOutcomeRecorder).drain();
+
+    const today = new Date().toISOString().slice(0, 10);
+    const outcomes: VerificationOutcomeCounts = {
+      valid: 2,
+      revoked: 0,
+      expired: 0,
+      disabled: 1,
+      pending: 0,
+      ip_refused: 0,
+      rate_limited: 0,
+      credits_exhausted: 0,
+      usage_exceeded: 0,
+      insufficient_scope: 0,
+    };
+    expect(await session.keys.verifications(minted.id, { from: today, to: today })).toEqual({
+      granularity: 'day',
+      from: today,
+      to: today,
+      buckets: [{ start: `${today}T00:00:00.000Z`, outcomes }],
+    });
+    const hourly = await session.orgs.keyVerifications(owner.orgId, minted.id, { granularity: 'hour', from: today });
+    expect(hourly).toMatchObject({ granularity: 'hour', from: today, to: today });
+    expect(hourly.buckets.reduce((sum, b) => sum + b.outcomes.valid + b.outcomes.disabled, 0)).toBe(3);
+    // The org's summary holds this key's refusal (the only disabled key) beside every other key's requests.
+    const org = await session.orgs.verifications(owner.orgId, { from: today });
+    expect(org.buckets.at(-1)!.outcomes).toMatchObject({ disabled: 1 });
+    expect(org.buckets.at(-1)!.outcomes.valid).toBeGreaterThanOrEqual(2);
+    await expect(session.keys.verifications(minted.id, { granularity: 'week' as 'day' })).rejects.toMatchObject({
+      status: 400,
+      body: { message: expect.stringMatching(/granularity/) },
+    });
   });
 
   it("orgs: lists the caller's orgs, members, org keys, a key's usage and scope usage, narrows and revokes a member's key and reads the audit log", async () => {

@@ -20,7 +20,7 @@ const panel = {} as KeysPanel;
 describe('a key’s details', () => {
   beforeEach(loadPage);
 
-  it('are its sections in order: facts, controls, usage, scopes (each where the deployment has its route)', () => {
+  it('are its sections in order: facts, controls, usage, verifications, scopes (each where the deployment has its route)', () => {
     const el = detailsPanel(testContext(), panel, key);
     expect([...el.children].map((c) => (c as HTMLElement).dataset.detailSection)).toEqual([
       'facts',
@@ -30,7 +30,7 @@ describe('a key’s details', () => {
     expect(el.querySelector('[data-detail-section="facts"]')!.textContent).toContain(key.id);
     // No PATCH route in the document: the controls are facts only, no form; no scope-usage route: no scopes.
     expect(el.querySelector('form')).toBeNull();
-    expect(KEY_DETAIL_SECTIONS.map((s) => s.name)).toEqual(['facts', 'controls', 'usage', 'scopes']);
+    expect(KEY_DETAIL_SECTIONS.map((s) => s.name)).toEqual(['facts', 'controls', 'usage', 'verifications', 'scopes']);
   });
 
   it('take a new section as one more entry, rendered from the record and loaded when the details open', async () => {

@@ -8,6 +8,7 @@ import { controlsSection } from './controls.js';
 import { factsSection } from './facts.js';
 import { scopeUseSection } from './scope-use.js';
 import { usageSection } from './usage.js';
+import { verificationsSection } from './verifications.js';
 
 export interface KeyDetailSection {
   /** Names the section's element (`data-detail-section`). */
@@ -23,6 +24,7 @@ export const KEY_DETAIL_SECTIONS: readonly KeyDetailSection[] = [
   factsSection,
   controlsSection,
   usageSection,
+  verificationsSection,
   scopeUseSection,
 ];
 
