@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { CoherenceModule } from '../coherence/coherence.module.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { VersioningModule } from '../versioning/versioning.module.js';
@@ -22,7 +23,7 @@ import { ScopeUsageJob } from './scope-usage.job.js';
 import { ScopeUsageService } from './scope-usage.service.js';
 
 @Module({
-  imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
+  imports: [AuthModule, CoherenceModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
   providers: [
     KeyChanges,
     KeyMinting,
