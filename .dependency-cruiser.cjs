@@ -7,6 +7,9 @@
  *             options turned into Settings), config/ (the server's env), database/ low parts
  *             (transactions, connection errors, migrations and the migrator)
  *   stores    directory/ (users, orgs, members, the OrgDirectory port), events/ (outbox, activity)
+ *   coherence coherence/: the cache lease, change notifications and acknowledgements, the change
+ *             tail (afterCommit) and CoherentCache, the one way an in-process cache stays coherent
+ *             with PostgreSQL; auth's verification cache and versioning's org pins use it.
  *   auth      auth/: strategies, guards, decorators, the principal, key verification. It reads
  *             api keys through its own ApiKeyStore port, which api-keys implements and the
  *             assembler binds, so auth never imports a feature.
@@ -24,6 +27,7 @@
 const BASE =
   '^src/(common|settings|config)/|^src/database/(database[.]module|transactions|connection-errors|migrate|migration-schema|pg-pool|in-process-notifications)[.]ts$|^src/database/migrations/';
 const STORES = '^src/(directory|events)/';
+const COHERENCE = '^src/coherence/';
 const AUTH = '^src/auth/';
 const BUDGETS = '^src/budgets/';
 const FEATURES =
@@ -68,7 +72,7 @@ module.exports = {
     up(
       'base-up',
       BASE,
-      `${STORES}|${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      `${STORES}|${COHERENCE}|${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
       'common/settings/config/database import nothing above them',
     ),
     up(
@@ -89,8 +93,14 @@ module.exports = {
     up(
       'stores-up',
       STORES,
-      `${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      `${COHERENCE}|${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
       'directory/ and events/ import only the base layer',
+    ),
+    up(
+      'coherence-up',
+      COHERENCE,
+      `${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      'coherence/ offers caches to auth and the features: it imports only stores and the base layer',
     ),
     up(
       'auth-up',
@@ -124,7 +134,10 @@ module.exports = {
       severity: 'error',
       comment:
         'Every file under src/ that imports anything belongs to a layer above; a new top-level folder must be given one here.',
-      from: { path: '^src/', pathNot: `${BASE}|${STORES}|${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}` },
+      from: {
+        path: '^src/',
+        pathNot: `${BASE}|${STORES}|${COHERENCE}|${AUTH}|${BUDGETS}|${FEATURES}|${LIBRARY}|${SERVER}`,
+      },
       to: {},
     },
   ],

@@ -37,7 +37,7 @@ export type { Principal } from './auth/principal.js';
 export { AuthMetrics, type VerificationOutcome } from './auth/auth-metrics.js';
 // A change made outside this module's services (rotation, a host's own SQL on our tables) is
 // notified by the database; awaitAcknowledged() after its commit waits until every cache applied it.
-export { VerificationInvalidation } from './auth/verification-cache/verification-invalidation.js';
+export { VerificationInvalidation } from './coherence/verification-invalidation.js';
 export { Charges } from './usage/charges.decorator.js';
 export { ChargeInterceptor } from './usage/charge.interceptor.js';
 

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { CoherenceModule } from '../coherence/coherence.module.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { VersioningModule } from '../versioning/versioning.module.js';
@@ -26,7 +27,7 @@ import { VerificationOutcomesJob } from './verification-outcomes.job.js';
 import { VerificationOutcomesService } from './verification-outcomes.service.js';
 
 @Module({
-  imports: [AuthModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
+  imports: [AuthModule, CoherenceModule, AuditModule, DatabaseModule, ApiKeyStoreModule, PeriodicJobsModule],
   providers: [
     KeyChanges,
     KeyMinting,

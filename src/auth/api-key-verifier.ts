@@ -10,7 +10,7 @@ import { hashApiKey, hashesEqual, KEY_LENGTH, KEY_PREFIX, parseApiKey } from './
 import { markPendingUse } from './last-use.guard.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
-import { VerificationCache, type CachedKeyRow } from './verification-cache/verification-cache.js';
+import { VerificationCache, type CachedKeyRow } from './verification-cache.js';
 import { VerificationOutcomeRecorder, type Outcome } from './verification-outcome-recorder.js';
 
 /** Compared against when a lookup id has no row: an HMAC-SHA-256's length, matching no key. */

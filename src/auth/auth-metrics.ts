@@ -17,7 +17,7 @@ type Listener = (outcome: VerificationOutcome) => void;
 /** Which verification cache answered or missed: API keys, or a session's org standing. */
 export type CacheKind = 'key' | 'session';
 
-/** What the verification cache reports (see src/auth/verification-cache/). */
+/** What the verification cache reports (src/auth/verification-cache.ts, on the lease of src/coherence/). */
 export interface CacheListener {
   lookup?(kind: CacheKind, hit: boolean): void;
   /** Seconds a change waited until every leased instance had applied it. */

@@ -11,9 +11,10 @@ import { ScopeUsageRecorder } from './scope-usage-recorder.js';
 import { VerificationOutcomeRecorder } from './verification-outcome-recorder.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 import { SessionStrategy } from './session.strategy.js';
-import { VerificationCache } from './verification-cache/verification-cache.js';
-import { VerificationInvalidation } from './verification-cache/verification-invalidation.js';
-import { VerificationLease } from './verification-cache/verification-lease.js';
+import { VerificationCache } from './verification-cache.js';
+import { CoherenceModule } from '../coherence/coherence.module.js';
+import { CoherenceLease } from '../coherence/coherence-lease.js';
+import { VerificationInvalidation } from '../coherence/verification-invalidation.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { RequestBudgetGuard } from './request-budget.js';
 
@@ -24,7 +25,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGua
  * `@Authenticated()`, `@SessionOnly()` and `@RequireScopes()`. Registers no global guard.
  */
 @Module({
-  imports: [PeriodicJobsModule],
+  imports: [PeriodicJobsModule, CoherenceModule],
   providers: [
     ApiKeyStrategy,
     SessionStrategy,
@@ -35,9 +36,7 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGua
     AuthFailureThrottle,
     AuthMetrics,
     SessionOrgResolver,
-    VerificationLease,
     VerificationCache,
-    VerificationInvalidation,
     ...GUARDS,
   ],
   exports: [
@@ -51,8 +50,12 @@ const GUARDS = [CredentialGuard, SessionOnlyGuard, ScopesGuard, RequestBudgetGua
     LastUsedWriter,
     ScopeUsageRecorder,
     VerificationOutcomeRecorder,
-    VerificationInvalidation,
-    VerificationLease,
   ],
 })
-export class AuthModule {}
+export class AuthModule {
+  /** AuthMetrics (public) reports the verification cache: its lease and its writers' waits included. */
+  constructor(metrics: AuthMetrics, lease: CoherenceLease, invalidation: VerificationInvalidation) {
+    metrics.leaseValid = () => lease.usable();
+    invalidation.onAcknowledged((seconds) => metrics.invalidationAcknowledged(seconds));
+  }
+}

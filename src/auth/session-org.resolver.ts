@@ -3,7 +3,7 @@ import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import { ScopeRegistry } from '../common/scope-registry.js';
 import { memberKey, OrgDirectory, type MemberContext } from '../directory/org-directory.js';
 import type { Principal } from './principal.js';
-import { VerificationCache } from './verification-cache/verification-cache.js';
+import { VerificationCache } from './verification-cache.js';
 import { ERRORS } from '../common/error-messages.js';
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };

@@ -170,7 +170,7 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     planRateLimits: config.planRateLimits,
     authFailureLimit: env.AUTH_FAILURE_LIMIT,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
-    // On the embedded database the cache needs no lease (one process; see VerificationLease).
+    // On the embedded database the cache needs no lease (one process; see CoherenceLease).
     verificationCache: {
       enabled: env.VERIFICATION_CACHE,
       leaseMs: env.VERIFICATION_CACHE_LEASE_MS,

@@ -3,6 +3,7 @@ import { ModuleRef, ModulesContainer, RouterModule } from '@nestjs/core';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { CoherenceModule } from '../coherence/coherence.module.js';
 import { TypeOrmOrgDirectory } from '../directory/typeorm-org-directory.js';
 import { IdentityModule } from '../identity/identity.module.js';
 import { OrgsModule } from '../orgs/orgs.module.js';
@@ -117,6 +118,7 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
       global: extras.isGlobal !== false,
       imports: [
         CoreModule.register(base.providers ?? [], base.imports, extras.orgDirectory ?? TypeOrmOrgDirectory),
+        CoherenceModule,
         AuthModule,
         ...features,
         ...routes,
@@ -124,7 +126,8 @@ export class KeysUsageIdentityModule extends KeysUsageIdentityConfigurableModule
         VersioningModule,
       ],
       providers: [WiringCheck],
-      exports: [AuthModule, UsageModule, ApiKeysModule, IdentityModule, AuditModule, OrgsModule],
+      // CoherenceModule: VerificationInvalidation, for a change made outside this module's services.
+      exports: [CoherenceModule, AuthModule, UsageModule, ApiKeysModule, IdentityModule, AuditModule, OrgsModule],
     };
   }
 }

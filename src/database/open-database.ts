@@ -80,7 +80,7 @@ export async function openDatabase(
     throw error;
   }
   const share = role === 'server' ? await shareEmbedded(db, config.dataDir) : null;
-  // The verification cache listens here instead of on a LISTEN connection (see VerificationLease).
+  // The verification cache listens here instead of on a LISTEN connection (see CoherenceLease).
   registerInProcessNotifications(ds, { listen: (channel, listener) => listenEmbedded(db, channel, listener) });
   const destroy = ds.destroy.bind(ds);
   ds.destroy = async () => {

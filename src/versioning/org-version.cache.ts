@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
-import { VerificationLease } from '../auth/verification-cache/verification-lease.js';
+import { CoherenceLease } from '../coherence/coherence-lease.js';
+import { CoherentCache } from '../coherence/coherent-cache.js';
 import { OrgVersionRepository } from './org-version.repository.js';
 
-/** Without the verification cache's lease (VERIFICATION_CACHE=false), a pin is re-read this often. */
+/** Without the lease (VERIFICATION_CACHE=false), a pin is re-read this often. */
 const UNLEASED_TTL_MS = 5_000;
 const MAX_ORGS = 10_000;
 /** An org with no row here (a host's own directory, or no such org): kept briefly, so it is not read per request. */
@@ -11,22 +11,23 @@ const NONE = '';
 const NONE_TTL_MS = 5_000;
 
 /**
- * org id → pinned API version, in memory. Under the verification cache's lease an entry lives
- * until a change to the org's row is announced (the orgs table's change notifications), so a
- * request reads the pin from memory and `org set-version` is applied by every instance before
- * the command returns. Without a lease, entries live a few seconds.
+ * org id → pinned API version, in memory: a coherent cache (src/coherence/). Under the lease an
+ * entry lives until a change to the org's row is announced (the orgs table's change
+ * notifications), so a request reads the pin from memory and `org set-version` is applied by
+ * every instance before the command returns. Without a lease, entries live a few seconds.
  */
 @Injectable()
 export class OrgVersionCache {
-  private readonly pins = new LRUCache<string, string>({ max: MAX_ORGS });
+  private readonly pins: CoherentCache<string, string>;
 
   constructor(
-    private readonly lease: VerificationLease,
+    lease: CoherenceLease,
     private readonly repository: OrgVersionRepository,
   ) {
-    lease.onInvalidate((t) => {
-      if (!t) this.pins.clear();
-      else if (t.orgId) this.pins.delete(t.orgId);
+    this.pins = new CoherentCache(lease, {
+      max: MAX_ORGS,
+      unleasedTtlMs: UNLEASED_TTL_MS,
+      invalidatedBy: (t) => (t.orgId ? (orgId) => orgId === t.orgId : null),
     });
   }
 
@@ -38,12 +39,11 @@ export class OrgVersionCache {
 
   /** Reads the pin (null: no such org) and keeps it when no change raced the read. */
   async load(orgId: string): Promise<string | null> {
-    const leased = this.lease.enabled;
-    const stamp = leased ? this.lease.stamp() : null;
-    const pin = await this.repository.pinOf(orgId);
-    if (pin === null) this.pins.set(orgId, NONE, { ttl: NONE_TTL_MS });
-    else if (!leased) this.pins.set(orgId, pin, { ttl: UNLEASED_TTL_MS });
-    else if (this.lease.holds(stamp)) this.pins.set(orgId, pin);
-    return pin;
+    const pin = await this.pins.load(
+      orgId,
+      async () => (await this.repository.pinOf(orgId)) ?? NONE,
+      (p) => (p === NONE ? NONE_TTL_MS : undefined),
+    );
+    return pin === NONE ? null : pin;
   }
 }

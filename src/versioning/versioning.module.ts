@@ -1,6 +1,7 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { AuthModule } from '../auth/auth.module.js';
+import { CoherenceModule } from '../coherence/coherence.module.js';
 import { DeprecationUsage } from './deprecation-usage.js';
 import { VersionedOperation } from './operation-versioning.js';
 import { OrgVersionCache } from './org-version.cache.js';
@@ -15,7 +16,7 @@ import { VersioningPolicy } from './versioning-policy.js';
  * hooks every answer goes through (src/http/versioning-hooks.ts).
  */
 @Module({
-  imports: [AuthModule, DiscoveryModule],
+  imports: [AuthModule, CoherenceModule, DiscoveryModule],
   providers: [
     { provide: VersioningPolicy, useFactory: () => new VersioningPolicy() },
     OrgVersionRepository,

@@ -29,9 +29,12 @@ describe('the dependency rules that npm test checks', () => {
   afterAll(() => rmSync(fixture, { recursive: true, force: true }));
 
   it('report a cycle, an import that points up a layer and a feature import against the allowed direction', async () => {
+    // coherence/ sits between the stores and auth: auth may use it, it may not use auth.
     const files: Record<string, string> = {
       'src/common/low.ts': "import '../auth/guard.js';\nexport const low = 1;\n",
-      'src/auth/guard.ts': 'export const guard = 1;\n',
+      'src/auth/guard.ts': "import '../coherence/lease.js';\nexport const guard = 1;\n",
+      'src/coherence/lease.ts': 'export const lease = 1;\n',
+      'src/coherence/cache.ts': "import '../auth/guard.js';\nexport const cache = 1;\n",
       'src/auth/a.ts': "import './b.js';\nexport const a = 1;\n",
       'src/auth/b.ts': "import './a.js';\nexport const b = 1;\n",
       'src/auth/verifier.ts': "import '../api-keys/api-key.repository.js';\nexport const v = 1;\n",
@@ -54,6 +57,7 @@ describe('the dependency rules that npm test checks', () => {
     expect(found.filter((v) => !v.startsWith('no-circular'))).toEqual([
       'auth-up: src/auth/verifier.ts -> src/api-keys/api-key.repository.ts',
       'base-up: src/common/low.ts -> src/auth/guard.ts',
+      'coherence-up: src/coherence/cache.ts -> src/auth/guard.ts',
       'feature-audit: src/audit/audit.service.ts -> src/usage/usage.service.ts',
       'no-unknown-folder: src/stray/thing.ts -> src/common/low.ts',
     ]);

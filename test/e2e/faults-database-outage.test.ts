@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { VerificationLease } from '../../src/auth/verification-cache/verification-lease.js';
+import { CoherenceLease } from '../../src/coherence/coherence-lease.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import type { ApiResponse } from '../support/http.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -79,7 +79,7 @@ describe('a database outage', () => {
    * notices the cut (a dropped LISTEN connection at once, a silent one within one lease length).
    */
   async function leaseLapsed(): Promise<void> {
-    const lease = t.app.get(VerificationLease, { strict: false });
+    const lease = t.app.get(CoherenceLease, { strict: false });
     await expect
       .poll(() => lease.usable(), { timeout: 15_000, interval: 20, message: 'the verification lease lapsed' })
       .toBe(false);

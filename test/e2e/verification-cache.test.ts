@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AuthMetrics } from '../../src/auth/auth-metrics.js';
-import { VerificationLease } from '../../src/auth/verification-cache/verification-lease.js';
+import { CoherenceLease } from '../../src/coherence/coherence-lease.js';
 import { createApp } from '../../src/bootstrap.js';
 import { postgresOptions } from '../../src/database/data-source-options.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -56,7 +56,7 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await check())) await sleep(20);
 }
 
-const leaseOf = (t: TestApp) => t.app.get(VerificationLease, { strict: false });
+const leaseOf = (t: TestApp) => t.app.get(CoherenceLease, { strict: false });
 const cacheHits = (t: TestApp) => t.app.get(AuthMetrics, { strict: false }).cacheCounts.key.hit;
 
 async function mint(t: TestApp) {

@@ -5,7 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { ApiOperation, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SessionOrgResolver } from '../../src/auth/session-org.resolver.js';
-import type { VerificationLease } from '../../src/auth/verification-cache/verification-lease.js';
+import type { CoherenceLease } from '../../src/coherence/coherence-lease.js';
 import { DeprecationUsage, type DeprecatedUse } from '../../src/versioning/deprecation-usage.js';
 import type { Deprecation } from '../../src/versioning/deprecations.js';
 import { OrgVersionCache } from '../../src/versioning/org-version.cache.js';
@@ -76,7 +76,7 @@ describe('deprecated operations, parameters and versions', () => {
     usage.onUse((u) => uses.push(u));
     // No request here carries a principal, so no pin is ever read.
     const pins = new OrgVersionCache(
-      { onInvalidate: () => undefined } as Partial<VerificationLease> as VerificationLease,
+      { onInvalidate: () => undefined } as Partial<CoherenceLease> as CoherenceLease,
       {} as OrgVersionRepository,
     );
     // No version change: the service's own name operations this app does not have.
@@ -154,7 +154,7 @@ describe('deprecated operations, parameters and versions', () => {
 describe('the operations versioning names', () => {
   it('must all be routes of the app: a renamed operationId stops the start', async () => {
     const pins = new OrgVersionCache(
-      { onInvalidate: () => undefined } as Partial<VerificationLease> as VerificationLease,
+      { onInvalidate: () => undefined } as Partial<CoherenceLease> as CoherenceLease,
       {} as OrgVersionRepository,
     );
     const policy = new VersioningPolicy(

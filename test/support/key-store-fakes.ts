@@ -19,7 +19,7 @@ import type {
 } from '../../src/api-keys/api-key.repository.js';
 import { KeyChanges } from '../../src/api-keys/key-changes.js';
 import type { AuditEntry, AuditService } from '../../src/audit/audit.service.js';
-import type { VerificationInvalidation } from '../../src/auth/verification-cache/verification-invalidation.js';
+import type { VerificationInvalidation } from '../../src/coherence/verification-invalidation.js';
 import type { Transactions } from '../../src/database/transactions.js';
 import { ActivityEvents, type ActivityEvent } from '../../src/events/activity-events.js';
 import type { EventOutbox } from '../../src/events/event-outbox.js';

@@ -1,7 +1,7 @@
 import { createHmac, createSecretKey, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type pg from 'pg';
-import { awaitInvalidationsAcknowledged } from '../../src/auth/verification-cache/verification-invalidation.js';
+import { awaitInvalidationsAcknowledged } from '../../src/coherence/verification-invalidation.js';
 import type { Plan, Role } from '../../src/common/roles.js';
 
 export const TEST_SESSION_SECRET = 'test-session-secret-0123456789abcdef-0123456789';

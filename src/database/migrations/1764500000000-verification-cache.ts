@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { useDataSourceSchema } from '../migration-schema.js';
 
 /**
- * The verification cache's coherence protocol (see src/auth/verification-cache/):
+ * The verification cache's coherence protocol (see src/coherence/):
  * - `verification_invalidations`: one row, the sequence of committed invalidations. Every change
  *   takes its row lock until commit, so sequence numbers are handed out in commit order and an
  *   instance that has applied number N has applied every number below it.

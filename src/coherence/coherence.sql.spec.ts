@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseInvalidation } from './verification-lease.sql.js';
+import { parseInvalidation } from './coherence.sql.js';
 
 describe('parseInvalidation', () => {
   it('reads the sequence number and what a change names', () => {

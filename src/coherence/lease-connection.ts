@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { ACK_CHANNEL, INVALIDATION_CHANNEL } from './verification-lease.sql.js';
+import { ACK_CHANNEL, INVALIDATION_CHANNEL } from './coherence.sql.js';
 
 /** Raised when notifications sent through the pool do not reach the LISTEN connection. */
 export class NotificationsNotDeliveredError extends Error {}

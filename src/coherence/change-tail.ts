@@ -1,4 +1,4 @@
-import type { EventOutbox } from '../../events/event-outbox.js';
+import type { EventOutbox } from '../events/event-outbox.js';
 import type { VerificationInvalidation } from './verification-invalidation.js';
 
 /**

@@ -1,34 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { KeyVerificationRow } from '../api-key-store.js';
-import { Settings } from '../../settings/settings.js';
-import type { MemberContext } from '../../directory/org-directory.js';
-import { AuthMetrics } from '../auth-metrics.js';
+import type { KeyVerificationRow } from './api-key-store.js';
+import { Settings } from '../settings/settings.js';
+import type { MemberContext } from '../directory/org-directory.js';
+import { AuthMetrics } from './auth-metrics.js';
 import { VerificationCache } from './verification-cache.js';
-import type { InvalidationListener, InvalidationTargets, VerificationLease } from './verification-lease.js';
-
-/** A lease the test drives: valid or not, and notifications delivered by hand. */
-class FakeLease {
-  enabled = true;
-  valid = true;
-  epoch = 0;
-  private listener: InvalidationListener = () => undefined;
-  usable() {
-    return this.valid;
-  }
-  stamp() {
-    return this.valid ? this.epoch : null;
-  }
-  holds(stamp: number | null) {
-    return stamp !== null && stamp === this.epoch && this.valid;
-  }
-  onInvalidate(l: InvalidationListener) {
-    this.listener = l;
-  }
-  notify(t: Partial<InvalidationTargets> | null) {
-    this.epoch++;
-    this.listener(t ? { keyId: null, userId: null, orgId: null, ...t } : null);
-  }
-}
+import { DrivenLease } from '../../test/support/verification-cache.js';
 
 const row = (over: Partial<KeyVerificationRow> = {}): KeyVerificationRow => ({
   id: 'k1',
@@ -60,10 +36,10 @@ const ctx = (userId: string, orgId: string): MemberContext => ({
 });
 
 function setup() {
-  const lease = new FakeLease();
+  const lease = new DrivenLease();
   const settings = new Settings({ session: { secret: 's'.repeat(32) }, verificationCache: { maxEntries: 3 } });
   const metrics = new AuthMetrics();
-  const cache = new VerificationCache(lease as unknown as VerificationLease, settings, metrics);
+  const cache = new VerificationCache(lease.lease, settings, metrics);
   return { lease, cache, metrics };
 }
 

@@ -3,9 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
-import { AuthMetrics } from '../auth-metrics.js';
-import { VerificationLease } from './verification-lease.js';
-import { PENDING_ACKS_SQL } from './verification-lease.sql.js';
+import { CoherenceLease } from './coherence-lease.js';
+import { PENDING_ACKS_SQL } from './coherence.sql.js';
 
 /** Twice the longest lease any instance may be configured with (VERIFICATION_CACHE_LEASE_MS ≤ 60 s). */
 const MAX_WAIT_MS = 121_000;
@@ -87,10 +86,11 @@ export async function awaitInvalidationsAcknowledged(
  */
 @Injectable()
 export class VerificationInvalidation {
+  private readonly listeners: Array<(seconds: number) => void> = [];
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly metrics: AuthMetrics,
-    private readonly lease: VerificationLease,
+    private readonly lease: CoherenceLease,
   ) {}
 
   async awaitAcknowledged(): Promise<void> {
@@ -99,6 +99,11 @@ export class VerificationInvalidation {
       MAX_WAIT_MS,
       this.lease,
     );
-    this.metrics.invalidationAcknowledged(seconds);
+    for (const l of this.listeners) l(seconds);
+  }
+
+  /** Told how many seconds each change waited until every leased instance had applied it (AuthMetrics reports it). */
+  onAcknowledged(listener: (seconds: number) => void): void {
+    this.listeners.push(listener);
   }
 }
