@@ -255,19 +255,33 @@ describe('usage attribution and history on real PostgreSQL', () => {
     const rows = await repo.orgDaily(orgId, '2031-03-11', '2031-03-14');
 
     expect(rows).toEqual([
-      { day: '2031-03-11', counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 }, plan: null, limits: null },
+      {
+        day: '2031-03-11',
+        counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 },
+        plan: null,
+        limits: null,
+        meters: {},
+      },
       {
         day: '2031-03-12',
         counters: { asks: 4, retrieves: 0, imports: 0, captures: 0 },
         plan: 'free',
         limits: { wallet: 100, imports: 10, captures: 100 },
+        meters: {},
       },
-      { day: '2031-03-13', counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 }, plan: null, limits: null },
+      {
+        day: '2031-03-13',
+        counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 },
+        plan: null,
+        limits: null,
+        meters: {},
+      },
       {
         day: '2031-03-14',
         counters: { asks: 0, retrieves: 0, imports: 2, captures: 0 },
         plan: 'pro',
         limits: { wallet: null, imports: 1000, captures: 10000 },
+        meters: {},
       },
     ]);
     expect((await repo.orgDaily(orgId, '2031-03-11', '2031-03-14', '2031-03-12', 1)).map((r) => r.day)).toEqual([
@@ -285,12 +299,19 @@ describe('usage attribution and history on real PostgreSQL', () => {
     const rows = await repo.credentialDaily(orgId, 'api_key', key.keyId!, '2031-03-13', '2031-03-14');
 
     expect(rows).toEqual([
-      { day: '2031-03-13', counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 }, plan: null, limits: null },
+      {
+        day: '2031-03-13',
+        counters: { asks: 0, retrieves: 0, imports: 0, captures: 0 },
+        plan: null,
+        limits: null,
+        meters: {},
+      },
       {
         day: '2031-03-14',
         counters: { asks: 0, retrieves: 3, imports: 0, captures: 0 },
         plan: 'free',
         limits: { wallet: 100, imports: 10, captures: 100 },
+        meters: {},
       },
     ]);
   });

@@ -169,6 +169,7 @@ describe('the metering engine on real PostgreSQL', () => {
       orgId,
       meter: 'retrieves',
       count: 3,
+      used: 3,
       day: '2031-03-14',
       counters: { asks: 0, retrieves: 3, imports: 0, captures: 2 },
       resetsAt: new Date('2031-03-15T00:00:00.000Z'),

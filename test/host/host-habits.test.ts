@@ -319,6 +319,8 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
           'orgs',
           'usage_attribution',
           'usage_counters',
+          'usage_meter_attribution',
+          'usage_meter_counters',
           'users',
           'verification_invalidations',
           'webhook_deliveries',
@@ -465,7 +467,7 @@ describe('a host whose schema is built by TypeORM’s synchronize instead of the
       dataSource: { synchronize: true, migrationsRun: false, uuidExtension: 'pgcrypto' },
     });
     await expect(boot).rejects.toThrow(
-      /lacks kui_charge_batch, kui_count_api_keys, kui_notify_verification.*Run the migrations: add MIGRATIONS/s,
+      /lacks kui_charge_batch, kui_charge_meter_batch, kui_count_api_keys, kui_notify_verification.*Run the migrations: add MIGRATIONS/s,
     );
 
     // synchronize did build the tables: what the check caught is what only the migrations add.
