@@ -54,6 +54,11 @@ export default defineConfig({
         test: {
           ...databaseTier,
           name: 'db',
+          // A worker runs its files one after another in one process, importing the service's
+          // module graph once instead of once per file (about a fifth of the suite's time went
+          // to those imports). Every file starts and closes its own apps and databases; none
+          // mocks a module or changes the environment of the process.
+          isolate: false,
           include: [
             'test/db/**/*.test.ts',
             'test/e2e/**/*.test.ts',
