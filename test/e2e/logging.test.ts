@@ -20,8 +20,10 @@ describe('request logs (JSON, LOG_LEVEL=info)', () => {
       return found[0];
     });
 
-  it('writes every line as JSON with a level name and an ISO time', () => {
-    expect(t.logs.lines.length).toBeGreaterThan(0);
+  it('writes every line as JSON with a level name and an ISO time', async () => {
+    // The start-up lines and at least one request's line (a worker may have logged its one-time
+    // notices for an earlier file already).
+    await lineOf((await t.api.get('/me')).headers.get('x-request-id')!);
     for (const record of t.logs.records()) {
       expect(record.level).toMatch(/^(trace|debug|info|warn|error|fatal)$/);
       expect(String(record.time)).toMatch(/^\d{4}-\d\d-\d\dT/);
