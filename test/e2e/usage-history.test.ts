@@ -1,19 +1,13 @@
-import { BadRequestException, Body, Controller, Module, Post, type DynamicModule } from '@nestjs/common';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { BadRequestException, Body, Controller, Post } from '@nestjs/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RequireScopes } from '../../src/auth/auth.decorators.js';
-import { KeysUsageIdentityModule } from '../../src/core/keys-usage-identity.module.js';
-import { postgresOptions } from '../../src/database/data-source-options.js';
 import { Charges } from '../../src/usage/charges.decorator.js';
+import { startChargingHost, type ChargingHost } from '../support/charging-host.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
 import { insertKeyRow } from '../support/factories.js';
-import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
-import { testConfig } from '../support/test-app.js';
+import { Seeder } from '../support/seed.js';
 import { NOWHERE } from './api-keys.fixtures.js';
 
 const NOW = '2031-03-14T15:00:00.000Z';
@@ -39,32 +33,9 @@ class DecisionsController {
   }
 }
 
-@Module({})
-class HostModule {
-  static register(db: TestDatabase, clock: TestClock): DynamicModule {
-    const config = testConfig(db.url);
-    return {
-      module: HostModule,
-      imports: [
-        TypeOrmModule.forRootAsync({
-          useFactory: () => ({}) as DataSourceOptions,
-          dataSourceFactory: () => new DataSource(postgresOptions(config, db.url)).initialize(),
-        }),
-        KeysUsageIdentityModule.forRoot({
-          apiKeySecret: TEST_API_KEY_SECRET,
-          session: { secret: TEST_SESSION_SECRET },
-          usage: { retentionDays: 120 },
-          clock,
-        }),
-      ],
-      controllers: [DecisionsController],
-    };
-  }
-}
-
 describe('usage history over HTTP', () => {
   let db: TestDatabase;
-  let app: NestFastifyApplication;
+  let host: ChargingHost;
   let api: ApiClient;
   let seed: Seeder;
   const clock = new TestClock(NOW);
@@ -72,14 +43,12 @@ describe('usage history over HTTP', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
-    const moduleRef = await Test.createTestingModule({ imports: [HostModule.register(db, clock)] }).compile();
-    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
-    await app.listen(0, '127.0.0.1');
-    api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
+    host = await startChargingHost(db, clock, [DecisionsController], { usage: { retentionDays: 120 } });
+    api = host.api;
   });
   beforeEach(() => clock.set(NOW));
   afterAll(async () => {
-    await app?.close();
+    await host?.close();
     await db?.drop();
   });
 

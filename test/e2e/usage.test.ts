@@ -1,32 +1,18 @@
-import {
-  BadRequestException,
-  Body,
-  Controller,
-  Module,
-  ParseIntPipe,
-  Post,
-  Query,
-  type DynamicModule,
-} from '@nestjs/common';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { BadRequestException, Body, Controller, ParseIntPipe, Post, Query } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { DataSource, type DataSourceOptions } from 'typeorm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CurrentPrincipal, RequireScopes } from '../../src/auth/auth.decorators.js';
 import type { Principal } from '../../src/auth/principal.js';
 import { parsePlanLimits } from '../../src/common/plan-limits.js';
-import { KeysUsageIdentityModule } from '../../src/core/keys-usage-identity.module.js';
-import { postgresOptions } from '../../src/database/data-source-options.js';
 import { Charges } from '../../src/usage/charges.decorator.js';
 import { UsageService } from '../../src/usage/usage.service.js';
+import { startChargingHost, type ChargingHost } from '../support/charging-host.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ApiClient } from '../support/http.js';
 import { insertKeyRow } from '../support/factories.js';
-import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
-import { startTestApp, testConfig, type TestApp } from '../support/test-app.js';
+import { Seeder } from '../support/seed.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
 
 const REPORT_FIELDS = ['breakdown', 'captures', 'imports', 'mcp_queries', 'meters', 'plan', 'resets_at'];
 const NOW = '2031-03-14T15:09:26.535Z';
@@ -330,32 +316,9 @@ class ImportsController {
 @Charges('imports', 2)
 class DerivedImportsController extends BaseImports {}
 
-@Module({})
-class HostModule {
-  static register(db: TestDatabase, clock: TestClock): DynamicModule {
-    const config = testConfig(db.url);
-    return {
-      module: HostModule,
-      imports: [
-        TypeOrmModule.forRootAsync({
-          useFactory: () => ({}) as DataSourceOptions,
-          dataSourceFactory: () => new DataSource(postgresOptions(config, db.url)).initialize(),
-        }),
-        KeysUsageIdentityModule.forRoot({
-          apiKeySecret: TEST_API_KEY_SECRET,
-          session: { secret: TEST_SESSION_SECRET },
-          planLimits: parsePlanLimits({ free: { captures: 2 } }),
-          clock,
-        }),
-      ],
-      controllers: [DecisionsController, ImportsController, DerivedImportsController],
-    };
-  }
-}
-
 describe('@Charges on a host route', () => {
   let db: TestDatabase;
-  let app: NestFastifyApplication;
+  let host: ChargingHost;
   let api: ApiClient;
   let seed: Seeder;
   const clock = new TestClock('2031-03-14T23:00:00.000Z');
@@ -363,17 +326,17 @@ describe('@Charges on a host route', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
-    const moduleRef = await Test.createTestingModule({ imports: [HostModule.register(db, clock)] }).compile();
-    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
-    await app.listen(0, '127.0.0.1');
-    api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
+    host = await startChargingHost(db, clock, [DecisionsController, ImportsController, DerivedImportsController], {
+      planLimits: parsePlanLimits({ free: { captures: 2 } }),
+    });
+    api = host.api;
   });
   beforeEach(() => {
     clock.set('2031-03-14T23:00:00.000Z');
     handled = 0;
   });
   afterAll(async () => {
-    await app?.close();
+    await host?.close();
     await db?.drop();
   });
 

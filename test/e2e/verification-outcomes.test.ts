@@ -1,8 +1,4 @@
-import { Controller, Module, Post, type DynamicModule } from '@nestjs/common';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { Controller, Post } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/auth/api-key-format.js';
 import { RequireScopes } from '../../src/auth/auth.decorators.js';
@@ -13,14 +9,12 @@ import {
 } from '../../src/auth/verification-outcome-recorder.js';
 import { PeriodicJobs } from '../../src/common/periodic-jobs.js';
 import { parsePlanLimits } from '../../src/common/plan-limits.js';
-import { KeysUsageIdentityModule } from '../../src/core/keys-usage-identity.module.js';
-import { postgresOptions } from '../../src/database/data-source-options.js';
 import { Charges } from '../../src/usage/charges.decorator.js';
+import { startChargingHost, type ChargingHost } from '../support/charging-host.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, insertKeyRow, Seeder, type TestDatabase } from '../support/factories.js';
 import { ApiClient } from '../support/http.js';
-import { TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
-import { startTestApp, testConfig, type TestApp } from '../support/test-app.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /** Every outcome at 0 but those given: the shape each bucket answers. */
 const outcomes = (of: Partial<Record<Outcome, number>>) =>
@@ -253,44 +247,21 @@ class DecisionsController {
   }
 }
 
-@Module({})
-class HostModule {
-  static register(db: TestDatabase, clock: TestClock): DynamicModule {
-    const config = testConfig(db.url);
-    return {
-      module: HostModule,
-      imports: [
-        TypeOrmModule.forRootAsync({
-          useFactory: () => ({}) as DataSourceOptions,
-          dataSourceFactory: () => new DataSource(postgresOptions(config, db.url)).initialize(),
-        }),
-        KeysUsageIdentityModule.forRoot({
-          apiKeySecret: TEST_API_KEY_SECRET,
-          session: { secret: TEST_SESSION_SECRET },
-          planLimits: parsePlanLimits({ free: { captures: 2 } }),
-          clock,
-        }),
-      ],
-      controllers: [DecisionsController],
-    };
-  }
-}
-
 describe('verification outcomes on a host route that charges the org’s meter', () => {
   let db: TestDatabase;
-  let app: NestFastifyApplication;
+  let host: ChargingHost;
   let api: ApiClient;
   const clock = new TestClock('2031-05-01T10:15:00Z');
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const moduleRef = await Test.createTestingModule({ imports: [HostModule.register(db, clock)] }).compile();
-    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
-    await app.listen(0, '127.0.0.1');
-    api = new ApiClient(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
+    host = await startChargingHost(db, clock, [DecisionsController], {
+      planLimits: parsePlanLimits({ free: { captures: 2 } }),
+    });
+    api = host.api;
   });
   afterAll(async () => {
-    await app?.close();
+    await host?.close();
     await db?.drop();
   });
 
@@ -300,7 +271,7 @@ describe('verification outcomes on a host route that charges the org’s meter',
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await api.post('/decisions', key.key, {})).status);
     expect(statuses).toEqual([201, 201, 429, 429]);
-    await app.get(VerificationOutcomeRecorder).flush();
+    await host.app.get(VerificationOutcomeRecorder).flush();
     const res = await api.get(`/api-keys/${key.id}/verifications`, w.session);
     expect(res.body.buckets).toEqual([
       { start: '2031-05-01T00:00:00.000Z', outcomes: outcomes({ valid: 2, usage_exceeded: 2 }) },
