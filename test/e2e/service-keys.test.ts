@@ -3,7 +3,17 @@ import { ApiKeyVerifier } from '../../src/auth/api-key-verifier.js';
 import { TestClock } from '../support/clock.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { WEBHOOK_TEST_ENV, WebhookReceiver } from '../support/webhook-receiver.js';
-import { expect400, KEY_SHAPE, mintOk, NOWHERE, READ, RFC3339, UUID_SHAPE, WRITE } from './api-keys.fixtures.js';
+import {
+  BEHIND_THE_RESPONSE,
+  expect400,
+  KEY_SHAPE,
+  mintOk,
+  NOWHERE,
+  READ,
+  RFC3339,
+  UUID_SHAPE,
+  WRITE,
+} from './api-keys.fixtures.js';
 
 const CAP = 3;
 
@@ -112,10 +122,10 @@ describe('service keys: POST/GET /orgs/{org_id}/service-keys, rotate and revoke'
     const me = await t.api.get('/me', minted.key);
     expect(me.status).toBe(200);
     expect(me.body.org_member_count).toBe(3);
-    const listed = await t.api.get(path(w.orgId), w.owner.session);
-    expect(listed.body.keys).toEqual([
-      { ...withoutKey(minted), state: 'active', last_used_at: expect.stringMatching(RFC3339) },
-    ]);
+    // last_used_at is written just behind the response, so the list is read until it shows.
+    await expect
+      .poll(async () => (await t.api.get(path(w.orgId), w.owner.session)).body.keys, BEHIND_THE_RESPONSE)
+      .toEqual([{ ...withoutKey(minted), state: 'active', last_used_at: expect.stringMatching(RFC3339) }]);
   });
 
   it('refuses a session for the service account (401 with WWW-Authenticate), on every kind of route', async () => {
