@@ -3,7 +3,7 @@ import { ApiNoContentResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/s
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { UuidParamPipe } from '../common/validation.js';
 import { KeyLifecycle, NOT_CONFIGURED } from './api-keys.controller.js';
 import { KeyApprovalsService } from './key-approvals.service.js';
@@ -11,7 +11,7 @@ import { KeyApprovalsService } from './key-approvals.service.js';
 const ERRORS_OF_DECISION = {
   400: 'org_id or keyID is not a UUID.',
   ...AUTH_ERRORS,
-  403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
+  403: ORG_ADMINS_ONLY,
   404: 'The org does not exist or the caller is not a member, or no such key in this org (a key of another org looks the same).',
   409: 'The key is not pending: already approved, denied or revoked, or never held for approval.',
   501: NOT_CONFIGURED,

@@ -1,11 +1,10 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { QueryOf, UuidParamPipe } from '../common/validation.js';
-import { KeyLifecycle, NOT_CONFIGURED, SESSION_REQUIRED } from './api-keys.controller.js';
 import { ScopeUsageDto, ScopeUsageQuery } from './dto/scope-usage.dto.js';
+import { KeyReportRoute } from './key-report-route.js';
 import { ScopeUsageService } from './scope-usage.service.js';
 
 const WHAT =
@@ -19,20 +18,13 @@ export class ScopeUsageController {
   constructor(private readonly usage: ScopeUsageService) {}
 
   @Get('api-keys/:keyID/scope-usage')
-  @KeyLifecycle()
-  @ApiOperation({
+  @KeyReportRoute({
+    audience: 'own key',
     operationId: 'getApiKeyScopeUsage',
     summary: 'Which scopes a key used',
-    description: `Browser session only, your own key. ${WHAT}`,
-  })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
-  @ApiOkResponse({ type: ScopeUsageDto })
-  @ApiErrors({
-    400: BAD_QUERY,
-    ...AUTH_ERRORS,
-    403: SESSION_REQUIRED,
-    404: "No such key, or not the caller's; both cases look identical.",
-    501: NOT_CONFIGURED,
+    description: WHAT,
+    badRequest: BAD_QUERY,
+    type: ScopeUsageDto,
   })
   ownKey(
     @CurrentPrincipal() principal: Principal,
@@ -43,22 +35,13 @@ export class ScopeUsageController {
   }
 
   @Get('orgs/:org_id/api-keys/:keyID/scope-usage')
-  @KeyLifecycle()
-  @ApiTags('orgs')
-  @ApiOperation({
+  @KeyReportRoute({
+    audience: 'org key',
     operationId: 'getOrgApiKeyScopeUsage',
     summary: 'Which scopes a key of an org used (owners and admins)',
-    description: `Browser session only. ${WHAT}`,
-  })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
-  @ApiOkResponse({ type: ScopeUsageDto })
-  @ApiErrors({
-    400: BAD_QUERY,
-    ...AUTH_ERRORS,
-    403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
-    404: 'The org does not exist or the caller is not a member; or no such key in this org.',
-    501: NOT_CONFIGURED,
+    description: WHAT,
+    badRequest: BAD_QUERY,
+    type: ScopeUsageDto,
   })
   orgKey(
     @CurrentPrincipal() principal: Principal,

@@ -90,6 +90,10 @@ export const AUTH_ERRORS = {
   503: 'The database is unavailable; retry shortly.',
 } as const;
 
+/** The 403 of every route only an org's owners and admins may call. */
+export const ORG_ADMINS_ONLY =
+  'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).';
+
 /**
  * The enum a scope field declares (`@ApiProperty({ enum: SCOPE_ENUM })`): the contract's two, which
  * `applyScopeRegistry` replaces in a built document with the running registry's scopes.

@@ -2,7 +2,7 @@ import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { PageQuery } from '../common/pagination.js';
 import { QueryOf, UuidParamPipe } from '../common/validation.js';
 import { OrgListDto, OrgMemberListDto } from './dto/org.dto.js';
@@ -49,7 +49,7 @@ export class OrgsController {
   @ApiErrors({
     400: `org_id is not a UUID, ${PAGE_ERRORS}`,
     ...AUTH_ERRORS,
-    403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
+    403: ORG_ADMINS_ONLY,
     404: 'The org does not exist or the caller is not a member; both look identical.',
     501: 'The deployment’s own org directory cannot list members.',
   })

@@ -15,7 +15,7 @@ import { MintRateGuard } from '../api-keys/mint-rate.guard.js';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, BODY_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { QueryOf, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
 import { ListServiceKeysQuery } from './dto/list-service-keys.query.js';
 import { MintServiceKeyDto } from './dto/mint-service-key.dto.js';
@@ -23,7 +23,6 @@ import { MintedServiceKeyDto, ServiceKeyListDto } from './dto/service-key.dto.js
 import { ServiceKeysService } from './service-keys.service.js';
 import type { ServiceKeyRecord } from './service-key.record.js';
 
-const ADMINS_ONLY = 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).';
 const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
 const KEY_404 = `${ORG_404} Or: no such service key in this org (a personal key, or another org's key, looks the same).`;
 const HOST_DIRECTORY = `${NOT_CONFIGURED} Or: the deployment reads orgs and members from its host's directory (service keys need the built-in one).`;
@@ -58,7 +57,7 @@ export class ServiceKeysController {
       'org_id is not a UUID, name over 100 characters, unknown scope, expires_in_days outside 0 to 366, a key setting outside its rules (the message names the field and the rule), ' +
       "an unknown field, or a body that is not a JSON object. Or: the org's key policy refuses the expiry (max_lifetime_days, require_expiry; the message names it).",
     ...AUTH_ERRORS,
-    403: `${ADMINS_ONLY} Or: the requested scopes exceed the caller's role in the org, or what the org's key policy lets that role grant (allowed_scopes_by_role).`,
+    403: `${ORG_ADMINS_ONLY} Or: the requested scopes exceed the caller's role in the org, or what the org's key policy lets that role grant (allowed_scopes_by_role).`,
     404: ORG_404,
     409: 'The org already holds MAX_ACTIVE_SERVICE_KEYS_PER_ORG active service keys (default 100): revoke one first.',
     429: 'Too many mints by this user (MINT_RATE_LIMIT per minute, default 30), or too many failed authentications from this address; see Retry-After.',
@@ -86,7 +85,7 @@ export class ServiceKeysController {
   @ApiErrors({
     400: 'org_id is not a UUID, state is not active, revoked or expired, limit outside 1 to 100, or a cursor this service did not return.',
     ...AUTH_ERRORS,
-    403: ADMINS_ONLY,
+    403: ORG_ADMINS_ONLY,
     404: ORG_404,
     501: HOST_DIRECTORY,
   })
@@ -119,7 +118,7 @@ export class ServiceKeysController {
       'org_id or keyID is not a UUID, grace_period_seconds is not an integer from 0 to 604800, an unknown field, or a body that is not a JSON object. ' +
       "Or: the key has no expiry and the org's key policy requires one (max_lifetime_days or require_expiry).",
     ...AUTH_ERRORS,
-    403: ADMINS_ONLY,
+    403: ORG_ADMINS_ONLY,
     404: KEY_404,
     409: 'The service key is revoked or expired: it cannot be rotated.',
     501: HOST_DIRECTORY,
@@ -147,7 +146,7 @@ export class ServiceKeysController {
   @ApiErrors({
     400: 'org_id or keyID is not a UUID.',
     ...AUTH_ERRORS,
-    403: ADMINS_ONLY,
+    403: ORG_ADMINS_ONLY,
     404: KEY_404,
     501: HOST_DIRECTORY,
   })

@@ -2,7 +2,7 @@ import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { QueryOf, UuidParamPipe } from '../common/validation.js';
 import { DayRangeQueryDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
 import { UsageHistoryService, type KeyDailyUsageReport } from './usage-history.service.js';
@@ -58,7 +58,7 @@ export class OrgKeyUsageController {
   @ApiErrors({
     400: `org_id or keyID is not a UUID, or ${RANGE_ERRORS}.`,
     ...AUTH_ERRORS,
-    403: 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).',
+    403: ORG_ADMINS_ONLY,
     404: 'The org does not exist or the caller is not in it; or no such key in this org.',
   })
   keyUsage(
