@@ -2,7 +2,7 @@
 // an error with "Try again" in place, and hidden (section and menu entry) where the deployment
 // has no such route or refuses it.
 import type { PageContext } from '../context.js';
-import { byId, clearAlert, h, show, showAlert } from '../dom.js';
+import { byId, clearAlert, dataTable, h, show, showAlert } from '../dom.js';
 import { errorStatus, handledElsewhere, isMissingRoute } from '../errors.js';
 import type { Section } from '../sections.js';
 
@@ -80,4 +80,31 @@ export class PagedList<T extends { next_cursor?: string | null }> {
     if (next !== false && next !== undefined) this.cursor = next;
     return next !== false;
   }
+}
+
+/**
+ * A cursor-paged table of one of the organisation's sections, whose alert, list and "Load more"
+ * are the elements `<section>-error`, `<section>-list` and `<section>-more`.
+ */
+export function pagedTable<T extends { next_cursor?: string | null }>(
+  ctx: PageContext,
+  table: {
+    section: Section;
+    emptyText: () => string;
+    fetch: (cursor: string | undefined) => Promise<T>;
+    rows: (data: T) => HTMLElement[];
+    caption: string;
+    headers: Array<string | Node>;
+  },
+): PagedList<T> {
+  const list = `${table.section}-list`;
+  return new PagedList<T>(ctx, (cursor, append) => ({
+    section: table.section,
+    error: `${table.section}-error`,
+    list,
+    more: `${table.section}-more`,
+    emptyText: table.emptyText,
+    fetch: () => table.fetch(cursor),
+    render: (data) => putRows(list, append, table.rows(data), (rows) => dataTable(table.caption, table.headers, rows)),
+  }));
 }

@@ -2,10 +2,10 @@
 // appear by themselves) and period, with "Load more".
 import type { AuditEvent, AuditEventPage, ListAuditEventsQuery } from '../../../../packages/client/src/types.js';
 import { me, personName, type PageContext } from '../context.js';
-import { announce, byId, dataTable, h } from '../dom.js';
+import { announce, byId, h } from '../dom.js';
 import { PAGE_SIZE } from '../keys/keys-panel.js';
 import { DAY, timeCell } from '../time.js';
-import { PagedList, putRows } from './admin-list.js';
+import { pagedTable, type PagedList } from './admin-list.js';
 
 /** "you", a member's e-mail (GET /orgs/{id}/members), or what the event says. */
 function actorName(ctx: PageContext, actor: AuditEvent['actor']): string {
@@ -46,28 +46,19 @@ function query(cursor: string | undefined): ListAuditEventsQuery {
 }
 
 export function auditList(ctx: PageContext): PagedList<AuditEventPage> {
-  const list = new PagedList<AuditEventPage>(ctx, (cursor, append) => {
-    return {
-      section: 'audit',
-      error: 'audit-error',
-      list: 'audit-list',
-      more: 'audit-more',
-      emptyText: () =>
-        byId<HTMLSelectElement>('audit-action').value
-          ? 'No events match this filter. Clear it to see every event.'
-          : 'Nothing has happened in this organisation yet.',
-      fetch: () => {
-        fillActions(ctx);
-        return ctx.api.orgs.auditEvents(me(ctx).org_id, query(cursor));
-      },
-      render: (data) =>
-        putRows(
-          'audit-list',
-          append,
-          data.events.map((e) => eventRow(ctx, e)),
-          (rows) => dataTable('Audit log, newest first', ['When', 'Action', 'Who', 'Target'], rows),
-        ),
-    };
+  const list = pagedTable<AuditEventPage>(ctx, {
+    section: 'audit',
+    emptyText: () =>
+      byId<HTMLSelectElement>('audit-action').value
+        ? 'No events match this filter. Clear it to see every event.'
+        : 'Nothing has happened in this organisation yet.',
+    fetch: (cursor) => {
+      fillActions(ctx);
+      return ctx.api.orgs.auditEvents(me(ctx).org_id, query(cursor));
+    },
+    rows: (data) => data.events.map((e) => eventRow(ctx, e)),
+    caption: 'Audit log, newest first',
+    headers: ['When', 'Action', 'Who', 'Target'],
   });
   byId('audit-filters').addEventListener('submit', (e) => {
     e.preventDefault();

@@ -2,13 +2,13 @@
 // scope use of the last 30 days with "Narrow to what it uses" (opened under its row).
 import type { OrgApiKeyList, OrgApiKey } from '../../../../packages/client/src/types.js';
 import { me, type PageContext } from '../context.js';
-import { dataTable, h } from '../dom.js';
+import { h } from '../dom.js';
 import { hasScopeUse, loadScopeUse } from '../keys/details/scope-use.js';
 import { openRevoke } from '../keys/key-dialogs.js';
 import { keyBadge, keyName, maskedKey, stateOf } from '../keys/key-view.js';
 import { PAGE_SIZE } from '../keys/keys-panel.js';
 import { timeCell } from '../time.js';
-import { hiddenHeader, PagedList, putRows } from './admin-list.js';
+import { hiddenHeader, pagedTable } from './admin-list.js';
 
 export function orgKeyRow(ctx: PageContext, key: OrgApiKey): HTMLElement {
   const badge = keyBadge(key);
@@ -78,23 +78,11 @@ export function orgKeyRows(ctx: PageContext, key: OrgApiKey): HTMLElement[] {
 }
 
 export const orgKeysList = (ctx: PageContext) =>
-  new PagedList<OrgApiKeyList>(ctx, (cursor, append) => ({
+  pagedTable<OrgApiKeyList>(ctx, {
     section: 'org-keys',
-    error: 'org-keys-error',
-    list: 'org-keys-list',
-    more: 'org-keys-more',
     emptyText: () => 'No keys in this organisation yet.',
-    fetch: () => ctx.api.orgs.keys(me(ctx).org_id, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
-    render: (data) =>
-      putRows(
-        'org-keys-list',
-        append,
-        data.keys.flatMap((key) => orgKeyRows(ctx, key)),
-        (rows) =>
-          dataTable(
-            'Every key in this organisation',
-            ['Name', 'Minted by', 'Key', 'Status', 'Last used', hiddenHeader('Actions')],
-            rows,
-          ),
-      ),
-  }));
+    fetch: (cursor) => ctx.api.orgs.keys(me(ctx).org_id, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
+    rows: (data) => data.keys.flatMap((key) => orgKeyRows(ctx, key)),
+    caption: 'Every key in this organisation',
+    headers: ['Name', 'Minted by', 'Key', 'Status', 'Last used', hiddenHeader('Actions')],
+  });

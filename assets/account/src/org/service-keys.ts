@@ -2,7 +2,7 @@
 // leaves), for owners and admins: create with the one-time reveal, list, rotate, revoke.
 import type { ServiceKeyList, MintServiceKeyRequest, ServiceKey } from '../../../../packages/client/src/types.js';
 import { me, personName, type PageContext } from '../context.js';
-import { byId, checkedValues, clearAlert, dataTable, h, showAlert } from '../dom.js';
+import { byId, checkedValues, clearAlert, h, showAlert } from '../dom.js';
 import { handledElsewhere } from '../errors.js';
 import { openRevoke, openRotate } from '../keys/key-dialogs.js';
 import { keyBadge, keyName, maskedKey, stateOf } from '../keys/key-view.js';
@@ -10,7 +10,7 @@ import { PAGE_SIZE } from '../keys/keys-panel.js';
 import { fillScopeChoices, tickDefaults } from '../keys/scopes.js';
 import { openReveal } from '../reveal.js';
 import { timeCell } from '../time.js';
-import { hiddenHeader, PagedList, putRows } from './admin-list.js';
+import { hiddenHeader, pagedTable } from './admin-list.js';
 
 /** Who minted a service key: you, a member's e-mail, "a former member", or the operator (none). */
 const creatorName = (ctx: PageContext, key: ServiceKey) =>
@@ -58,26 +58,14 @@ function serviceKeyRow(ctx: PageContext, key: ServiceKey): HTMLElement {
 }
 
 export const serviceKeysList = (ctx: PageContext) =>
-  new PagedList<ServiceKeyList>(ctx, (cursor, append) => ({
+  pagedTable<ServiceKeyList>(ctx, {
     section: 'service-keys',
-    error: 'service-keys-error',
-    list: 'service-keys-list',
-    more: 'service-keys-more',
     emptyText: () => 'No service keys yet.',
-    fetch: () => ctx.api.serviceKeys.list(me(ctx).org_id, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
-    render: (data) =>
-      putRows(
-        'service-keys-list',
-        append,
-        data.keys.map((key) => serviceKeyRow(ctx, key)),
-        (rows) =>
-          dataTable(
-            'Service keys of this organisation',
-            ['Name', 'Created by', 'Key', 'Status', 'Last used', hiddenHeader('Actions')],
-            rows,
-          ),
-      ),
-  }));
+    fetch: (cursor) => ctx.api.serviceKeys.list(me(ctx).org_id, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
+    rows: (data) => data.keys.map((key) => serviceKeyRow(ctx, key)),
+    caption: 'Service keys of this organisation',
+    headers: ['Name', 'Created by', 'Key', 'Status', 'Last used', hiddenHeader('Actions')],
+  });
 
 /** The create form's scopes: the deployment's, those the caller's role cannot grant disabled with the reason. */
 export function configureServiceKeyForm(ctx: PageContext): void {
