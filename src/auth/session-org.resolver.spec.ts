@@ -2,66 +2,19 @@ import { NotFoundException } from '@nestjs/common';
 import { ScopeRegistry } from '../common/scope-registry.js';
 import { describe, expect, it } from 'vitest';
 import { cacheOff, heldCache } from '../../test/support/verification-cache.js';
-import type { Role } from '../common/roles.js';
-import { memberKey, OrgDirectory, type MemberContext, type MintStanding } from '../directory/org-directory.js';
+import { FakeDirectory } from '../../test/support/fakes.js';
 import type { Principal } from './principal.js';
 import { SessionOrgResolver } from './session-org.resolver.js';
 
 const U1 = '00000000-0000-4000-8000-000000000001';
 const U2 = '00000000-0000-4000-8000-000000000002';
 const U3 = '00000000-0000-4000-8000-000000000003';
+const U4 = '00000000-0000-4000-8000-000000000004';
 const ORG_A = 'aaaaaaaa-0000-4000-8000-000000000001';
 const ORG_B = 'aaaaaaaa-0000-4000-8000-000000000002';
 
-/** Memberships in memory; records every call the resolver makes. */
-class FakeDirectory extends OrgDirectory {
-  /** As the built-in directory: its answers may be cached. */
-  override readonly ownTables = true;
-  readonly members = new Map<string, MemberContext>();
-  readonly userOrgsCalls: string[] = [];
-  readonly memberContextsCalls: Array<Array<{ userId: string; orgId: string }>> = [];
-  failUserOrgsFor: string | null = null;
-  failMemberContexts = false;
-
-  join(userId: string, orgId: string, role: Role, memberCount = 2): void {
-    this.members.set(memberKey(userId, orgId), {
-      userId,
-      orgId,
-      email: `${userId}@example.com`,
-      role,
-      plan: 'free',
-      memberCount,
-    });
-  }
-
-  async userOrgs(userId: string, orgId: string | null, limit: number): Promise<MemberContext[]> {
-    this.userOrgsCalls.push(userId);
-    if (this.failUserOrgsFor === userId)
-      throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
-    return [...this.members.values()]
-      .filter((m) => m.userId === userId && (!orgId || m.orgId === orgId))
-      .slice(0, limit);
-  }
-
-  async memberContexts(pairs: ReadonlyArray<{ userId: string; orgId: string }>): Promise<Map<string, MemberContext>> {
-    this.memberContextsCalls.push([...pairs]);
-    if (this.failMemberContexts) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    const out = new Map<string, MemberContext>();
-    for (const p of pairs) {
-      const m = this.members.get(memberKey(p.userId, p.orgId));
-      if (m) out.set(memberKey(p.userId, p.orgId), m);
-    }
-    return out;
-  }
-
-  async mintStanding(): Promise<MintStanding | null> {
-    return null;
-  }
-
-  async orgPlan(): Promise<null> {
-    return null;
-  }
-}
+/** The users the resolver asked the directory for the orgs of. */
+const userOrgsAsked = (directory: FakeDirectory) => directory.callsOf('userOrgs').map(([userId]) => userId as string);
 
 function session(userId: string, requestedOrgId: string | null = null): Principal {
   return {
@@ -79,9 +32,10 @@ function session(userId: string, requestedOrgId: string | null = null): Principa
 
 describe('SessionOrgResolver', () => {
   it('resolves many concurrent sessions each to its own org with one call per distinct question', async () => {
-    const directory = new FakeDirectory();
-    directory.join(U1, ORG_A, 'owner', 3);
+    const directory = new FakeDirectory({ ownTables: true });
+    directory.join(U1, ORG_A, 'owner');
     directory.join(U2, ORG_A, 'viewer');
+    directory.join(U4, ORG_A, 'member');
     directory.join(U2, ORG_B, 'member');
     directory.join(U3, ORG_B, 'admin');
     const resolver = new SessionOrgResolver(directory, cacheOff(), new ScopeRegistry());
@@ -110,13 +64,13 @@ describe('SessionOrgResolver', () => {
     expect(results[6]).toMatchObject({ status: 'rejected', reason: expect.any(NotFoundException) });
     expect(notMember.orgId).toBeNull();
 
-    expect(directory.userOrgsCalls.sort()).toEqual([U1, U2]);
-    expect(directory.memberContextsCalls).toHaveLength(1);
-    expect(directory.memberContextsCalls[0]).toHaveLength(3);
+    expect(userOrgsAsked(directory).sort()).toEqual([U1, U2]);
+    expect(directory.callsOf('memberContexts')).toHaveLength(1);
+    expect(directory.callsOf('memberContexts')[0][0]).toHaveLength(3);
   });
 
   it('asks again on the next request, so a lowered role or a removal shows at once', async () => {
-    const directory = new FakeDirectory();
+    const directory = new FakeDirectory({ ownTables: true });
     directory.join(U1, ORG_A, 'owner');
     const resolver = new SessionOrgResolver(directory, cacheOff(), new ScopeRegistry());
 
@@ -129,7 +83,7 @@ describe('SessionOrgResolver', () => {
     await resolver.resolve(lowered);
     expect(lowered).toMatchObject({ orgRole: 'viewer', scopes: ['decisions:read'] });
 
-    directory.members.clear();
+    directory.leave(U1, ORG_A);
     await expect(resolver.resolve(session(U1, ORG_A))).rejects.toBeInstanceOf(NotFoundException);
     const unnamed = session(U1);
     await resolver.resolve(unnamed);
@@ -137,12 +91,16 @@ describe('SessionOrgResolver', () => {
   });
 
   it('fails only the requests whose directory call failed', async () => {
-    const directory = new FakeDirectory();
+    const directory = new FakeDirectory({ ownTables: true });
     directory.join(U1, ORG_A, 'owner');
     directory.join(U2, ORG_A, 'member');
     directory.join(U3, ORG_B, 'member');
-    directory.failUserOrgsFor = U2;
-    directory.failMemberContexts = true;
+    directory.failNext(
+      'userOrgs',
+      Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' }),
+      (args) => args[0] === U2,
+    );
+    directory.failNext('memberContexts', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     const resolver = new SessionOrgResolver(directory, cacheOff(), new ScopeRegistry());
 
     const ok = session(U1);
@@ -158,22 +116,22 @@ describe('SessionOrgResolver', () => {
     expect(r3).toMatchObject({ status: 'rejected', reason: { code: 'ECONNREFUSED' } });
 
     // The next batch is unaffected by the last one's failures.
-    directory.failUserOrgsFor = null;
-    directory.failMemberContexts = false;
+    directory.recover('userOrgs');
+    directory.recover('memberContexts');
     const again = session(U3, ORG_B);
     await resolver.resolve(again);
     expect(again.orgId).toBe(ORG_B);
   });
 
   it('does the same directory read for an existing org the user is not in as for a random id, every time', async () => {
-    const directory = new FakeDirectory();
+    const directory = new FakeDirectory({ ownTables: true });
     directory.join(U1, ORG_A, 'owner');
     directory.join(U2, ORG_B, 'owner'); // ORG_B exists; U1 is not in it
     const resolver = new SessionOrgResolver(directory, heldCache().cache, new ScopeRegistry());
     const reads = async (orgId: string) => {
-      const before = directory.memberContextsCalls.length;
+      const before = directory.callsOf('memberContexts').length;
       await expect(resolver.resolve(session(U1, orgId))).rejects.toBeInstanceOf(NotFoundException);
-      return directory.memberContextsCalls.length - before;
+      return directory.callsOf('memberContexts').length - before;
     };
     const randomId = () => `bbbbbbbb-0000-4000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
     expect([
@@ -187,10 +145,10 @@ describe('SessionOrgResolver', () => {
     // A membership is an answer worth keeping: the second request reads nothing.
     const member = session(U1, ORG_A);
     await resolver.resolve(member);
-    const before = directory.memberContextsCalls.length;
+    const before = directory.callsOf('memberContexts').length;
     const again = session(U1, ORG_A);
     expect(resolver.resolve(again)).toBeUndefined();
     expect(again.orgId).toBe(ORG_A);
-    expect(directory.memberContextsCalls).toHaveLength(before);
+    expect(directory.callsOf('memberContexts')).toHaveLength(before);
   });
 });

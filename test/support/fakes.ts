@@ -44,8 +44,15 @@ export class FakeDirectory extends OrgDirectory {
   readonly memberships = new Map<string, FakeMembership>();
   readonly workspaces = new Set<string>();
   readonly calls: Array<{ method: DirectoryMethod; args: unknown[] }> = [];
-  private readonly failures = new Map<DirectoryMethod, unknown>();
+  private readonly failures = new Map<DirectoryMethod, { error: unknown; when: (args: unknown[]) => boolean }>();
   private joined = 0;
+  override readonly ownTables: boolean;
+
+  /** `ownTables`: answer as the built-in directory does, whose answers the service may cache. */
+  constructor(options: { ownTables?: boolean } = {}) {
+    super();
+    this.ownTables = options.ownTables ?? false;
+  }
 
   /** A new org (or the given id), with the plan. */
   org(plan: Plan = 'free', id: string = randomUUID(), name = 'Org'): string {
@@ -86,9 +93,9 @@ export class FakeDirectory extends OrgDirectory {
     this.workspaces.add(memberKey(userId, orgId));
   }
 
-  /** The next calls of `method` throw `error` (until `recover(method)`). */
-  failNext(method: DirectoryMethod, error: unknown): void {
-    this.failures.set(method, error);
+  /** The next calls of `method` (those whose arguments `when` picks) throw `error`, until `recover(method)`. */
+  failNext(method: DirectoryMethod, error: unknown, when: (args: unknown[]) => boolean = () => true): void {
+    this.failures.set(method, { error, when });
   }
 
   recover(method: DirectoryMethod): void {
@@ -102,7 +109,8 @@ export class FakeDirectory extends OrgDirectory {
 
   private called(method: DirectoryMethod, ...args: unknown[]): void {
     this.calls.push({ method, args });
-    if (this.failures.has(method)) throw this.failures.get(method);
+    const failure = this.failures.get(method);
+    if (failure?.when(args)) throw failure.error;
   }
 
   private context(m: FakeMembership): MemberContext {
