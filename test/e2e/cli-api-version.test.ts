@@ -1,28 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { runCli } from '../support/processes.js';
-import { TEST_SESSION_SECRET } from '../support/seed.js';
+import { describe, expect, it } from 'vitest';
+import { useCliDatabase } from '../support/cli.js';
 
 /** `org set-version`: an operator moves an org to another dated API version. */
 describe('the operator CLI: org set-version', () => {
-  let db: TestDatabase;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    env = { DATABASE_URL: db.url, NODE_ENV: 'test', SESSION_JWT_SECRET: TEST_SESSION_SECRET, DB_MIGRATE: 'false' };
-  });
-  afterAll(async () => db?.drop());
+  const on = useCliDatabase();
+  const { cli } = on;
 
   it('creates orgs pinned to 2026-11-01, moves one, and records the change in the audit log', async () => {
     const org = (await cli('org', 'create', '--name', 'Acme')).json();
-    const { rows } = await db.pool.query(`SELECT api_version FROM orgs WHERE id = $1`, [org.id]);
+    const { rows } = await on.db.pool.query(`SELECT api_version FROM orgs WHERE id = $1`, [org.id]);
     expect(rows[0].api_version).toBe('2026-11-01');
     const moved = await cli('org', 'set-version', '--org', org.id, '--version', '2026-11-26');
     expect(moved.code, moved.stderr).toBe(0);
     expect(moved.json()).toEqual({ id: org.id, name: 'Acme', plan: 'free', api_version: '2026-11-26' });
-    const audit = await db.pool.query(
+    const audit = await on.db.pool.query(
       `SELECT action, details FROM audit_events WHERE org_id = $1 AND action = 'org.api_version_changed'`,
       [org.id],
     );
@@ -39,7 +30,7 @@ describe('the operator CLI: org set-version', () => {
     const res = await cli('org', 'set-version', '--org', org.id, '--version', version);
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(why);
-    const { rows } = await db.pool.query(`SELECT api_version FROM orgs WHERE id = $1`, [org.id]);
+    const { rows } = await on.db.pool.query(`SELECT api_version FROM orgs WHERE id = $1`, [org.id]);
     expect(rows[0].api_version).toBe('2026-11-01');
   });
 

@@ -1,22 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { runCli } from '../support/processes.js';
-import { Seeder, TEST_SESSION_SECRET } from '../support/seed.js';
+import { describe, expect, it } from 'vitest';
+import { useCliDatabase } from '../support/cli.js';
 
 /** The operator CLI's changes in the audit log, and `audit export`, as real processes on real PostgreSQL. */
 describe('the operator CLI and the audit log', () => {
-  let db: TestDatabase;
-  let seed: Seeder;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    seed = new Seeder(db.pool);
-    env = { DATABASE_URL: db.url, NODE_ENV: 'test', SESSION_JWT_SECRET: TEST_SESSION_SECRET, DB_MIGRATE: 'false' };
-  });
-  afterAll(async () => db?.drop());
+  const on = useCliDatabase();
+  const { cli } = on;
 
   it('records every change an operator makes in an org, with the operator CLI as actor', async () => {
     const org = (await cli('org', 'create', '--name', 'Audited', '--plan', 'free')).json();
@@ -32,7 +21,7 @@ describe('the operator CLI and the audit log', () => {
     expect((await cli('usage', 'record', '--org', org.id, '--meter', 'asks', '--count', '2')).code).toBe(0);
     expect((await cli('member', 'remove', '--org', org.id, '--user', user.id)).code).toBe(0);
 
-    const rows = await seed.auditEvents(org.id);
+    const rows = await on.seed.auditEvents(org.id);
     expect(rows.map((r) => [r.action, r.target_type, r.target_id, r.details])).toEqual([
       ['org.created', 'org', org.id, { name: 'Audited', plan: 'free' }],
       ['member.added', 'user', user.id, { role: 'member' }],
@@ -58,20 +47,20 @@ describe('the operator CLI and the audit log', () => {
   it('records nothing for a command that fails', async () => {
     const org = (await cli('org', 'create', '--name', 'F')).json();
     expect((await cli('member', 'remove', '--org', org.id, '--user', randomUUID())).code).not.toBe(0);
-    expect((await seed.auditEvents(org.id)).map((r) => r.action)).toEqual(['org.created']);
+    expect((await on.seed.auditEvents(org.id)).map((r) => r.action)).toEqual(['org.created']);
   }, 30_000);
 
   it('exports an org’s events as JSON Lines, oldest first, across several batches, within --since/--until', async () => {
-    const orgId = await seed.org();
-    const other = await seed.org();
+    const orgId = await on.seed.org();
+    const other = await on.seed.org();
     // 1203 events a minute apart (more than two export batches), plus one in another org.
-    await db.pool.query(
+    await on.db.pool.query(
       `INSERT INTO audit_events (created_at, org_id, action, actor_type, actor_source, target_type, target_id, details)
        SELECT timestamptz '2031-01-01T00:00:00Z' + make_interval(mins => i), $1, 'org.plan_changed', 'operator', 'cli', 'org', $1, jsonb_build_object('i', i)
          FROM generate_series(0, 1202) AS i`,
       [orgId],
     );
-    await db.pool.query(
+    await on.db.pool.query(
       `INSERT INTO audit_events (created_at, org_id, action, actor_type, target_type, target_id, details)
        VALUES ('2031-01-01T00:30:00Z', $1, 'org.created', 'operator', 'org', $1, '{}')`,
       [other],

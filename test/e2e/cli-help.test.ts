@@ -1,26 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/admin-commands.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { useCliDatabase } from '../support/cli.js';
 import { ROOT, runCli } from '../support/processes.js';
-import { TEST_SESSION_SECRET } from '../support/seed.js';
 
 /** The operator CLI as a new operator meets it: help, version, refusals that say what is valid, exit codes. */
 describe('the operator CLI helps', () => {
-  let db: TestDatabase;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
+  const on = useCliDatabase();
+  const { cli } = on;
   // Nothing here needs a database until the last test: help and usage errors never open one.
   const offline = (...args: string[]) =>
     runCli(args, { NODE_ENV: 'test', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    env = { DATABASE_URL: db.url, NODE_ENV: 'test', SESSION_JWT_SECRET: TEST_SESSION_SECRET, DB_MIGRATE: 'false' };
-  });
-  afterAll(async () => db?.drop());
 
   it('--help lists every command with its summary and the exit codes, on stdout, exit 0', async () => {
     const res = await offline('--help');
@@ -79,7 +71,7 @@ describe('the operator CLI helps', () => {
     expect(res.stderr).toMatch(
       new RegExp(`user ${user.id} is not a member of org ${org.id}: add them first \\(member add`),
     );
-    const { rowCount } = await db.pool.query(`SELECT 1 FROM workspaces WHERE org_id = $1`, [org.id]);
+    const { rowCount } = await on.db.pool.query(`SELECT 1 FROM workspaces WHERE org_id = $1`, [org.id]);
     expect(rowCount).toBe(0);
     await cli('member', 'add', '--org', org.id, '--user', user.id, '--role', 'member');
     expect((await cli('workspace', 'create', '--org', org.id, '--user', user.id)).code).toBe(0);

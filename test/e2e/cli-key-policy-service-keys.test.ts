@@ -1,38 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSeededDatabase, insertKeyRow, NOWHERE, type TestDatabase } from '../support/factories.js';
-import { runCli } from '../support/processes.js';
-import type { Seeder } from '../support/seed.js';
-import { TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
+import { describe, expect, it } from 'vitest';
+import { useCliDatabase } from '../support/cli.js';
+import { insertKeyRow, NOWHERE } from '../support/factories.js';
 
 /** `org key-policy`, `org set-key-policy` and `service-key list|mint|revoke`: the operator, audited as the CLI. */
 describe('the operator CLI: key policy and service keys', () => {
-  let db: TestDatabase;
-  let seed: Seeder;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
+  const on = useCliDatabase();
+  const { cli } = on;
   const audits = async (orgId: string, action: string) =>
     (
-      await db.pool.query(`SELECT actor_type, actor_id FROM audit_events WHERE org_id = $1 AND action = $2`, [
+      await on.db.pool.query(`SELECT actor_type, actor_id FROM audit_events WHERE org_id = $1 AND action = $2`, [
         orgId,
         action,
       ])
     ).rows;
 
-  beforeAll(async () => {
-    ({ db, seed } = await createSeededDatabase());
-    env = {
-      DATABASE_URL: db.url,
-      NODE_ENV: 'test',
-      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
-      API_KEY_SECRET: TEST_API_KEY_SECRET,
-      DB_MIGRATE: 'false',
-    };
-  });
-  afterAll(async () => db?.drop());
-
   it('prints the policy, changes only the rules given, cuts keys to a new lifetime, and audits it with the CLI as actor', async () => {
-    const w = await seed.world('owner');
-    const key = await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId });
+    const w = await on.seed.world('owner');
+    const key = await insertKeyRow(on.db.pool, { userId: w.userId, orgId: w.orgId });
     const none = await cli('org', 'key-policy', '--org', w.orgId);
     expect(none.code, none.stderr).toBe(0);
     expect(none.json()).toEqual({
@@ -63,7 +47,7 @@ describe('the operator CLI: key policy and service keys', () => {
       approval_required_for: ['decisions:write'],
       updated_at: expect.any(String),
     });
-    const { rows } = await db.pool.query(`SELECT expires_at - created_at AS lifetime FROM api_keys WHERE id = $1`, [
+    const { rows } = await on.db.pool.query(`SELECT expires_at - created_at AS lifetime FROM api_keys WHERE id = $1`, [
       key.id,
     ]);
     expect(rows[0].lifetime).toMatchObject({ days: 30 });
@@ -124,7 +108,7 @@ describe('the operator CLI: key policy and service keys', () => {
   });
 
   it('mints a service key as the owner would, under the org key policy, printing the key once; lists and revokes it; audited as the CLI', async () => {
-    const w = await seed.world('owner');
+    const w = await on.seed.world('owner');
     expect((await cli('org', 'set-key-policy', '--org', w.orgId, '--require-expiry', 'true')).code).toBe(0);
     const refused = await cli(
       'service-key',
@@ -181,7 +165,7 @@ describe('the operator CLI: key policy and service keys', () => {
     expect(await audits(w.orgId, 'service_key.minted')).toEqual([{ actor_type: 'operator', actor_id: null }]);
     expect(await audits(w.orgId, 'service_key.revoked')).toEqual([{ actor_type: 'operator', actor_id: null }]);
     const events = (
-      await db.pool.query(
+      await on.db.pool.query(
         `SELECT type, data FROM event_outbox WHERE org_id = $1 AND type LIKE 'service_key.%' ORDER BY created_at`,
         [w.orgId],
       )
@@ -191,8 +175,8 @@ describe('the operator CLI: key policy and service keys', () => {
   });
 
   it('refuses a personal key or no such key on revoke (exit 1), and bad flags as usage errors (exit 2)', async () => {
-    const w = await seed.world('owner');
-    const personal = await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId });
+    const w = await on.seed.world('owner');
+    const personal = await insertKeyRow(on.db.pool, { userId: w.userId, orgId: w.orgId });
     const res = await cli('service-key', 'revoke', '--org', w.orgId, '--key', personal.id);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`no service key with id ${personal.id}`);

@@ -1,31 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSeededDatabase, insertKeyRow, type TestDatabase } from '../support/factories.js';
-import { runCli } from '../support/processes.js';
-import type { Seeder } from '../support/seed.js';
-import { TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
+import { describe, expect, it } from 'vitest';
+import { useCliDatabase } from '../support/cli.js';
+import { insertKeyRow } from '../support/factories.js';
 
 /** `key update`: an operator changes a key's settings, audited with the CLI as actor. */
 describe('the operator CLI: key update', () => {
-  let db: TestDatabase;
-  let seed: Seeder;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
-
-  beforeAll(async () => {
-    ({ db, seed } = await createSeededDatabase());
-    env = {
-      DATABASE_URL: db.url,
-      NODE_ENV: 'test',
-      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
-      API_KEY_SECRET: TEST_API_KEY_SECRET,
-      DB_MIGRATE: 'false',
-    };
-  });
-  afterAll(async () => db?.drop());
+  const on = useCliDatabase();
+  const { cli } = on;
 
   it('disables a key and sets its credits, printing the key record, and audits it', async () => {
-    const w = await seed.world('owner');
-    const key = await insertKeyRow(db.pool, { userId: w.userId, orgId: w.orgId });
+    const w = await on.seed.world('owner');
+    const key = await insertKeyRow(on.db.pool, { userId: w.userId, orgId: w.orgId });
     const res = await cli(
       'key',
       'update',
@@ -45,7 +29,9 @@ describe('the operator CLI: key update', () => {
       credits: { remaining: 10 },
       metadata: { team: 'ops' },
     });
-    const { rows } = await db.pool.query(`SELECT actor_type, action FROM audit_events WHERE target_id = $1`, [key.id]);
+    const { rows } = await on.db.pool.query(`SELECT actor_type, action FROM audit_events WHERE target_id = $1`, [
+      key.id,
+    ]);
     expect(rows).toEqual([{ actor_type: 'operator', action: 'api_key.updated' }]);
   });
 

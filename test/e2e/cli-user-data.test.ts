@@ -1,30 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, useCliDatabase } from '../support/cli.js';
+import { NOWHERE } from '../support/factories.js';
 import { runCli } from '../support/processes.js';
-import { NOWHERE, Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/factories.js';
 
 /** `user export` and `user erase` as real processes of the built CLI on real PostgreSQL. */
 describe('the operator CLI: a person’s data', () => {
-  let db: TestDatabase;
-  let seed: Seeder;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    seed = new Seeder(db.pool);
-    env = {
-      DATABASE_URL: db.url,
-      NODE_ENV: 'test',
-      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
-      API_KEY_SECRET: TEST_API_KEY_SECRET,
-      DB_MIGRATE: 'false',
-    };
-  });
-  afterAll(async () => db?.drop());
+  const on = useCliDatabase();
+  const { cli } = on;
 
   it('exports a user as one JSON document and erases them with the operator CLI as actor; again, nothing left to do', async () => {
-    const w = await seed.world('member');
+    const w = await on.seed.world('member');
     const exported = await cli('user', 'export', '--user', w.userId);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout.endsWith('}\n')).toBe(true);
@@ -44,7 +29,7 @@ describe('the operator CLI: a person’s data', () => {
       orgs_left: [w.orgId],
       audit_events_pseudonymised: 1,
     });
-    const [event] = (await seed.auditEvents(w.orgId)).filter((e) => e.action === 'user.erased');
+    const [event] = (await on.seed.auditEvents(w.orgId)).filter((e) => e.action === 'user.erased');
     expect(event).toMatchObject({ actor_type: 'operator', actor_source: 'cli', details: { role: 'member' } });
     expect(event.target_id).not.toBe(w.userId);
 
@@ -68,9 +53,9 @@ describe('the operator CLI: a person’s data', () => {
   }, 60_000);
 
   it('refuses to erase without API_KEY_SECRET (exit 1), before changing anything', async () => {
-    const w = await seed.world('owner');
+    const w = await on.seed.world('owner');
     const result = await runCli(['user', 'erase', '--user', w.userId], {
-      ...env,
+      ...cliEnv(on.db.url),
       API_KEY_SECRET: undefined,
       NODE_ENV: 'production',
       SESSION_JWT_ISSUER: 'https://id.example',
@@ -79,9 +64,9 @@ describe('the operator CLI: a person’s data', () => {
     expect(result.code, result.stdout).toBe(1);
     expect(result.stderr).toMatch(/needs API_KEY_SECRET/);
     expect(
-      (await db.pool.query(`SELECT count(*)::int AS n FROM memberships WHERE user_id = $1`, [w.userId])).rows[0].n,
+      (await on.db.pool.query(`SELECT count(*)::int AS n FROM memberships WHERE user_id = $1`, [w.userId])).rows[0].n,
     ).toBe(1);
-    expect((await db.pool.query(`SELECT email::text FROM users WHERE id = $1`, [w.userId])).rows[0].email).toBe(
+    expect((await on.db.pool.query(`SELECT email::text FROM users WHERE id = $1`, [w.userId])).rows[0].email).toBe(
       w.email,
     );
   }, 60_000);

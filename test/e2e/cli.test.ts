@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { runCli } from '../support/processes.js';
+import { describe, expect, it } from 'vitest';
+import { useCliDatabase } from '../support/cli.js';
 import { TEST_SESSION_SECRET } from '../support/seed.js';
 
 /** The operator CLI contract of decisions.md, run as a real process against real PostgreSQL. */
 describe('the operator CLI', () => {
-  let db: TestDatabase;
-  let env: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, env);
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    env = { DATABASE_URL: db.url, NODE_ENV: 'test', SESSION_JWT_SECRET: TEST_SESSION_SECRET, DB_MIGRATE: 'false' };
-  });
-  afterAll(async () => db?.drop());
+  const on = useCliDatabase();
+  const { cli } = on;
 
   it('creates an org, a user, a membership and a workspace, each printing one JSON object', async () => {
     const org = await cli('org', 'create', '--name', 'Acme');
@@ -40,7 +32,7 @@ describe('the operator CLI', () => {
     const plan = await cli('org', 'set-plan', '--org', org.json().id, '--plan', 'pro');
     expect(plan.json()).toEqual({ id: org.json().id, name: 'Acme', plan: 'pro' });
 
-    const { rows } = await db.pool.query(`SELECT role FROM memberships WHERE user_id = $1`, [id]);
+    const { rows } = await on.db.pool.query(`SELECT role FROM memberships WHERE user_id = $1`, [id]);
     expect(rows).toEqual([{ role: 'admin' }]);
   }, 30_000);
 
@@ -62,7 +54,7 @@ describe('the operator CLI', () => {
     await cli('member', 'add', '--org', org.id, '--user', user.id, '--role', 'member');
     const removed = await cli('member', 'remove', '--org', org.id, '--user', user.id);
     expect(removed.code, removed.stderr).toBe(0);
-    const { rowCount } = await db.pool.query(`SELECT 1 FROM memberships WHERE org_id = $1`, [org.id]);
+    const { rowCount } = await on.db.pool.query(`SELECT 1 FROM memberships WHERE org_id = $1`, [org.id]);
     expect(rowCount).toBe(0);
     const twice = await cli('member', 'remove', '--org', org.id, '--user', user.id);
     expect(twice.code).not.toBe(0);
@@ -78,7 +70,7 @@ describe('the operator CLI', () => {
     expect(over.code).not.toBe(0);
     expect(over.stdout).toBe('');
     expect(over.stderr).toMatch(/limit/i);
-    const { rows } = await db.pool.query(`SELECT imports FROM usage_counters WHERE org_id = $1`, [org.id]);
+    const { rows } = await on.db.pool.query(`SELECT imports FROM usage_counters WHERE org_id = $1`, [org.id]);
     expect(rows).toEqual([{ imports: 8 }]);
   }, 30_000);
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageLimitExceededError } from '../../src/common/meters.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { testPrincipal } from '../support/principal.js';
+import { cliEnv } from '../support/cli.js';
 import { runCli } from '../support/processes.js';
-import { TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
 import { startTestApp, testConfig, type TestApp } from '../support/test-app.js';
 
 /** The deployment's own meters, as the standalone server reads them from USAGE_METERS, and their limits. */
@@ -21,22 +21,14 @@ const CONTRACT_FIELDS = ['plan', 'mcp_queries', 'breakdown', 'imports', 'capture
 describe('meters the deployment defines (USAGE_METERS)', () => {
   let t: TestApp;
   let usage: UsageService;
-  let cliEnv: Record<string, string>;
-  const cli = (...args: string[]) => runCli(args, cliEnv);
+  let env: Record<string, string>;
+  const cli = (...args: string[]) => runCli(args, env);
   const today = () => new Date().toISOString().slice(0, 10);
 
   beforeAll(async () => {
     t = await startTestApp({ env: { USAGE_METERS, PLAN_LIMITS } });
     usage = t.app.get(UsageService);
-    cliEnv = {
-      DATABASE_URL: t.db.url,
-      NODE_ENV: 'test',
-      SESSION_JWT_SECRET: TEST_SESSION_SECRET,
-      API_KEY_SECRET: TEST_API_KEY_SECRET,
-      DB_MIGRATE: 'false',
-      USAGE_METERS,
-      PLAN_LIMITS,
-    };
+    env = cliEnv(t.db.url, { USAGE_METERS, PLAN_LIMITS });
   });
   afterAll(async () => t?.close());
 
