@@ -77,6 +77,10 @@ describe('controls an org admin set', () => {
         new RegExp(`^${control} was set by an org admin, so this key's owner may only narrow it: `),
       );
     }
+    // Who set a control is the service's to record, never the caller's to say.
+    const claimed = await byOwner(w, { rate_limits: null, controls_set_by: { rate_limits: 'owner' } });
+    expect(claimed.status).toBe(400);
+    expect(claimed.body.message).toContain('controls_set_by');
     expect((await views(w)).own).toEqual(before);
   });
 
