@@ -1,6 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { Scope } from '../common/roles.js';
 import type { CreditRefill, RateWindow } from '../budgets/key-settings.js';
+import type { ControlsSetBy } from './controls-set-by.js';
 
 @Entity({ name: 'api_keys' })
 @Check('api_keys_approval_check', `approval IN ('pending', 'denied')`)
@@ -92,6 +93,10 @@ export class ApiKeyEntity {
 
   @Column({ type: 'jsonb', nullable: true })
   metadata: Record<string, unknown> | null;
+
+  /** Who set each control that is set (migration 1766000000070, control-owners.ts); null: none set. */
+  @Column({ name: 'controls_set_by', type: 'jsonb', nullable: true })
+  controlsSetBy: ControlsSetBy | null;
 
   /** Free text about the key (migration 1765600000000); null: none. */
   @Column({ type: 'text', nullable: true })

@@ -33,16 +33,30 @@ export function toApiKeyRecord(k: ApiKeyEntity, now: Date = new Date()): ApiKeyR
   }
   // The settings appear only when set, so a key without them keeps the contract's record exactly.
   Object.assign(record, settingsRecord(k));
-  if (k.creditsRemaining !== null && k.creditsRemaining !== undefined) {
-    record.credits = { remaining: Number(k.creditsRemaining) };
+  const balance = creditsBalance(k, now);
+  if (balance !== null) {
+    record.credits = { remaining: balance };
     if (k.creditsRefill) {
-      // A refill that no request has applied yet is due all the same.
-      const period = refillPeriodStart(k.creditsRefill, now);
-      if (!k.creditsPeriod || k.creditsPeriod.getTime() < period.getTime())
-        record.credits.remaining = k.creditsRefill.amount;
       record.credits.refill = k.creditsRefill;
       record.credits.next_refill_at = nextRefill(k.creditsRefill, now).toISOString();
     }
   }
+  // Who set each control the record shows (control-owners.ts); absent when it shows none.
+  const setBy = Object.entries(k.controlsSetBy ?? {}).filter(([control]) => control in record);
+  if (setBy.length > 0) record.controls_set_by = Object.fromEntries(setBy);
   return record;
+}
+
+/** A key's credit balance as its record shows it (leased credits count as spent; a refill due is applied); null: no credits. */
+export function creditsBalance(
+  k: Pick<ApiKeyEntity, 'creditsRemaining' | 'creditsRefill' | 'creditsPeriod'>,
+  now: Date,
+): number | null {
+  if (k.creditsRemaining === null || k.creditsRemaining === undefined) return null;
+  // A refill that no request has applied yet is due all the same.
+  if (k.creditsRefill) {
+    const period = refillPeriodStart(k.creditsRefill, now);
+    if (!k.creditsPeriod || k.creditsPeriod.getTime() < period.getTime()) return k.creditsRefill.amount;
+  }
+  return Number(k.creditsRemaining);
 }

@@ -17,7 +17,8 @@ import {
   type RevokeScope,
 } from './api-key.sql.js';
 import type { KeyState } from './key-state.js';
-import { updateSettingsSql, type SettingsColumns } from './key-settings.sql.js';
+import type { KeyControls } from './control-owners.js';
+import { KEY_SETTINGS_COLUMNS, updateSettingsSql, type SettingsColumns } from './key-settings.sql.js';
 
 /** The secret a rotation puts in place. */
 export interface NewSecret {
@@ -49,6 +50,9 @@ export interface KeyListFilter {
   /** The instant `state` is judged at. */
   now: Date;
 }
+
+/** A key's scopes and controls, read under its row's lock before a change of its settings. */
+export type LockedKey = KeyControls & { scopes: string[] };
 
 /** Whether a key of the caller can still change, and the org whose policy governs it. */
 export interface KeyStanding {
@@ -210,18 +214,21 @@ export class ApiKeyRepository {
     return returnedRows<{ day: string }>(deleted).length;
   }
 
-  /** The scopes a key holds, its row locked until the transaction ends (a narrowing); null for no such key in the scope. */
-  async lockScopes(
+  /**
+   * The scopes and controls a key holds, its row locked until the transaction ends (a change checked
+   * against them: a narrowing of scopes, an owner's change of an admin's control); null for no such key in the scope.
+   */
+  async lockForChange(
     scope: 'user_id' | 'org_id' | 'id',
     owner: string,
     keyId: string,
     manager: EntityManager,
-  ): Promise<string[] | null> {
-    const rows = await manager.query<Array<{ scopes: string[] }>>(
-      `SELECT k.scopes FROM api_keys k WHERE k.id = $1::uuid AND k.${scope} = $2::uuid FOR UPDATE`,
+  ): Promise<LockedKey | null> {
+    const rows = await manager.query<LockedKey[]>(
+      `SELECT k.scopes, ${KEY_SETTINGS_COLUMNS} FROM api_keys k WHERE k.id = $1::uuid AND k.${scope} = $2::uuid FOR UPDATE`,
       [keyId, owner],
     );
-    return rows[0]?.scopes ?? null;
+    return rows[0] ?? null;
   }
 
   /** Why a key of the caller cannot be rotated: null when there is no such key of theirs. */

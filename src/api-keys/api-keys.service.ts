@@ -61,6 +61,7 @@ export class ApiKeysService {
       holder: principal.userId,
       name: dto.name,
       settings: dto,
+      setBy: 'owner',
       actor: actorOf(principal),
       cap: { limit: cap, refusal: ERRORS.tooManyActiveKeys(cap) },
       audit: { action: 'api_key.minted' },

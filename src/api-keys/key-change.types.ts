@@ -5,6 +5,7 @@ import type { ApiKeyEntity } from './api-key.entity.js';
 import type { NewApiKey } from './api-key-write.repository.js';
 import type { NewSecret, RevokedKey } from './api-key.repository.js';
 import type { Decision, WarnedKey } from './api-key-policy.repository.js';
+import type { SetBy } from './controls-set-by.js';
 import type { SettingsChange } from './key-settings.sql.js';
 
 /* The key changes KeyChanges writes (key-changes.ts): each one's change, audit entry and events. */
@@ -66,9 +67,16 @@ export interface StaleRevokeChange {
   event: (revoked: RevokedKey) => OutboxEvent;
 }
 
-/** A key's settings changed (the columns of the settings sent; key-settings.sql.ts). */
+/** A key's settings changed (the columns of the settings sent; key-settings.sql.ts), by its owner or an admin (control-owners.ts). */
 export interface UpdateChange {
-  change: { scope: 'user_id' | 'org_id' | 'id'; owner: string; keyId: string; settings: SettingsChange };
+  change: {
+    scope: 'user_id' | 'org_id' | 'id';
+    owner: string;
+    keyId: string;
+    settings: SettingsChange;
+    by: SetBy;
+    at: Date;
+  };
   audit: (updated: ApiKeyEntity, before: string[] | null) => AuditEntry[];
   event: (updated: ApiKeyEntity, before: string[] | null) => OutboxEvent[];
 }

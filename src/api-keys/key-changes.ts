@@ -26,6 +26,7 @@ import { ActivityEvents, type ActivityEvent } from '../events/activity-events.js
 import { EventOutbox } from '../events/event-outbox.js';
 import type { OutboxEvent } from '../events/event-types.js';
 import type { ApiKeyEntity } from './api-key.entity.js';
+import { controlsIn, controlsSetByAfter, liftedControl } from './control-owners.js';
 import { ApiKeyWriteRepository } from './api-key-write.repository.js';
 import { ApiKeyRepository, type RevokedKey } from './api-key.repository.js';
 import { ApiKeyPolicyRepository } from './api-key-policy.repository.js';
@@ -95,22 +96,33 @@ export class KeyChanges {
   /**
    * A key's settings (name, enabled, limits, credits, networks, metadata): one transaction; null
    * for no such key in the scope. Disabling or narrowing changes what verifies, and every change
-   * reaches the cached rows enforcement reads: waits for every instance, as a revoke does.
+   * reaches the cached rows enforcement reads: waits for every instance, as a revoke does. The
+   * key's owner may only narrow a control an admin set (control-owners.ts; 403 naming it), and
+   * the change records who set each control it sends.
    */
   async update({ change: c, audit, event }: UpdateChange): Promise<ApiKeyEntity | null> {
     let before: string[] | null = null;
     const updated = await this.transact(
       async (m) => {
         const narrowed = c.settings.scopes;
-        if (narrowed !== undefined) {
-          // Under the row's lock, so a concurrent change cannot slip a scope in between check and write.
-          before = await this.keys.lockScopes(c.scope, c.owner, c.keyId, m);
-          if (before === null) return null;
-          const held = before;
-          const widened = narrowed.filter((s) => !held.includes(s));
-          if (widened.length > 0) throw new ForbiddenException(ERRORS.keyNeverWidened(widened));
+        const controls = controlsIn(c.settings).length > 0;
+        let settings = c.settings;
+        if (narrowed !== undefined || controls) {
+          // Under the row's lock, so a concurrent change cannot slip a scope or a control in between check and write.
+          const held = await this.keys.lockForChange(c.scope, c.owner, c.keyId, m);
+          if (held === null) return null;
+          if (narrowed !== undefined) {
+            before = held.scopes;
+            const widened = narrowed.filter((s) => !held.scopes.includes(s));
+            if (widened.length > 0) throw new ForbiddenException(ERRORS.keyNeverWidened(widened));
+          }
+          if (controls) {
+            const lifted = c.by === 'owner' ? liftedControl(held, c.settings, c.at) : null;
+            if (lifted) throw new ForbiddenException(lifted);
+            settings = { ...settings, controls_set_by: controlsSetByAfter(held.controlsSetBy, c.settings, c.by) };
+          }
         }
-        return this.keys.updateSettings(c.scope, c.owner, c.keyId, c.settings, m);
+        return this.keys.updateSettings(c.scope, c.owner, c.keyId, settings, m);
       },
       (k) => audit(k, before),
       (k) => event(k, before),

@@ -12,6 +12,8 @@ import type { NewApiKey } from './api-key-write.repository.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { DEFAULT_GRACE_PERIOD_SECONDS } from './dto/rotate-api-key.dto.js';
 import type { KeySettingsDto } from './dto/key-settings.dto.js';
+import { controlsSetByAfter } from './control-owners.js';
+import type { SetBy } from './controls-set-by.js';
 import { KeyChanges } from './key-changes.js';
 import { KeyPolicyPort } from './key-policy.port.js';
 import { settingsColumns, type SettingsColumns } from './key-settings.sql.js';
@@ -24,10 +26,12 @@ export type MintSettingsFields = Omit<KeySettingsDto, 'name'>;
 /** A new key as its events describe it before it is written. */
 export type NewKeyFields = NewApiKey & { revokedAt: null };
 
-/** The settings a mint body sets, as columns; undefined when it sets none (the contract's body). */
-function mintSettings(body: MintSettingsFields, now: Date): SettingsColumns | undefined {
+/** The settings a mint body sets, as columns, with who set its controls; undefined when it sets none (the contract's body). */
+function mintSettings(body: MintSettingsFields, now: Date, by: SetBy): SettingsColumns | undefined {
   const { name: _label, ...columns } = settingsColumns(body, now);
-  return Object.keys(columns).length > 0 ? columns : undefined;
+  if (Object.keys(columns).length === 0) return undefined;
+  const setBy = controlsSetByAfter(null, columns, by);
+  return setBy ? { ...columns, controls_set_by: setBy } : columns;
 }
 
 const JUDGED: unique symbol = Symbol('judged by the org key policy');
@@ -59,6 +63,8 @@ export interface KeyMint {
   holder: string;
   name?: string;
   settings: MintSettingsFields;
+  /** Who sets the mint's controls: `owner` for a personal key, `admin` for a service key (control-owners.ts). */
+  setBy: SetBy;
   /** A service key's minting owner or admin (null: the operator CLI); omitted for a personal key. */
   createdBy?: string | null;
   actor: ChangeActor;
@@ -123,7 +129,7 @@ export class KeyMinting {
         expiresAt: days > 0 ? new Date(now.getTime() + days * DAY_MS) : null,
         createdBy: m.createdBy ?? null,
         approval: pending ? 'pending' : null,
-        settings: mintSettings(m.settings, now),
+        settings: mintSettings(m.settings, now, m.setBy),
       };
       return {
         secret: generated.key,

@@ -31,7 +31,7 @@ export class KeySettingsController {
   @ApiOperation({
     operationId: 'updateApiKey',
     summary: 'Change a key’s settings',
-    description: `Browser session only, your own key. ${CHANGE}`,
+    description: `Browser session only, your own key. ${CHANGE} A control an org owner or admin set can only be narrowed here (docs/key-controls.md); it stays theirs.`,
   })
   @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiBody({ type: UpdateApiKeyDto })
@@ -39,7 +39,7 @@ export class KeySettingsController {
   @ApiErrors({
     400: BAD_SETTINGS,
     ...AUTH_ERRORS,
-    403: SESSION_REQUIRED,
+    403: `${SESSION_REQUIRED} Or the change lifts a control an org owner or admin set (\`controls_set_by\`: \`admin\`): the key's owner may only narrow it, and only an owner or admin enables a key they disabled; the message names the control.`,
     404: "No such key, or not the caller's; both cases look identical.",
     ...BODY_ERRORS,
     501: NOT_CONFIGURED,
@@ -59,7 +59,7 @@ export class KeySettingsController {
   @ApiOperation({
     operationId: 'updateOrgApiKey',
     summary: 'Change the settings of any key of an org (owners and admins)',
-    description: `Browser session only. ${CHANGE}`,
+    description: `Browser session only. ${CHANGE} Every control sent is recorded as set by an admin (\`controls_set_by\`), and may be changed or lifted whoever set it.`,
   })
   @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiParam({ name: 'keyID', format: 'uuid' })

@@ -10,13 +10,16 @@ import type { ApiKeyEntity } from './api-key.entity.js';
 import { Settings } from '../settings/settings.js';
 import { toApiKeyRecord, type ApiKeyRecord } from './api-key.record.js';
 import type { UpdateApiKeyDto } from './dto/update-api-key.dto.js';
+import type { SetBy } from './controls-set-by.js';
 import { KeyChanges } from './key-changes.js';
 import { SETTING_FIELDS, settingsColumns, type SettingsChange } from './key-settings.sql.js';
 
 /**
  * A key's settings changed by its owner (`PATCH /api-keys/{id}`) or an org owner or admin
  * (`PATCH /orgs/{org_id}/api-keys/{id}`), through KeyChanges: audited and announced as
- * `api_key.updated`, applied on every instance before the answer. Not yours or missing: 404.
+ * `api_key.updated`, applied on every instance before the answer. Not yours or missing: 404. The
+ * owner's route may only narrow a control an org admin set (the org route's and the operator's
+ * changes are an admin's: control-owners.ts).
  */
 @Injectable()
 export class KeySettingsService {
@@ -27,17 +30,17 @@ export class KeySettingsService {
   ) {}
 
   update(principal: Principal, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
-    return this.apply(actorOf(principal), 'user_id', principal.userId, keyId, dto);
+    return this.apply(actorOf(principal), 'user_id', principal.userId, keyId, dto, 'owner');
   }
 
   /** The operator CLI (`key update`): any key by its id, audited with the CLI as actor. */
   updateAsOperator(keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
-    return this.apply(OPERATOR, 'id', keyId, keyId, dto);
+    return this.apply(OPERATOR, 'id', keyId, keyId, dto, 'admin');
   }
 
   async updateInOrg(principal: Principal, orgId: string, keyId: string, dto: UpdateApiKeyDto): Promise<ApiKeyRecord> {
     await requireOrgAdmin(this.directory, principal, orgId);
-    return this.apply(actorOf(principal), 'org_id', orgId, keyId, dto);
+    return this.apply(actorOf(principal), 'org_id', orgId, keyId, dto, 'admin');
   }
 
   private async apply(
@@ -46,6 +49,7 @@ export class KeySettingsService {
     owner: string,
     keyId: string,
     dto: UpdateApiKeyDto,
+    by: SetBy,
   ): Promise<ApiKeyRecord> {
     const now = this.settings.clock.now();
     const settings: SettingsChange = settingsColumns(dto as Record<string, unknown>, now);
@@ -63,7 +67,7 @@ export class KeySettingsService {
     const updatedToo = (k: ApiKeyEntity, before: string[] | null) =>
       others.length > 0 || narrowedFrom(k, before) === null;
     const updated = await this.changes.update({
-      change: { scope, owner, keyId, settings },
+      change: { scope, owner, keyId, settings, by, at: now },
       audit: (k, before) => {
         const entries: AuditEntry[] = [];
         const from = narrowedFrom(k, before);

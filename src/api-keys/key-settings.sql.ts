@@ -56,6 +56,8 @@ export const SETTING_COLUMNS = {
     property: 'metadata',
     setting: { flag: 'json', help: 'A JSON object of at most 1 KB and 4 levels; null clears it.' },
   },
+  // Who set each control (control-owners.ts): written with the controls, never sent as a setting.
+  controls_set_by: { type: 'jsonb', property: 'controlsSetBy' },
   description: {
     type: 'text',
     property: 'description',

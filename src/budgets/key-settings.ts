@@ -212,6 +212,15 @@ function networkAddress(address: string, prefix: number, version: number): strin
   return fromBigInt(toBigInt(address, version) & mask, version);
 }
 
+/** Whether every address of the network `inner` lies in the network `outer` (both valid CIDRs of one family). */
+export function cidrWithin(inner: string, outer: string): boolean {
+  const i = parseCidr(inner);
+  const o = parseCidr(outer);
+  if (typeof i === 'string' || typeof o === 'string' || i.family !== o.family || i.prefix < o.prefix) return false;
+  const version = i.family === 'ipv4' ? 4 : 6;
+  return networkAddress(i.address, o.prefix, version) === normalise(o.address, version);
+}
+
 /** A matcher for a key's networks (node's BlockList), built once per verified row. */
 export function cidrMatcher(cidrs: readonly string[]): (ip: string) => boolean {
   const list = new BlockList();

@@ -70,6 +70,8 @@ export const ERRORS = {
     `This API key's rate limit "${window}" is reached; retry after Retry-After seconds`,
   keyCreditsSpent: "This API key's credits are spent",
   noKeySettings: (fields: readonly string[]) => `Send at least one of ${fields.join(', ')}`,
+  controlSetByAdmin: (control: string, rule: string) =>
+    `${control} was set by an org admin, so this key's owner may only narrow it: ${rule}`,
 
   // Usage
   keyUsageAdminsOnly: 'Only owners and admins of the organisation can read its keys’ usage',

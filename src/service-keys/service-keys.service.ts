@@ -121,6 +121,8 @@ export class ServiceKeysService {
       holder: accountId,
       name: dto.name,
       settings: dto,
+      // Only an org's owners and admins (or the operator) mint and manage its service keys.
+      setBy: 'admin',
       createdBy: by.createdBy,
       actor: by.actor,
       cap: { limit: cap, refusal: ERRORS.tooManyServiceKeys(cap) },

@@ -1,4 +1,9 @@
-import { settingsEntity } from '../../src/api-keys/key-settings.sql.js';
+import {
+  SETTING_COLUMNS,
+  settingsEntity,
+  type SettingsChange,
+  type SettingsColumns,
+} from '../../src/api-keys/key-settings.sql.js';
 import { vi } from 'vitest';
 import type { EntityManager } from 'typeorm';
 import type { ApiKeyEntity } from '../../src/api-keys/api-key.entity.js';
@@ -14,6 +19,7 @@ import type {
   ApiKeyRepository,
   KeyListFilter,
   KeyRow,
+  LockedKey,
   NewSecret,
   RevokedKey,
 } from '../../src/api-keys/api-key.repository.js';
@@ -34,6 +40,19 @@ import type { OutboxEvent } from '../../src/events/event-types.js';
 export class Written {
   readonly audit: AuditEntry[] = [];
   readonly events: Array<Pick<OutboxEvent, 'type'> & Partial<OutboxEvent>> = [];
+}
+
+const inScope = (r: ApiKeyEntity, scope: 'user_id' | 'org_id' | 'id', owner: string) =>
+  (scope === 'user_id' ? r.userId : scope === 'org_id' ? r.orgId : r.id) === owner;
+
+/** A row's settings as the columns that hold them (the inverse of settingsEntity). */
+function settingsColumnsOf(row: ApiKeyEntity): SettingsColumns {
+  const columns: Record<string, unknown> = {};
+  for (const [column, c] of Object.entries(SETTING_COLUMNS)) {
+    const value = row[c.property];
+    columns[column] = value instanceof Date ? value.toISOString() : value;
+  }
+  return columns;
 }
 
 const revokedKey = (row: ApiKeyEntity, alreadyRevoked: boolean): RevokedKey => ({
@@ -164,6 +183,29 @@ export class FakeKeys {
       previousExpiresAt: graceEndsAt,
       ...secret,
     });
+    return { ...row };
+  }
+
+  /** As the real statement: the scopes and settings of the key in the scope (the fake has no locks). */
+  async lockForChange(scope: 'user_id' | 'org_id' | 'id', owner: string, keyId: string): Promise<LockedKey | null> {
+    const row = this.rows.find((r) => r.id === keyId && inScope(r, scope, owner));
+    return row ? { ...row, scopes: [...row.scopes] } : null;
+  }
+
+  /** The settings' columns written to the row as the real UPDATE writes them (the one mapper's names). */
+  async updateSettings(
+    scope: 'user_id' | 'org_id' | 'id',
+    owner: string,
+    keyId: string,
+    change: SettingsChange,
+  ): Promise<ApiKeyEntity | null> {
+    const row = this.rows.find((r) => r.id === keyId && inScope(r, scope, owner));
+    if (!row) return null;
+    const { scopes, ...columns } = change;
+    if (scopes !== undefined) row.scopes = scopes as ApiKeyEntity['scopes'];
+    if (typeof columns.name === 'string') row.name = columns.name;
+    Object.assign(row, settingsEntity({ ...settingsColumnsOf(row), ...columns }), { creditsEpoch: row.creditsEpoch });
+    if ('credits_remaining' in columns) row.creditsEpoch++;
     return { ...row };
   }
 

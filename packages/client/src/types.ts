@@ -8,6 +8,8 @@ type QueryOf<O extends keyof operations> = operations[O]['parameters'] extends {
   : never;
 
 export type ApiKey = Schemas['ApiKey'];
+/** Who set each control a key record shows: `owner` or `admin` (the key's owner may only narrow an admin's). */
+export type KeyControlsSetBy = Schemas['KeyControlsSetBy'];
 export type MintedApiKey = Schemas['MintedApiKey'];
 export type RotatedApiKey = Schemas['RotatedApiKey'];
 export type ApiKeyList = Schemas['ApiKeyList'];

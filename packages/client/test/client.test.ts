@@ -9,6 +9,7 @@ import {
   KeysUsageIdentityClient,
   LATEST_API_VERSION,
   type ApiKey,
+  type KeyControlsSetBy,
   type VerificationOutcomeCounts,
 } from '../src/index.js';
 
@@ -195,9 +196,10 @@ describe('the typed client against the running service', () => {
     });
   });
 
-  it("orgs: lists the caller's orgs, members, org keys, a key's usage and scope usage, narrows and revokes a member's key and reads the audit log", async () => {
+  it("orgs: lists the caller's orgs, members, org keys, a key's usage and scope usage, narrows, limits (the member cannot lift it) and revokes a member's key and reads the audit log", async () => {
     const colleague = await t.seed.colleague(owner.orgId, 'member');
-    const theirs = await new KeysUsageIdentityClient({ baseUrl: t.url, credential: colleague.session }).keys.mint({
+    const theirClient = new KeysUsageIdentityClient({ baseUrl: t.url, credential: colleague.session });
+    const theirs = await theirClient.keys.mint({
       org_id: owner.orgId,
       name: 'theirs',
       scopes: ['decisions:read', 'decisions:write'],
@@ -223,12 +225,22 @@ describe('the typed client against the running service', () => {
     });
     const narrowed = await session.orgs.updateKey(owner.orgId, theirs.id, { scopes: ['decisions:read'] });
     expect(narrowed.scopes).toEqual(['decisions:read']);
+    const limited = await session.orgs.updateKey(owner.orgId, theirs.id, {
+      rate_limits: [{ name: 'default', limit: 10, window_seconds: 1 }],
+    });
+    const setBy: KeyControlsSetBy | undefined = limited.controls_set_by;
+    expect(setBy).toEqual({ rate_limits: 'admin' });
+    const lifted = await theirClient.keys.update(theirs.id, { rate_limits: null }).catch((e: unknown) => e);
+    expect(lifted).toBeInstanceOf(ApiError);
+    expect((lifted as ApiError).status).toBe(403);
+    expect((lifted as ApiError).body?.message).toMatch(/^rate_limits was set by an org admin/);
     await session.orgs.revokeKey(owner.orgId, theirs.id);
     expect((await session.orgs.keys(owner.orgId, { user_id: colleague.userId })).keys[0].state).toBe('revoked');
 
     const audit = await session.orgs.auditEvents(owner.orgId, { target_id: theirs.id });
     expect(audit.events.map((e) => e.action)).toEqual([
       'api_key.revoked_by_admin',
+      'api_key.updated',
       'api_key.scopes_narrowed',
       'api_key.minted',
     ]);

@@ -1,7 +1,32 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { SCOPE_ENUM } from '../../common/openapi.js';
 import type { Scope } from '../../common/roles.js';
+import type { SetBy } from '../controls-set-by.js';
 import { KEY_STATES, type KeyState } from '../key-state.js';
+
+const SET_BY = { enum: ['owner', 'admin'] };
+
+@ApiSchema({
+  name: 'KeyControlsSetBy',
+  description:
+    "Who set each control the record shows (its `set_by`): `owner`, the key's owner (at mint or by `PATCH /api-keys/{keyID}`); `admin`, an owner or admin of the org (`PATCH /orgs/{org_id}/api-keys/{keyID}`, a service key's mint) or the operator. The key's owner may only narrow a control an admin set (lifting it: 403); it stays `admin` when narrowed.",
+})
+export class KeyControlsSetByDto {
+  @ApiPropertyOptional({ ...SET_BY, description: 'Who disabled the key (present while it is disabled).' })
+  enabled?: SetBy;
+
+  @ApiPropertyOptional({ ...SET_BY, description: 'Who set `rate_limits`.' })
+  rate_limits?: SetBy;
+
+  @ApiPropertyOptional({ ...SET_BY, description: 'Who set `credits`.' })
+  credits?: SetBy;
+
+  @ApiPropertyOptional({ ...SET_BY, description: 'Who set `allowed_cidrs`.' })
+  allowed_cidrs?: SetBy;
+
+  @ApiPropertyOptional({ ...SET_BY, description: 'Who set `metadata`.' })
+  metadata?: SetBy;
+}
 
 /** OpenAPI description of the key record (contract 2.1); `implements` keeps it in step with the real type. */
 @ApiSchema({
@@ -101,6 +126,13 @@ export class ApiKeyRecordDto {
 
   @ApiPropertyOptional({ maxLength: 500, description: 'Present when the key has a description.' })
   description?: string;
+
+  @ApiPropertyOptional({
+    type: () => KeyControlsSetByDto,
+    description:
+      'Present when the key has a control (`enabled: false`, `rate_limits`, `credits`, `allowed_cidrs`, `metadata`): who set each one shown.',
+  })
+  controls_set_by?: KeyControlsSetByDto;
 }
 
 @ApiSchema({ name: 'MintedApiKey', description: 'The key record plus the full key, returned exactly once, at mint.' })

@@ -23,6 +23,7 @@ import { KeyDescription1765630000000 } from './1765630000000-key-description.js'
 import { VerificationOutcomes1766000000010 } from './1766000000010-verification-outcomes.js';
 import { DeploymentMeters1766000000020 } from './1766000000020-deployment-meters.js';
 import { SlidingRateWindows1766000000030 } from './1766000000030-sliding-rate-windows.js';
+import { KeyControlsSetBy1766000000070 } from './1766000000070-key-controls-set-by.js';
 
 /** Every migration, oldest first: what a host adds to its own DataSource (`migrations: [...MIGRATIONS]`). A new one is added here. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   VerificationOutcomes1766000000010,
   DeploymentMeters1766000000020,
   SlidingRateWindows1766000000030,
+  KeyControlsSetBy1766000000070,
 ];
