@@ -3,13 +3,22 @@
 // own charged with @Charges. Plain ESM JavaScript: decorators are applied as functions.
 //
 // Environment: DATABASE_URL (DATABASE_DIRECT_URL beside a transaction pooler), SESSION_JWT_SECRET, API_KEY_SECRET, PORT, HOST,
-// USAGE_SYNCHRONOUS_COMMIT (on|off, default on), DB_POOL_MAX (default 10).
+// USAGE_SYNCHRONOUS_COMMIT (on|off, default on), DB_POOL_MAX (default 10), BENCH_RECORDING (off: the
+// paired "unrecorded" cases; the verification-outcome and scope-use counters record nothing).
 import 'reflect-metadata';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Charges, CurrentPrincipal, ENTITIES, KeysUsageIdentityModule, RequireScopes } from '../dist/index.js';
+
+if (process.env.BENCH_RECORDING === 'off') {
+  // What the two counters cost per request is what these methods do: without them, nothing is recorded.
+  const { VerificationOutcomeRecorder } = await import('../dist/auth/verification-outcome-recorder.js');
+  const { ScopeUsageRecorder } = await import('../dist/auth/scope-usage-recorder.js');
+  for (const method of ['count', 'defer', 'settle']) VerificationOutcomeRecorder.prototype[method] = () => {};
+  ScopeUsageRecorder.prototype.record = () => {};
+}
 
 class AskController {
   /** One query-wallet charge per request, as a metered API of the host would take it. */

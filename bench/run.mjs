@@ -667,8 +667,15 @@ async function main() {
 //   BENCH_CHARGE_KEYS          keys per case (default 50): the hot org gets that many members with
 //                              a key each, the spread case that many orgs with one member and key
 //   USAGE_SYNCHRONOUS_COMMIT   passed to the hosts (on|off, default on)
+//
+// Recording: GET /me and GET /usage with 1,000 keys on the first host, and on a fourth host whose
+// verification-outcome and scope-use counters record nothing (BENCH_RECORDING=off), alternated in
+// each round. What recording costs is the difference of the two hosts' CPU per request.
 const CHARGE_KEYS = Number(process.env.BENCH_CHARGE_KEYS || 50);
-const CHARGE_TARGETS = { perMe: 0.6, hotSpreadX3: 0.8 };
+const RECORDING_KEYS = 1000;
+/** Recording outcomes and scope use costs at most 3 %: recorded CPU per request ≤ 1.03 × unrecorded. */
+const RECORDING_CPU_LIMIT = 1.03;
+const CHARGE_TARGETS = { perMe: 0.8, hotSpreadX3: 0.9 };
 const CHARGE_HEAD = [
   'case',
   'req/s',
@@ -683,9 +690,10 @@ const CHARGE_HEAD = [
   'result',
 ];
 
-async function startChargeHost(databaseUrl, cpu = 0) {
+async function startChargeHost(databaseUrl, cpu = 0, extraEnv = {}) {
   const port = await freePort();
   const env = {
+    ...extraEnv,
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NODE_ENV: 'production',
@@ -748,7 +756,14 @@ async function seedCharging(databaseUrl) {
     for (let i = 0; i < CHARGE_KEYS; i++) hot.push(await member(hotOrg, i));
     const spread = [];
     for (let i = 0; i < CHARGE_KEYS; i++) spread.push(await member(await org(), i));
-    return { hotOrg, hot, spread };
+    // The recording cases: 1,000 keys, 20 to an org.
+    const many = [];
+    let manyOrg = null;
+    for (let i = 0; i < RECORDING_KEYS; i++) {
+      if (i % 20 === 0) manyOrg = await org();
+      many.push(await member(manyOrg, i));
+    }
+    return { hotOrg, hot, spread, many };
   } finally {
     await client.end();
   }
@@ -781,8 +796,12 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
     await startChargeHost(databaseUrl, 0),
     await startChargeHost(databaseUrl, 0),
   ];
+  const unrecorded = await startChargeHost(databaseUrl, 0, { BENCH_RECORDING: 'off' });
   const keys = await seedCharging(databaseUrl);
   const target = { pid: hosts[0].child.pid, admin };
+  const unrecordedTarget = { pid: unrecorded.child.pid, admin };
+  const many = (url, path, on) =>
+    load({ ...base, url: `${url}${path}`, headersPerClient: bearer(keys.many), duration: DURATION }, on);
   const base = { connections: CONNECTIONS };
   const cases = {
     'me-hot': () =>
@@ -809,6 +828,10 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
         hosts.map((h) => `${h.url}/host/ask`),
         { ...base, headersPerClient: bearer(keys.spread), duration: DURATION },
       ),
+    'me-1000': () => many(hosts[0].url, '/me', target),
+    'me-1000-unrecorded': () => many(unrecorded.url, '/me', unrecordedTarget),
+    'usage-1000': () => many(hosts[0].url, '/usage', target),
+    'usage-1000-unrecorded': () => many(unrecorded.url, '/usage', unrecordedTarget),
   };
   process.stderr.write(
     `bench: charging through a host route, ${CHARGE_KEYS} keys per case, synchronous_commit ${process.env.USAGE_SYNCHRONOUS_COMMIT ?? 'on'}\n`,
@@ -816,6 +839,9 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
   for (const h of hosts)
     await load({ ...base, url: `${h.url}/host/ask`, headersPerClient: bearer(keys.spread), duration: WARMUP_SECONDS });
   await load({ ...base, url: `${hosts[0].url}/me`, headersPerClient: bearer(keys.hot), duration: WARMUP_SECONDS });
+  for (const h of [hosts[0], unrecorded])
+    for (const path of ['/me', '/usage'])
+      await load({ ...base, url: `${h.url}${path}`, headersPerClient: bearer(keys.many), duration: WARMUP_SECONDS });
   const runs = Object.fromEntries(Object.keys(cases).map((c) => [c, []]));
   const bases = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -825,7 +851,7 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
       const r = await run();
       runs[name].push(r);
       process.stderr.write(
-        `  round ${round} ${name.padEnd(16)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  machine busy ${busyPct(r.busy)} %\n`,
+        `  round ${round} ${name.padEnd(21)} ${fmt(r.rps)} req/s  p99 ${r.p99} ms  non-2xx ${r.non2xx + r.errors + r.timeouts}  machine busy ${busyPct(r.busy)} %\n`,
       );
     }
   }
@@ -841,6 +867,15 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
     const perMe = name.startsWith('charge') ? rps[name] / (spreadCase ? me.spread : me.hot) : null;
     let wanted = 'all 2xx';
     let ok = bad === 0;
+    const pair = runs[`${name}-unrecorded`];
+    let recordingCost = '';
+    if (pair) {
+      // This row is the recorded case; its pair ran on the fourth host in the same rounds.
+      const cpu = mean(rs.map((r) => r.cpuPerReq ?? NaN)) / mean(pair.map((r) => r.cpuPerReq ?? NaN));
+      recordingCost = `CPU ${cpu.toFixed(3)}×, req/s ${(rps[name] / rps[`${name}-unrecorded`]).toFixed(3)}× of unrecorded; `;
+      wanted = `CPU ≤ ${RECORDING_CPU_LIMIT}× of unrecorded, all 2xx`;
+      ok &&= cpu <= RECORDING_CPU_LIMIT;
+    }
     if (perMe !== null && !name.endsWith('x3')) {
       wanted = `≥ ${CHARGE_TARGETS.perMe} of GET /me, all 2xx`;
       ok &&= perMe >= CHARGE_TARGETS.perMe;
@@ -856,7 +891,7 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
       fmt(mean(rs.map((r) => r.loadPerReq))),
       busyPct(rs.some((r) => r.busy === null) ? null : mean(rs.map((r) => r.busy))),
       (rps[name] / bare).toFixed(2),
-      `${perMe === null ? '' : `${perMe.toFixed(2)} of /me; `}${wanted}`,
+      `${perMe === null ? '' : `${perMe.toFixed(2)} of /me; `}${recordingCost}${wanted}`,
       ok ? 'PASS' : 'FAIL',
     ]);
   }
@@ -873,7 +908,7 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
       `CPU/PG µs/req: of the first host instance and the database (one-instance cases only); load µs/req: of the load generator(s);\n` +
       `busy %: the whole machine (all cores, /proc/stat) during the run; well under 100 means the case waits (round trips, locks) rather than runs out of CPU.\n`,
   );
-  await Promise.all(hosts.map((h) => stop(h.child)));
+  await Promise.all([...hosts, unrecorded].map((h) => stop(h.child)));
   return pass;
 }
 
