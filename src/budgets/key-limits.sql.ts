@@ -70,6 +70,19 @@ export const LEASE_CREDITS_SQL = `
     FROM g WHERE k.id = g.id
   RETURNING k.id, g.granted::int8 AS granted, g.epoch, g.period, (g.balance - g.granted)::int8 AS left`;
 
+/**
+ * Gives back window allowance an instance leased and did not spend ($3), when it drops its lease
+ * (the key's setting changed): taken off the count of the fixed window it was leased in ($4, of
+ * $5 seconds), or off the previous count if the row has since moved on to the next window. Never
+ * below zero, and nothing for an older window: what was spent stays counted.
+ */
+export const RETURN_WINDOW_SQL = `
+  UPDATE key_rate_windows
+     SET current_count = CASE WHEN window_start = $4::timestamptz THEN current_count - LEAST(current_count, $3::int) ELSE current_count END,
+         previous_count = CASE WHEN window_start = $4::timestamptz THEN previous_count ELSE previous_count - LEAST(previous_count, $3::int) END
+   WHERE key_id = $1::uuid AND name = $2::text
+     AND window_start IN ($4::timestamptz, $4::timestamptz + make_interval(secs => $5::int))`;
+
 /** Gives back credits leased and not spent ($2), only to the same setting ($3 epoch) and refill period ($4). */
 export const RETURN_CREDITS_SQL = `
   UPDATE api_keys SET credits_remaining = credits_remaining + $2::bigint
