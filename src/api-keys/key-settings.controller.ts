@@ -16,7 +16,7 @@ import { KeySettingsService } from './key-settings.service.js';
 const BAD_SETTINGS =
   'keyID (or org_id) is not a UUID; no field given; a setting outside its rule (the message names the field and the rule, as the request schema describes it); an unknown field.';
 const CHANGE =
-  'Only the fields sent change; null clears a setting. Audited and emitted as `api_key.updated`; every instance applies it before this answers (a disabled key is refused everywhere from then on).';
+  'Only the fields sent change; null clears a setting. Audited and emitted as `api_key.updated`; every instance applies it before this answers (a disabled key is refused everywhere from then on; a tightened window or lowered credits hold everywhere, leases taken under the old settings given back).';
 
 /** A key's settings: its owner's route and the org admins' route. */
 @ApiTags('api-keys')

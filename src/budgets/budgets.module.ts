@@ -1,21 +1,25 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
+import { CoherenceModule } from '../coherence/coherence.module.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { CreditLeases } from './credit-leases.js';
 import { KeyLimitStore } from './key-limit.store.js';
 import { KeyLimitsGuard } from './key-limits.guard.js';
+import { LeaseInvalidation } from './lease-invalidation.js';
 import { WindowLeases } from './window-leases.js';
 
 /**
  * Budgets: what a request may spend and what it has spent. A key's credits and rate windows (and
  * its plan's windows) as instance leases drawn from PostgreSQL, the networks a key may be used
  * from, and the guard that enforces them, which the root module binds to auth's RequestBudget
- * port so the auth decorators apply it. Registers no global provider.
+ * port so the auth decorators apply it. A key's change drops its leases on every instance before
+ * the change is acknowledged (LeaseInvalidation). Registers no global provider.
  */
 @Module({
-  // AuthModule: the verification outcome recorder its refusals are counted in.
-  imports: [PeriodicJobsModule, AuthModule],
-  providers: [KeyLimitStore, WindowLeases, CreditLeases, KeyLimitsGuard],
+  // AuthModule: the verification outcome recorder its refusals are counted in. CoherenceModule:
+  // the change notifications that drop a changed key's leases.
+  imports: [PeriodicJobsModule, AuthModule, CoherenceModule],
+  providers: [KeyLimitStore, WindowLeases, CreditLeases, KeyLimitsGuard, LeaseInvalidation],
   exports: [KeyLimitsGuard, WindowLeases, CreditLeases],
 })
 export class BudgetsModule {}

@@ -107,9 +107,27 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
     return this.lease(keyId, credits, cost, now, lease);
   }
 
-  giveBack(keyId: string, cost: number): void {
+  /**
+   * Gives back what a refused request took at `takenAt`, only to a lease of the same setting
+   * (epoch) and refill period: a credit taken before a change never lands in the new balance.
+   */
+  giveBack(keyId: string, credits: { refill: CreditRefill | null; epoch: number }, cost: number, takenAt: Date): void {
     const lease = this.leases.get(keyId);
-    if (lease) lease.tokens += cost;
+    const period = credits.refill ? refillPeriodStart(credits.refill, takenAt).getTime() : null;
+    if (lease && lease.epoch === credits.epoch && lease.period === period) lease.tokens += cost;
+  }
+
+  /**
+   * The key's settings changed: what this instance holds unspent goes back now, to the setting it
+   * was leased under (after a change of the credits the statement refuses it: the new balance is
+   * exactly what was set), and the next request asks the balance afresh. Resolves once given back.
+   */
+  drop(keyId: string): Promise<void> | undefined {
+    const lease = this.leases.peek(keyId);
+    if (!lease) return undefined;
+    lease.notBefore = 0;
+    lease.refusedCost = 0;
+    return lease.tokens > 0 ? this.giveBackNow(keyId, lease) : undefined;
   }
 
   /** Gives back every lease unused since `before`. */

@@ -4,7 +4,7 @@ import type { QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import { pgPool } from '../database/pg-pool.js';
-import { LEASE_CREDITS_SQL, LEASE_WINDOWS_SQL, RETURN_CREDITS_SQL } from './key-limits.sql.js';
+import { LEASE_CREDITS_SQL, LEASE_WINDOWS_SQL, RETURN_CREDITS_SQL, RETURN_WINDOW_SQL } from './key-limits.sql.js';
 
 export interface WindowGrant {
   granted: number;
@@ -103,6 +103,15 @@ export class KeyLimitStore {
     want = cost,
   ): Promise<CreditGrant | null> {
     return this.credits.load({ keyId, cost, period, maxBlock, want: Math.max(cost, want) });
+  }
+
+  /** Gives back `amount` leased and not spent in the fixed window starting at `start` (RETURN_WINDOW_SQL). */
+  async returnWindow(keyId: string, name: string, amount: number, start: Date, seconds: number): Promise<void> {
+    await pgPool(this.db).query({
+      name: 'kui_return_window',
+      text: RETURN_WINDOW_SQL,
+      values: [keyId, name, amount, start, seconds],
+    });
   }
 
   async returnCredits(keyId: string, amount: number, epoch: number, period: Date | null): Promise<void> {

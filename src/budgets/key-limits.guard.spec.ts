@@ -60,7 +60,7 @@ function fakes(
       log.push(`credits ${cost}`);
       return credit();
     }
-    override giveBack(_k: string, cost: number) {
+    override giveBack(_k: string, _c: unknown, cost: number) {
       log.push(`credits back ${cost}`);
     }
   }

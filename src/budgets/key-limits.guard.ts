@@ -217,7 +217,7 @@ export class KeyLimitsGuard extends RequestBudget implements CanActivate {
   private giveBack(a: Attempt, withCredits: boolean): void {
     for (let i = 0; i < a.windowsTaken; i++) this.windows.giveBack(a.keyId, a.windows[i], a.cost, a.at);
     a.windowsTaken = 0;
-    if (withCredits && a.creditsTaken) this.credits.giveBack(a.keyId, a.cost);
+    if (withCredits && a.creditsTaken) this.credits.giveBack(a.keyId, a.credits!, a.cost, new Date(a.at));
     a.creditsTaken = false;
   }
 

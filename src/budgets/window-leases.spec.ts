@@ -38,6 +38,12 @@ function sharedCounter() {
       rows.set(`${key} ${name}`, row);
       return { granted, ...row };
     },
+    // As RETURN_WINDOW_SQL: off the count of the fixed window the tokens were leased in.
+    returnWindow: async (key: string, name: string, amount: number, start: Date) => {
+      await Promise.resolve();
+      const row = rows.get(`${key} ${name}`);
+      if (row && row.start === start.getTime()) row.current -= Math.min(row.current, amount);
+    },
   } as unknown as KeyLimitStore;
   return { store, wants, rows };
 }
@@ -145,5 +151,50 @@ describe('WindowLeases', () => {
     // The 4 weigh on the window until the end of the next fixed window.
     expect(leases.resetIn('k', w, epochMs(clock))).toBe(1500);
     expect(leases.remaining('k', w, T0 + 1500)).toBe(8);
+  });
+
+  describe('when the key changes', () => {
+    const DAY = 86_400;
+    const large = { name: 'default', limit: 100_000, window_seconds: DAY };
+    const tight = { name: 'default', limit: 25, window_seconds: DAY };
+
+    it('drops its leases and gives back what they held unspent: the count is what was spent', async () => {
+      const clock = new TestClock(new Date(T0));
+      const { store, rows } = sharedCounter();
+      const [x, y] = [instance(store, clock), instance(store, clock)];
+      expect(admitted([...(await x.burst(large, 12)), ...(await y.burst(large, 8))])).toBe(20);
+      // Each instance leased a share of the limit, far beyond what it spent.
+      expect(rows.get('k default')!.current).toBe(2 * Math.ceil(100_000 * LEASE_SHARE));
+      await Promise.all([x.leases.drop('k'), y.leases.drop('k')]);
+      expect(rows.get('k default')!.current).toBe(20);
+      // 25 a day: 5 more, whichever instance they come to.
+      expect(admitted([...(await x.burst(tight, 10)), ...(await y.burst(tight, 10))])).toBe(5);
+    });
+
+    it('never spends a lease taken under another setting of the window, and gives back what it held', async () => {
+      const clock = new TestClock(new Date(T0));
+      const { store, rows } = sharedCounter();
+      const { leases, burst } = instance(store, clock);
+      expect(admitted(await burst(large, 20))).toBe(20);
+      // A request that comes with the new setting before the change was heard of.
+      expect(admitted(await burst(tight, 30))).toBe(5);
+      expect(rows.get('k default')!.current).toBe(25);
+      // A token taken under the old setting and given back does not land in the new lease.
+      const before = leases.remaining('k', tight, epochMs(clock));
+      leases.giveBack('k', large, 1, epochMs(clock));
+      expect(leases.remaining('k', tight, epochMs(clock))).toBe(before);
+      expect(leases.take('k', tight, 1, epochMs(clock))).toBeGreaterThan(0);
+    });
+
+    it('gives back a dropped lease still being asked for once the requests waiting on it are done', async () => {
+      const clock = new TestClock(new Date(T0));
+      const { store, rows } = sharedCounter();
+      const { leases } = instance(store, clock);
+      const waiting = leases.take('k', large, 1, epochMs(clock));
+      expect(waiting).toBeInstanceOf(Promise);
+      expect(leases.drop('k')).toBeUndefined();
+      expect(await waiting).toBe(0);
+      await expect.poll(() => rows.get('k default')!.current).toBe(1);
+    });
   });
 });

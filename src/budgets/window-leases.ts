@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Clock, epochMs } from '../common/clock.js';
 import { KeyLimitStore } from './key-limit.store.js';
@@ -13,6 +13,11 @@ import { availableAt, dueAt, wholeBackAt } from './sliding-window.js';
 export const LEASE_SHARE = 0.005;
 
 interface Lease {
+  /** The setting the tokens were leased under: a request of another setting never spends them. */
+  limit: number;
+  seconds: number;
+  /** Dropped (its key changed): its unspent tokens go back once the requests waiting on it are done. */
+  dropped: boolean;
   tokens: number;
   /** The end of the fixed window the tokens were granted in: they are never spent after it. */
   expiresAt: number;
@@ -46,15 +51,23 @@ export type Admission = number;
  * ask per key and window at a time). A window with nothing available is remembered until enough is
  * due, so refused requests cost no database traffic. Every fixed window admits at most its limit,
  * whatever the number of instances, and a burst gets the whole window.
+ *
+ * A lease belongs to the setting (limit and length) it was taken under. When the key changes
+ * (`drop`, on the change's notification) or a request comes with another setting, the lease is
+ * dropped and what it holds unspent is given back to the counter, so the count is what was spent:
+ * after "100,000 a day" becomes "25 a day" with 20 spent, 5 more pass, on whichever instance.
  */
 @Injectable()
 export class WindowLeases {
+  private readonly logger = new Logger('WindowLeases');
   /**
    * Key id → window name → lease. Looked up by the key id and the window's name as the verified
    * row holds them (strings whose hash V8 keeps), never by a string built per request: hashing a
    * fresh concatenation on every lookup cost more than the rest of the limits together.
    */
   private readonly leases = new LRUCache<string, Map<string, Lease>>({ max: 100_000 });
+  /** Key id → its dropped leases' give-backs still under way: this instance's next lease of the key waits for them. */
+  private readonly returning = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: KeyLimitStore,
@@ -66,15 +79,29 @@ export class WindowLeases {
     let byName = this.leases.get(keyId);
     if (!byName) this.leases.set(keyId, (byName = new Map()));
     let lease = byName.get(w.name);
-    if (lease && lease.expiresAt > now && lease.tokens >= cost) {
+    if (
+      lease &&
+      lease.expiresAt > now &&
+      lease.tokens >= cost &&
+      lease.limit === w.limit &&
+      lease.seconds === w.window_seconds
+    ) {
       lease.tokens -= cost;
       return 0;
+    }
+    if (lease && (lease.limit !== w.limit || lease.seconds !== w.window_seconds)) {
+      // Leased under another setting of the window: not this one's to spend.
+      this.retire(keyId, w.name, lease);
+      lease = undefined;
     }
     if (lease && lease.notBefore > now) return lease.notBefore - now;
     if (!lease)
       byName.set(
         w.name,
         (lease = {
+          limit: w.limit,
+          seconds: w.window_seconds,
+          dropped: false,
           tokens: 0,
           expiresAt: 0,
           notBefore: 0,
@@ -89,12 +116,31 @@ export class WindowLeases {
   }
 
   /**
+   * Drops every lease of a key (its settings changed): nothing it held is spent any more, and what
+   * it held unspent goes back to the shared counters. Resolves once given back.
+   */
+  drop(keyId: string): Promise<void> | undefined {
+    const byName = this.leases.get(keyId);
+    if (!byName) return undefined;
+    this.leases.delete(keyId);
+    for (const [name, lease] of byName) this.retire(keyId, name, lease);
+    return this.returning.get(keyId);
+  }
+
+  /**
    * Gives back what a refused request took at `takenAt` (never written anywhere), unless the
    * window it was taken from has ended: a window's tokens are never spent in the next.
    */
   giveBack(keyId: string, w: RateWindow, cost: number, takenAt: number): void {
     const lease = this.leases.get(keyId)?.get(w.name);
-    if (lease && takenAt < lease.expiresAt && takenAt >= lease.expiresAt - w.window_seconds * 1000)
+    // Not into a lease of another setting: a token taken before a change stays spent.
+    if (
+      lease &&
+      lease.limit === w.limit &&
+      lease.seconds === w.window_seconds &&
+      takenAt < lease.expiresAt &&
+      takenAt >= lease.expiresAt - w.window_seconds * 1000
+    )
       lease.tokens += cost;
   }
 
@@ -133,7 +179,35 @@ export class WindowLeases {
       }
     } finally {
       lease.demand -= cost;
+      if (lease.dropped && lease.demand === 0) this.giveBackUnspent(keyId, w.name, lease);
     }
+  }
+
+  /** Takes a lease out of use; its unspent tokens go back now, or when the last request waiting on it is done. */
+  private retire(keyId: string, name: string, lease: Lease): void {
+    if (this.leases.peek(keyId)?.get(name) === lease) this.leases.peek(keyId)!.delete(name);
+    lease.dropped = true;
+    if (lease.demand === 0) this.giveBackUnspent(keyId, name, lease);
+  }
+
+  private giveBackUnspent(keyId: string, name: string, lease: Lease): void {
+    const amount = lease.tokens;
+    const start = new Date(lease.expiresAt - lease.seconds * 1000);
+    lease.tokens = 0;
+    lease.expiresAt = 0;
+    if (amount <= 0) return;
+    const before = this.returning.get(keyId);
+    const done: Promise<void> = Promise.resolve(before)
+      .then(() => this.store.returnWindow(keyId, name, amount, start, lease.seconds))
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `could not give back ${amount} of window ${name} of key ${keyId}: ${(error as Error).message}`,
+        ),
+      )
+      .finally(() => {
+        if (this.returning.get(keyId) === done) this.returning.delete(keyId);
+      });
+    this.returning.set(keyId, done);
   }
 
   private async fetch(keyId: string, w: RateWindow, cost: number, lease: Lease): Promise<void> {
@@ -141,6 +215,8 @@ export class WindowLeases {
     // A request dearer than the whole window is admitted into an otherwise empty one.
     const limit = Math.max(w.limit, cost);
     const want = Math.max(cost, Math.ceil(w.limit * LEASE_SHARE), lease.demand);
+    const returning = this.returning.get(keyId);
+    if (returning) await returning;
     const at = epochMs(this.clock);
     const grant = await this.store.leaseWindow(keyId, w.name, limit, w.window_seconds, want, new Date(at), cost);
     const end = grant.start + windowMs;

@@ -2,6 +2,7 @@ import { Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } f
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { Settings } from '../settings/settings.js';
@@ -13,8 +14,12 @@ import { LeaseKeeper } from './lease-keeper.js';
 
 export type { InvalidationTargets } from './coherence.sql.js';
 
-/** Called with what changed, or with null: "drop everything" (the lease lapsed, or a TRUNCATE). */
-export type InvalidationListener = (targets: InvalidationTargets | null) => void;
+/**
+ * Called with what changed, or with null: "drop everything" (the lease lapsed, or a TRUNCATE). A
+ * listener whose part of applying a change ends later (leases of a key given back to the database)
+ * returns a promise: the change is acknowledged once it settles, or after a sixth of a lease.
+ */
+export type InvalidationListener = (targets: InvalidationTargets | null) => void | Promise<void>;
 
 /** An opaque mark taken before a database read; the read's answer may be cached only if it still holds. */
 export type CacheStamp = number;
@@ -43,7 +48,12 @@ export class CoherenceLease implements OnApplicationBootstrap, OnApplicationShut
   private validUntil = 0;
   private epoch = 0;
   private readonly listeners: InvalidationListener[] = [];
+  /** The highest invalidation received, and the highest applied (what listeners returned settled too). */
+  private receivedSeq = 0;
   private ackSeq = 0;
+  /** What listeners still finish before the changes received so far count as applied; null: nothing. */
+  private settling: Promise<void> | null = null;
+  private readonly settleMs: number;
   private ackScheduled = false;
   private readonly acks = new Announcements();
   private readonly embedded: InProcessNotifications | undefined;
@@ -55,6 +65,8 @@ export class CoherenceLease implements OnApplicationBootstrap, OnApplicationShut
     // adapter (a `connection` object, a pool of one) cannot, and needs none. A host's DataSource
     // on anything else gets no cache.
     this.embedded = inProcessNotificationsOf(dataSource);
+    // Well inside the renewal interval (a third of a lease), which requires earlier changes acknowledged.
+    this.settleMs = Math.floor(settings.verificationCache.leaseMs / 6);
     const options =
       (pgPoolOf(dataSource) as { options?: pg.PoolConfig & { connection?: unknown } } | undefined)?.options ?? null;
     const pool = !this.embedded && options && !options.connection ? options : null;
@@ -159,25 +171,53 @@ export class CoherenceLease implements OnApplicationBootstrap, OnApplicationShut
   private lapse(): void {
     this.validUntil = 0;
     this.epoch++;
-    for (const l of this.listeners) l(null);
+    for (const l of this.listeners) void l(null);
     this.acks.announce();
   }
 
   private received(payload: string | undefined): void {
     this.epoch++;
     const { seq, targets } = parseInvalidation(payload);
-    for (const l of this.listeners) l(targets);
-    if (seq > this.ackSeq) this.ackSeq = seq;
-    if (this.embedded) return; // applied before the writer's commit was answered: nobody waits
-    this.acks.announce(); // a writer in this process waiting on this very change goes on at once
+    let work: Promise<void>[] | null = null;
+    for (const l of this.listeners) {
+      const w = l(targets);
+      if (w) (work ??= []).push(w);
+    }
+    if (work) this.settle(work);
+    if (seq > this.receivedSeq) this.receivedSeq = seq;
+    if (this.embedded) {
+      this.ackSeq = this.receivedSeq;
+      return; // applied before the writer's commit was answered: nobody waits
+    }
     if (!this.ackScheduled) {
       this.ackScheduled = true;
       // Notifications that arrive together (one read of the connection, emitted in one go) are
-      // acknowledged together, once all are applied: right after them, not a loop turn later.
+      // acknowledged together, once all are applied: right after them, not a loop turn later
+      // (unless a listener is still finishing its part).
       queueMicrotask(() => {
         this.ackScheduled = false;
-        void this.keeper?.acknowledge(this.ackSeq);
+        const upTo = this.receivedSeq;
+        if (this.settling) void this.settling.then(() => this.acknowledge(upTo));
+        else this.acknowledge(upTo);
       });
     }
+  }
+
+  private acknowledge(seq: number): void {
+    if (seq > this.ackSeq) this.ackSeq = seq;
+    this.acks.announce(); // a writer in this process waiting on this very change goes on at once
+    void this.keeper?.acknowledge(this.ackSeq);
+  }
+
+  /** Adds listeners' work to what the next acknowledgement waits for (after the earlier work), bounded. */
+  private settle(work: Promise<void>[]): void {
+    const done = Promise.race([Promise.allSettled(work), sleep(this.settleMs, undefined, { ref: false })]).then(
+      () => undefined,
+    );
+    const all = this.settling ? Promise.all([this.settling, done]).then(() => undefined) : done;
+    this.settling = all;
+    void all.then(() => {
+      if (this.settling === all) this.settling = null;
+    });
   }
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiKeyVerificationStore } from '../../src/api-keys/api-key-verification.store.js';
+import { settingsColumns, updateSettingsSql } from '../../src/api-keys/key-settings.sql.js';
 import { CreditLeases } from '../../src/budgets/credit-leases.js';
 import { SystemClock } from '../../src/common/clock.js';
 import { KeyLimitStore } from '../../src/budgets/key-limit.store.js';
@@ -239,6 +240,81 @@ describe('the key limit store', () => {
     } finally {
       listener.release();
     }
+  });
+
+  it('takes window allowance given back off the count of the window it was leased in, never below zero', async () => {
+    const k = await key();
+    const counts = async () =>
+      (await r.db.pool.query(`SELECT previous_count, current_count FROM key_rate_windows WHERE key_id = $1`, [k.id]))
+        .rows[0];
+    expect((await store.leaseWindow(k.id, 'default', 100, 1, 20, at(100), 1)).granted).toBe(20);
+    await store.returnWindow(k.id, 'default', 15, T0, 1);
+    expect(await counts()).toEqual({ previous_count: 0, current_count: 5 });
+    // Another window's allowance (an older one's, or another window name's) takes nothing.
+    await store.returnWindow(k.id, 'default', 5, at(-1000), 1);
+    await store.returnWindow(k.id, 'other', 5, T0, 1);
+    expect(await counts()).toEqual({ previous_count: 0, current_count: 5 });
+    await store.returnWindow(k.id, 'default', 9, T0, 1);
+    expect(await counts()).toEqual({ previous_count: 0, current_count: 0 });
+    // Once the row has moved on to the next window, it comes off what the window before counts.
+    expect((await store.leaseWindow(k.id, 'default', 100, 1, 20, at(500), 1)).granted).toBe(20);
+    expect((await store.leaseWindow(k.id, 'default', 100, 1, 1, at(1100), 1)).granted).toBe(1);
+    await store.returnWindow(k.id, 'default', 12, T0, 1);
+    expect(await counts()).toEqual({ previous_count: 8, current_count: 1 });
+  });
+
+  it('counts what a window still holds in the new one when its length changes', async () => {
+    const k = await key();
+    // 12:00 on a day window: 9 counted today.
+    expect((await store.leaseWindow(k.id, 'default', 100_000, 86_400, 9, at(0), 9)).granted).toBe(9);
+    // Now an hour's window of 10: the 9 count in this hour; 1 more fits.
+    expect(await store.leaseWindow(k.id, 'default', 10, 3600, 5, at(1000), 1)).toEqual({
+      granted: 1,
+      start: T0.getTime(),
+      previous: 0,
+      current: 10,
+    });
+    // The next hour: the 10 weigh as the previous hour's.
+    expect(await store.leaseWindow(k.id, 'default', 10, 3600, 5, at(3_600_000 + 1_800_000), 1)).toMatchObject({
+      granted: 2,
+      previous: 10,
+    });
+    // Back to a day's window at 13:30: what the hour's window still counts carries into the day's.
+    expect(await store.leaseWindow(k.id, 'default', 100, 86_400, 1, at(3_600_000 + 1_800_000), 1)).toMatchObject({
+      start: Date.parse('2031-06-01T00:00:00.000Z'),
+      previous: 0,
+      current: 8,
+    });
+  });
+
+  it('never gives credits leased before a change of the credits back into the new balance, even racing the change', async () => {
+    const k = await key();
+    await r.db.pool.query(`UPDATE api_keys SET credits_remaining = 1000 WHERE id = $1`, [k.id]);
+    const leased = await store.leaseCredits(k.id, 1, null, 10_000);
+    expect(leased).toMatchObject({ granted: 125, epoch: 0, left: 875 });
+    const balance = async () =>
+      (await r.db.pool.query(`SELECT credits_remaining::int AS n FROM api_keys WHERE id = $1`, [k.id])).rows[0].n;
+    // The PATCH's own statement (credits: { remaining: 10 }), left uncommitted while the give-back waits on its row.
+    const patch = updateSettingsSql('id', settingsColumns({ credits: { remaining: 10 } }, T0), 'k.credits_epoch');
+    const tx = await r.db.pool.connect();
+    try {
+      await tx.query('BEGIN');
+      expect((await tx.query(patch.text, [k.id, k.id, ...patch.values])).rows).toEqual([{ credits_epoch: 1 }]);
+      let landed = false;
+      const givingBack = store.returnCredits(k.id, 124, leased!.epoch, null).then(() => (landed = true));
+      await r.db.pool.query(`SELECT pg_sleep(0.1)`);
+      expect(landed).toBe(false);
+      await tx.query('COMMIT');
+      await givingBack;
+    } finally {
+      tx.release();
+    }
+    expect(await balance()).toBe(10);
+    // After it, too; and given back under the new setting, it lands.
+    await store.returnCredits(k.id, 124, leased!.epoch, null);
+    expect(await balance()).toBe(10);
+    await store.returnCredits(k.id, 1, 1, null);
+    expect(await balance()).toBe(11);
   });
 
   it('answers null for a key without credits', async () => {
