@@ -49,6 +49,11 @@ export abstract class BatchedCounter<Row> implements OnApplicationShutdown {
     }
   }
 
+  /** Nothing pending and nothing being written: a read of the database sees every count so far. */
+  get idle(): boolean {
+    return this.size === 0 && this.inFlight === null;
+  }
+
   /** Writes whatever is pending; resolves when the database has it (or the batch was dropped). */
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);

@@ -39,6 +39,7 @@ describe('configuration', () => {
     ['USAGE_RETENTION_DAYS', '0'],
     ['USAGE_RETENTION_DAYS', 'forever'],
     ['USAGE_SYNCHRONOUS_COMMIT', 'sometimes'],
+    ['USAGE_CHARGING', 'lazy'],
     ['DB_POOL_MIN', '-1'],
   ])('refuses %s=%s with a message that names the variable and not its value', (name, value) => {
     let error: unknown;
@@ -143,15 +144,18 @@ describe('configuration', () => {
     });
   });
 
-  it('passes the usage settings to the module: retention 400 days and synchronous commits by default', () => {
+  it('passes the usage settings to the module: retention 400 days, synchronous commits and leased charging by default', () => {
     expect(moduleOptionsFrom(buildAppConfig(loadEnvironment({}))).usage).toEqual({
       retentionDays: 400,
       synchronousCommit: true,
+      charging: 'leased',
     });
     const set = moduleOptionsFrom(
-      buildAppConfig(loadEnvironment({ USAGE_RETENTION_DAYS: '30', USAGE_SYNCHRONOUS_COMMIT: 'off' })),
+      buildAppConfig(
+        loadEnvironment({ USAGE_RETENTION_DAYS: '30', USAGE_SYNCHRONOUS_COMMIT: 'off', USAGE_CHARGING: 'exact' }),
+      ),
     );
-    expect(set.usage).toEqual({ retentionDays: 30, synchronousCommit: false });
+    expect(set.usage).toEqual({ retentionDays: 30, synchronousCommit: false, charging: 'exact' });
   });
 
   it('reads plan limits from PLAN_LIMITS, keeping defaults for what it does not name', () => {

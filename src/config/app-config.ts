@@ -180,7 +180,11 @@ export function moduleOptionsFrom(config: AppConfig): KeysUsageIdentityOptions {
     maxActiveServiceKeysPerOrg: env.MAX_ACTIVE_SERVICE_KEYS_PER_ORG,
     mintRatePerMinute: env.MINT_RATE_LIMIT,
     sessionMaxAgeSeconds: env.SESSION_MAX_AGE,
-    usage: { retentionDays: env.USAGE_RETENTION_DAYS, synchronousCommit: env.USAGE_SYNCHRONOUS_COMMIT },
+    usage: {
+      retentionDays: env.USAGE_RETENTION_DAYS,
+      synchronousCommit: env.USAGE_SYNCHRONOUS_COMMIT,
+      charging: env.USAGE_CHARGING,
+    },
     database: databaseOptionsFrom(env),
   };
 }

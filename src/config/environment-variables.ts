@@ -70,6 +70,10 @@ export class EnvironmentVariables extends BaseEnvironment {
   @IsBoolean()
   USAGE_SYNCHRONOUS_COMMIT = true;
 
+  /** How `@Charges` charges the org's daily meters (docs/usage.md, "Leased and exact charging"). */
+  @IsIn(['leased', 'exact'])
+  USAGE_CHARGING: 'leased' | 'exact' = 'leased';
+
   /** json (one object per line) or pretty; unset: pretty when NODE_ENV=development, else json. */
   @Transform(emptyToUndefined)
   @IsOptional()

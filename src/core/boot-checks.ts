@@ -71,6 +71,8 @@ export async function checkDataSourceSchema(moduleRef: ModuleRef): Promise<void>
 const MIGRATED_FUNCTIONS = [
   'kui_charge_batch',
   'kui_charge_meter_batch',
+  'kui_lease_meters',
+  'kui_count_meters',
   'kui_count_api_keys',
   'kui_notify_verification',
 ];

@@ -118,4 +118,14 @@ export interface UsageOptions {
    * crash can lose the last few hundred milliseconds of committed charges (docs/usage.md, "Durability of charges"). Default true.
    */
   synchronousCommit?: boolean;
+  /**
+   * How `@Charges` and `UsageService.charge` charge the daily meters (docs/usage.md, "Leased and
+   * exact charging"). `leased` (default): each instance leases a block of an org's meter from
+   * PostgreSQL, spends it from memory and writes the counts at least every second (a `kill -9`
+   * may leave the last second's charges of that instance uncounted). `exact`: every charge is
+   * committed before the answer. Every instance of a deployment uses the same setting.
+   */
+  charging?: UsageCharging;
 }
+
+export type UsageCharging = 'leased' | 'exact';

@@ -36,3 +36,13 @@ describe('Settings.database: a DataSource behind a transaction pooler', () => {
     );
   });
 });
+
+describe('Settings.usageCharging', () => {
+  it('is leased by default, takes exact, and refuses any other value naming the option', () => {
+    expect(new Settings({ session }).usageCharging).toBe('leased');
+    expect(new Settings({ session, usage: { charging: 'exact' } }).usageCharging).toBe('exact');
+    expect(() => new Settings({ session, usage: { charging: 'lazy' as 'exact' } })).toThrow(
+      'usage.charging must be "leased" or "exact"; got "lazy"',
+    );
+  });
+});

@@ -7,6 +7,7 @@ import { ScopeRegistry } from '../common/scope-registry.js';
 import type {
   DatabaseOptions,
   KeysUsageIdentityOptions,
+  UsageCharging,
   VerificationCacheOptions,
 } from './keys-usage-identity.options.js';
 
@@ -40,6 +41,8 @@ export class Settings {
   readonly usageRetentionDays: number;
   readonly usagePruneEveryMs: number;
   readonly usageSynchronousCommit: boolean;
+  /** `leased`: meters charged from instance leases; `exact`: every charge committed before the answer. */
+  readonly usageCharging: UsageCharging;
   /** The session-mode connection beside a pooled DataSource, and what the pooled one may do. */
   readonly database: {
     directUrl: string | null;
@@ -92,6 +95,9 @@ export class Settings {
       throw new Error('usage.retentionDays must be a positive integer');
     this.usagePruneEveryMs = options.usage?.pruneEveryMs ?? 3_600_000;
     this.usageSynchronousCommit = options.usage?.synchronousCommit ?? true;
+    this.usageCharging = options.usage?.charging ?? 'leased';
+    if (this.usageCharging !== 'leased' && this.usageCharging !== 'exact')
+      throw new Error(`usage.charging must be "leased" or "exact"; got ${JSON.stringify(this.usageCharging)}`);
     this.database = databaseSettings(options.database ?? {});
   }
 

@@ -11,7 +11,7 @@ import { refusedBeforeHandler } from '../common/refusal.js';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
 import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
-import { from, lastValueFrom, mergeAll, of, throwError } from 'rxjs';
+import { from, lastValueFrom, mergeAll, of, throwError, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/principal.js';
 import { testPrincipal } from '../../test/support/principal.js';
@@ -55,7 +55,7 @@ const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock });
 const chargeOf = (meter: 'captures' | 'imports', count: number) =>
   ({ orgId: 'o', meter, count, day: '2030-01-01' }) as ChargeResult;
 
-type FakeUsage = Pick<UsageService, 'charge' | 'refundEventually'>;
+type FakeUsage = Pick<UsageService, 'chargeNow' | 'refundEventually'>;
 const interceptorWith = (usage: Partial<FakeUsage>, outcomes = new CountedOutcomes()) =>
   new ChargeInterceptor(new Reflector(), usage as UsageService, settings, outcomes.recorder);
 
@@ -80,7 +80,7 @@ describe('@Charges', () => {
 describe('ChargeInterceptor', () => {
   it('charges as the request’s principal, so the charge is attributed to its key or user', async () => {
     const calls: unknown[][] = [];
-    const interceptor = interceptorWith({ charge: async (...args) => (calls.push(args), chargeOf('captures', 1)) });
+    const interceptor = interceptorWith({ chargeNow: async (...args) => (calls.push(args), chargeOf('captures', 1)) });
     const keyPrincipal = testPrincipal({ orgId: 'o', orgRole: 'owner', keyId: 'k' });
 
     await lastValueFrom(await interceptor.intercept(context(keyPrincipal).ctx, { handle: () => of('done') }));
@@ -90,12 +90,12 @@ describe('ChargeInterceptor', () => {
 
   it('charges once when both the controller and the route carry @Charges (the interceptor then runs twice)', async () => {
     const calls: unknown[][] = [];
-    const interceptor = interceptorWith({ charge: async (...args) => (calls.push(args), chargeOf('imports', 3)) });
+    const interceptor = interceptorWith({ chargeNow: async (...args) => (calls.push(args), chargeOf('imports', 3)) });
     const { ctx } = context(principal, ChargedController, ChargedController.prototype.own);
 
     // As Nest chains them: the controller's interceptor hands on to the route's.
     const routeLevel = {
-      handle: () => from(interceptor.intercept(ctx, { handle: () => of('done') })).pipe(mergeAll()),
+      handle: () => from(Promise.resolve(interceptor.intercept(ctx, { handle: () => of('done') }))).pipe(mergeAll()),
     };
     expect(await lastValueFrom(await interceptor.intercept(ctx, routeLevel))).toBe('done');
 
@@ -105,14 +105,14 @@ describe('ChargeInterceptor', () => {
   it('answers 429 with Retry-After in seconds until the meter resets, without running the handler', async () => {
     const resetsAt = new Date('2030-01-02T00:00:00.000Z');
     const interceptor = interceptorWith({
-      charge: async () => Promise.reject(new UsageLimitExceededError('captures', 2, 2, 1, resetsAt)),
+      chargeNow: async () => Promise.reject(new UsageLimitExceededError('captures', 2, 2, 1, resetsAt)),
     });
     const { ctx, headers } = context(principal);
     let ran = false;
 
-    const refused = await interceptor
-      .intercept(ctx, { handle: () => ((ran = true), of('done')) })
-      .catch((e: unknown) => e);
+    const refused = await Promise.resolve(
+      interceptor.intercept(ctx, { handle: () => ((ran = true), of('done')) }),
+    ).catch((e: unknown) => e);
 
     expect(refused).toBeInstanceOf(HttpException);
     expect((refused as HttpException).getStatus()).toBe(429);
@@ -123,7 +123,7 @@ describe('ChargeInterceptor', () => {
 
   it('turns a database outage while charging into a 503, so a host without our filter does not answer 500', async () => {
     const outage = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    const interceptor = interceptorWith({ charge: async () => Promise.reject(outage) });
+    const interceptor = interceptorWith({ chargeNow: async () => Promise.reject(outage) });
     await expect(interceptor.intercept(context(principal).ctx, { handle: () => of('done') })).rejects.toBeInstanceOf(
       ServiceUnavailableException,
     );
@@ -131,7 +131,7 @@ describe('ChargeInterceptor', () => {
 
   it('lets any other failure through unchanged', async () => {
     const bug = new TypeError('boom');
-    const interceptor = interceptorWith({ charge: async () => Promise.reject(bug) });
+    const interceptor = interceptorWith({ chargeNow: async () => Promise.reject(bug) });
     await expect(interceptor.intercept(context(principal).ctx, { handle: () => of('done') })).rejects.toBe(bug);
     expect(bug).not.toBeInstanceOf(HttpException);
   });
@@ -140,7 +140,7 @@ describe('ChargeInterceptor', () => {
     const refunds: unknown[] = [];
     const charge = chargeOf('captures', 1);
     const interceptor = interceptorWith({
-      charge: async () => charge,
+      chargeNow: async () => charge,
       refundEventually: async (c) => void refunds.push(c),
     });
     const failure = new BadRequestException('n must be an integer');
@@ -158,7 +158,7 @@ describe('ChargeInterceptor', () => {
   ])('keeps the charge when the handler has started and fails with %s', async (_, failure) => {
     const refunds: unknown[] = [];
     const interceptor = interceptorWith({
-      charge: async () => chargeOf('captures', 1),
+      chargeNow: async () => chargeOf('captures', 1),
       refundEventually: async (c) => void refunds.push(c),
     });
     const observable = await interceptor.intercept(context(principal).ctx, { handle: () => throwError(() => failure) });
@@ -168,7 +168,7 @@ describe('ChargeInterceptor', () => {
 
   it('marks a request its meter refuses, so what the key took before it goes back', async () => {
     const interceptor = interceptorWith({
-      charge: async () => {
+      chargeNow: async () => {
         throw new UsageLimitExceededError('captures', 1, 1, 1, new Date('2030-01-02T00:00:00.000Z'));
       },
     });
@@ -189,20 +189,47 @@ describe('ChargeInterceptor', () => {
     ]) {
       const { ctx } = context(keyPrincipal);
       outcomes.recorder.defer(ctx.getArgByIndex(0), 'k');
-      await Promise.resolve(interceptorWith({ charge }, outcomes).intercept(ctx, { handle: () => of(1) })).catch(
-        () => undefined,
-      );
+      await Promise.resolve(
+        interceptorWith({ chargeNow: charge }, outcomes).intercept(ctx, { handle: () => of(1) }),
+      ).catch(() => undefined);
     }
     // A request LastUseGuard did not defer (no key, or a route without the guards) counts nothing here.
-    await interceptorWith({ charge: async () => chargeOf('captures', 1) }, outcomes).intercept(context(principal).ctx, {
-      handle: () => of(1),
-    });
+    await interceptorWith({ chargeNow: async () => chargeOf('captures', 1) }, outcomes).intercept(
+      context(principal).ctx,
+      {
+        handle: () => of(1),
+      },
+    );
     expect(await outcomes.counted()).toEqual({ k: { valid: 2, usage_exceeded: 1 } });
+  });
+
+  it('answers synchronously, with no promise, when the charge is (a leased block covered it)', async () => {
+    const interceptor = interceptorWith({ chargeNow: () => chargeOf('captures', 1) });
+
+    const answer = interceptor.intercept(context(principal).ctx, { handle: () => of('done') });
+
+    expect(answer).not.toBeInstanceOf(Promise);
+    expect(await lastValueFrom(answer as Observable<unknown>)).toBe('done');
+  });
+
+  it('answers a synchronous refusal with the 429 thrown at once, the handler never run', () => {
+    const resetsAt = new Date('2030-01-02T00:00:00.000Z');
+    const interceptor = interceptorWith({
+      chargeNow: () => {
+        throw new UsageLimitExceededError('captures', 2, 2, 1, resetsAt);
+      },
+    });
+    let ran = false;
+
+    expect(() => interceptor.intercept(context(principal).ctx, { handle: () => ((ran = true), of('done')) })).toThrow(
+      HttpException,
+    );
+    expect(ran).toBe(false);
   });
 
   it('keeps the request’s own error when the refund itself fails', async () => {
     const interceptor = interceptorWith({
-      charge: async () => chargeOf('captures', 1),
+      chargeNow: async () => chargeOf('captures', 1),
       refundEventually: async () => Promise.reject(new Error('refund bug')),
     });
     const failure = new BadRequestException('bad input');

@@ -45,9 +45,9 @@ type ChargeableRequest = { user?: Principal; [CHARGED]?: true };
 /**
  * The one executor of `@Charges`. It runs after every guard (authentication, scopes), so a
  * refused request is never charged, and charges the principal's org through UsageService's
- * atomic charge before the route's pipes and handler; if a pipe or the handler then fails,
- * the charge is given back (kept and retried while the database is away, see PendingRefunds)
- * before the error goes on. Exhausted meter: 429 with `Retry-After` (seconds until the meter
+ * atomic charge before the route's pipes and handler (synchronously when this instance's leased
+ * block covers it); if a pipe then refuses the input, the charge is given back (to the block, or
+ * kept and retried while the database is away, see PendingRefunds) before the error goes on. Exhausted meter: 429 with `Retry-After` (seconds until the meter
  * resets, the next UTC midnight); unknown org: 404; database down: 503. A key's verification
  * outcome on such a route is counted here (`usage_exceeded` or `valid`), not by LastUseGuard.
  */
@@ -64,21 +64,30 @@ export class ChargeInterceptor implements NestInterceptor {
     private readonly outcomes: VerificationOutcomeRecorder,
   ) {}
 
-  async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
     const http = ctx.switchToHttp();
     const request = http.getRequest<ChargeableRequest>();
     const spec = this.specOf(ctx.getClass(), ctx.getHandler());
     if (!spec || request[CHARGED]) return next.handle();
-    let charge: ChargeResult;
+    const response: unknown = http.getResponse();
+    let charged: ChargeResult | Promise<ChargeResult>;
     try {
-      charge = await this.charge(request, http.getResponse(), spec);
+      charged = this.charge(request, spec);
     } catch (error) {
-      // Refused before the handler (the meter's 429, an unknown org, the database away): what the key's budgets took goes back.
-      refuseBeforeHandler(request);
-      // The key's verification outcome, which LastUseGuard left to the charge: refused by the meter, else admitted.
-      this.outcomes.settle(request, error instanceof TooManyRequests ? 'usage_exceeded' : 'valid', this.now());
-      throw error;
+      throw this.refused(request, response, error);
     }
+    // Leased charging answers a charge its block covers synchronously: no promise on the hot path.
+    if (!(charged instanceof Promise)) return this.admitted(request, charged, next);
+    return charged.then(
+      (charge) => this.admitted(request, charge, next),
+      (error: unknown) => {
+        throw this.refused(request, response, error);
+      },
+    );
+  }
+
+  private admitted(request: ChargeableRequest, charge: ChargeResult, next: CallHandler): Observable<unknown> {
+    request[CHARGED] = true;
     this.outcomes.settle(request, 'valid', this.now());
     // The one give-back rule (common/refusal.ts): only a refusal before the handler (a pipe's 400) gives the charge back.
     return next
@@ -90,6 +99,18 @@ export class ChargeInterceptor implements NestInterceptor {
             : throwError(() => error),
         ),
       );
+  }
+
+  /**
+   * A charge refused before the handler (the meter's 429, an unknown org, the database away): what
+   * the key's budgets took goes back, and the key's verification outcome, which LastUseGuard left
+   * to the charge, is settled (refused by the meter, else admitted). Returns the error to throw.
+   */
+  private refused(request: ChargeableRequest, response: unknown, error: unknown): unknown {
+    const answer = this.answerOf(response, error);
+    refuseBeforeHandler(request);
+    this.outcomes.settle(request, answer instanceof TooManyRequests ? 'usage_exceeded' : 'valid', this.now());
+    return answer;
   }
 
   private now(): number {
@@ -105,29 +126,27 @@ export class ChargeInterceptor implements NestInterceptor {
     return spec;
   }
 
-  private async charge(request: ChargeableRequest, response: unknown, spec: ChargeSpec): Promise<ChargeResult> {
+  private charge(request: ChargeableRequest, spec: ChargeSpec): ChargeResult | Promise<ChargeResult> {
     const principal = request.user;
     if (!principal) throw new UnauthorizedException(ERRORS.authRequired);
     if (!principal.orgId) throw new HttpException(ERRORS.noOrgSelected, HttpStatus.BAD_REQUEST);
-    let charge: ChargeResult;
-    try {
-      charge = await this.usage.charge(principal.orgId, spec.meter, spec.count, principal);
-    } catch (error) {
-      if (error instanceof UsageLimitExceededError) {
-        const now = this.settings.clock.now().getTime();
-        throw new TooManyRequests(response, {
-          budget: `usage:${error.meter}`,
-          message: error.message,
-          retryAfter: (error.resetsAt.getTime() - now) / 1000,
-        });
-      }
-      if (error instanceof UnknownOrgError) throw new NotFoundException(ERRORS.orgNotFound);
-      // A host may have no filter that knows driver errors: say 503 here, not a bare 500.
-      if (isDatabaseUnavailable(error)) throw new ServiceUnavailableException(ERRORS.databaseUnavailable);
-      throw error;
+    return this.usage.chargeNow(principal.orgId, spec.meter, spec.count, principal);
+  }
+
+  /** What a refused charge answers: the meter's 429 with `Retry-After`, 404 for an unknown org, 503 with the database away. */
+  private answerOf(response: unknown, error: unknown): unknown {
+    if (error instanceof UsageLimitExceededError) {
+      const now = this.settings.clock.now().getTime();
+      return new TooManyRequests(response, {
+        budget: `usage:${error.meter}`,
+        message: error.message,
+        retryAfter: (error.resetsAt.getTime() - now) / 1000,
+      });
     }
-    request[CHARGED] = true;
-    return charge;
+    if (error instanceof UnknownOrgError) return new NotFoundException(ERRORS.orgNotFound);
+    // A host may have no filter that knows driver errors: say 503 here, not a bare 500.
+    if (isDatabaseUnavailable(error)) return new ServiceUnavailableException(ERRORS.databaseUnavailable);
+    return error;
   }
 
   private async refund(charge: ChargeResult): Promise<void> {

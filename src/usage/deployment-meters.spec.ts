@@ -8,6 +8,7 @@ import type { EventOutbox } from '../events/event-outbox.js';
 import { Settings } from '../settings/settings.js';
 import type { MeterChargeRequest, UsageRepository } from './usage.repository.js';
 import type { DailyRow } from './usage-rows.js';
+import { UsageThresholds } from './usage-thresholds.js';
 import { UsageService } from './usage.service.js';
 
 const ORG = '0f8e6a34-51c3-4d8e-a1f2-9c0b7d6e5a41';
@@ -98,7 +99,7 @@ describe('UsageService with meters the deployment defines', () => {
       settings,
       undefined,
       undefined,
-      outbox,
+      new UsageThresholds(outbox),
     );
 
     await withEvents.charge(ORG, 'exports', 2);

@@ -11,10 +11,11 @@ import { UsageRetention } from './usage-retention.js';
 import { UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';
 import { PendingRefunds } from './pending-refunds.js';
+import { UsageLeasesModule } from './usage-leases.module.js';
 
-/** The metering engine; owns usage_counters, usage_attributions and the deployment meters' usage_meter_counters and usage_meter_attribution. Exports UsageService and what `@Charges()` charges through. */
+/** The metering engine; owns usage_counters, usage_attributions, the deployment meters' usage_meter_counters and usage_meter_attribution, and the instances' usage_leases. Exports UsageService and what `@Charges()` charges through. */
 @Module({
-  imports: [AuthModule, ApiKeyStoreModule, PeriodicJobsModule],
+  imports: [AuthModule, ApiKeyStoreModule, PeriodicJobsModule, UsageLeasesModule],
   providers: [
     UsageRepository,
     UsageService,

@@ -16,8 +16,9 @@ import {
   type Counters,
 } from '../common/meters.js';
 import type { Limit, MeterLimits } from '../common/plan-limits.js';
-import { EventOutbox } from '../events/event-outbox.js';
+import { LeasedCharges } from './leased-charges.js';
 import { PendingRefunds } from './pending-refunds.js';
+import { UsageThresholds } from './usage-thresholds.js';
 import { UsageRepository } from './usage.repository.js';
 import type { DailyRow, RecordedMeters } from './usage-rows.js';
 import { usageSnapshotOf } from '../auth/usage-snapshot.js';
@@ -38,10 +39,14 @@ export interface ChargeResult {
   count: number;
   /** The UTC day (`YYYY-MM-DD`) whose counter was charged. */
   day: string;
-  /** The charged meter's count for the day after the charge. */
+  /**
+   * Exact charging: the charged meter's count for the day after the charge. Leased charging: what
+   * the meter's limit had taken (counted, and leased by every instance) when this instance last
+   * leased a block of it, an upper bound of the count.
+   */
   used: number;
-  /** The day's counters of the contract's meters after the charge. */
-  counters: Counters;
+  /** Exact charging: the day's counters of the contract's meters after the charge (leased: not known when charging). */
+  counters?: Counters;
   resetsAt: Date;
   /** Who the charge is attributed to (what a refund gives back to). */
   by: Attribution;
@@ -76,12 +81,6 @@ function metersOf(
   }
   return meters as UsageMetersDto;
 }
-/** Percentages of a daily limit that raise `usage.threshold`. */
-const THRESHOLDS = [80, 100] as const;
-/** Whether use going from `before` to `after` reaches `threshold` % of `limit` for the first time. */
-const crosses = (before: number, after: number, threshold: number, limit: number) =>
-  before * 100 < threshold * limit && after * 100 >= threshold * limit;
-
 /** The daily meters: read them (never charging) and charge them atomically. */
 @Injectable()
 export class UsageService {
@@ -91,7 +90,9 @@ export class UsageService {
     private readonly settings: Settings,
     @Optional() private readonly activity?: ActivityEvents,
     @Optional() private readonly pendingRefunds?: PendingRefunds,
-    @Optional() private readonly outbox?: EventOutbox,
+    @Optional() private readonly thresholds?: UsageThresholds,
+    /** The leased path (USAGE_CHARGING=leased); without it (a service built by hand) charges are exact. */
+    @Optional() private readonly leased?: LeasedCharges,
   ) {}
 
   private readonly logger = new Logger(UsageService.name);
@@ -100,10 +101,13 @@ export class UsageService {
     if (!principal.orgId || !principal.plan) {
       throw new BadRequestException(ERRORS.noOrgSelectedForSession);
     }
+    // Leased charging: this instance's pending counts are written first, so its own charges show.
+    const settled = !this.leasing || this.leased!.settled;
+    if (!settled) await this.leased!.settle();
     const now = this.settings.clock.now();
     const day = utcDay(now);
-    // An API key's verification already read today's contract meters in the same statement.
-    const snapshot = usageSnapshotOf(principal, day);
+    // An API key's verification already read today's contract meters in the same statement (before any count was written just now).
+    const snapshot = settled ? usageSnapshotOf(principal, day) : undefined;
     const limits = this.settings.planLimits[principal.plan];
     const meters = this.settings.meters;
     let c: Counters;
@@ -130,7 +134,10 @@ export class UsageService {
 
   /**
    * Charges `count` units of `meter` (the contract's or one the deployment defines) to the org's
-   * counter for the current UTC day, all or nothing. Throws UsageLimitExceededError (nothing
+   * counter for the current UTC day, all or nothing, never past the limit across any number of
+   * instances. Exact charging commits it before resolving; leased charging (the default) takes it
+   * from this instance's block and writes it within a second (docs/usage.md, "Leased and exact
+   * charging"; `settle()` waits for that write). Throws UsageLimitExceededError (nothing
    * recorded) when it would pass the limit, UnknownOrgError for an org the directory does not
    * know, RangeError for a meter the deployment does not define.
    *
@@ -139,12 +146,46 @@ export class UsageService {
    * brings the plan its verification read, which saves the directory round trip.
    */
   async charge(orgId: string, meter: string, count = 1, by?: Principal): Promise<ChargeResult> {
+    return this.chargeNow(orgId, meter, count, by);
+  }
+
+  /**
+   * `charge`, synchronous when it can be: on the leased path a charge this instance's block
+   * covers, for a principal of the org (whose plan its verification read), returns its result,
+   * not a promise (the `@Charges` hot path). Throws what `charge` rejects with.
+   */
+  chargeNow(orgId: string, meter: string, count = 1, by?: Principal): ChargeResult | Promise<ChargeResult> {
     if (!Number.isSafeInteger(count) || count < 1 || count > MAX_CHARGE) {
       throw new RangeError(`count must be an integer from 1 to ${MAX_CHARGE}`);
     }
     if (!this.settings.meters.has(meter)) {
       throw new RangeError(`meter must be one of ${this.settings.meters.names.join(', ')}; got "${meter}"`);
     }
+    if (!this.leasing) return this.chargeExact(orgId, meter, count, by);
+    const leased = this.leased!;
+    if (by && by.orgId === orgId && by.plan) return leased.charge(orgId, meter, count, by.plan, attributionOf(by));
+    return this.directory.orgPlan(orgId).then((plan) => {
+      if (!plan) throw new UnknownOrgError(orgId);
+      return leased.charge(orgId, meter, count, plan, SYSTEM_ATTRIBUTION);
+    });
+  }
+
+  /** Whether charges go through instance leases (USAGE_CHARGING=leased). */
+  private get leasing(): boolean {
+    return this.leased !== undefined && this.settings.usageCharging === 'leased';
+  }
+
+  /**
+   * Writes this instance's pending counts (leased charging) and resolves once the database has
+   * them: what a test or a host that reads the tables right after charging waits for. At once on
+   * the exact path, where every charge is committed before it resolves.
+   */
+  settle(): Promise<void> {
+    return this.leasing ? this.leased!.settle() : Promise.resolve();
+  }
+
+  /** The exact path: one atomic upsert per charge (batched per event-loop turn), committed before it resolves. */
+  private async chargeExact(orgId: string, meter: string, count: number, by?: Principal): Promise<ChargeResult> {
     const sameOrg = by && by.orgId === orgId && by.plan ? by : undefined;
     const plan = sameOrg?.plan ?? (await this.directory.orgPlan(orgId));
     if (!plan) throw new UnknownOrgError(orgId);
@@ -169,11 +210,9 @@ export class UsageService {
     }
     this.activity?.emit({ type: 'usage.charged', meter, count });
     // Checked here, synchronously: a charge that crosses no threshold (nearly all) costs no await.
-    if (this.outbox?.enabled && limit !== null) {
-      const spent = limitKeyOf(meter) === 'wallet' ? counters.asks + counters.retrieves : used;
-      if (THRESHOLDS.some((t) => crosses(spent - count, spent, t, limit))) {
-        await this.noticeThresholds(orgId, meter, spent, count, limit, day, now, resetsAt);
-      }
+    const spent = limitKeyOf(meter) === 'wallet' ? counters.asks + counters.retrieves : used;
+    if (this.thresholds?.crossed(spent, count, limit)) {
+      await this.thresholds.notice(orgId, meter, spent, count, limit, day, now, resetsAt);
     }
     return { orgId, meter, count, day, used, counters, resetsAt, by: attribution };
   }
@@ -198,43 +237,11 @@ export class UsageService {
   }
 
   /**
-   * `usage.threshold` when this charge took a daily limit's use across 80 % or 100 %: once per
-   * org, meter and day (event_marks), whichever process charged. Only a crossing costs a statement;
-   * a failure to write the event never fails the charge (it is logged).
-   */
-  private async noticeThresholds(
-    orgId: string,
-    meter: string,
-    used: number,
-    count: number,
-    limit: number,
-    day: string,
-    now: Date,
-    resetsAt: Date,
-  ): Promise<void> {
-    const key = limitKeyOf(meter);
-    const before = used - count;
-    const name = key === 'wallet' ? 'mcp_queries' : key;
-    for (const threshold of THRESHOLDS) {
-      if (!crosses(before, used, threshold, limit)) continue;
-      try {
-        await this.outbox!.emitOnce('usage_threshold', `${orgId}:${name}:${day}`, String(threshold), {
-          orgId,
-          type: 'usage.threshold',
-          data: { org_id: orgId, meter: name, threshold, used, limit, day, resets_at: resetsAt.toISOString() },
-          at: now,
-        });
-      } catch (error) {
-        this.logger.warn(`usage.threshold for ${name} not recorded: ${(error as Error).message}`);
-      }
-    }
-  }
-
-  /**
    * Gives back a charge whose work then failed (one statement), on the day it was made, so a
    * request that was refused after being charged does not spend the meter.
    */
   async refund(charge: ChargeResult): Promise<void> {
+    if (this.leasing && this.leased!.refund(charge)) return;
     await this.usage.refund(charge.orgId, charge.day, charge.meter, charge.count, charge.by ?? SYSTEM_ATTRIBUTION);
     this.activity?.emit({ type: 'usage.refunded', meter: charge.meter, count: charge.count });
   }
@@ -244,6 +251,7 @@ export class UsageService {
    * lands (bounded; see PendingRefunds). Resolves once it landed or was kept.
    */
   refundEventually(charge: ChargeResult): Promise<void> {
+    if (this.leasing && this.leased!.refund(charge)) return Promise.resolve();
     if (!this.pendingRefunds) return this.refund(charge);
     return this.pendingRefunds.refund({
       orgId: charge.orgId,

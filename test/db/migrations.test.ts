@@ -47,6 +47,7 @@ describe('migrations on an empty PostgreSQL database', () => {
       'orgs',
       'usage_attribution',
       'usage_counters',
+      'usage_leases',
       'usage_meter_attribution',
       'usage_meter_counters',
       'users',

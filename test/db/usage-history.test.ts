@@ -181,7 +181,7 @@ describe('usage attribution and history on real PostgreSQL', () => {
       ...[4, 4, 4, 2].map((n) => usageA.charge(near, 'imports', n, keyPrincipal(near))),
     ]);
 
-    const after = results.map((r) => (r.status === 'fulfilled' ? r.value.counters.imports : null));
+    const after = results.map((r) => (r.status === 'fulfilled' ? r.value.counters!.imports : null));
     expect(after).toEqual([1, 3, 6, 4, 8, null, 10]);
     expect((await attribution(whole)).map((r) => r.imports)).toEqual([6]);
     expect((await attribution(near)).reduce((s, r) => s + r.imports, 0)).toBe(10);

@@ -23,6 +23,7 @@ import { KeyDescription1765630000000 } from './1765630000000-key-description.js'
 import { VerificationOutcomes1766000000010 } from './1766000000010-verification-outcomes.js';
 import { DeploymentMeters1766000000020 } from './1766000000020-deployment-meters.js';
 import { SlidingRateWindows1766000000030 } from './1766000000030-sliding-rate-windows.js';
+import { MeterLeases1766000000050 } from './1766000000050-meter-leases.js';
 import { RateWindowLength1766000000060 } from './1766000000060-rate-window-length.js';
 import { KeyControlsSetBy1766000000070 } from './1766000000070-key-controls-set-by.js';
 
@@ -53,6 +54,7 @@ export const MIGRATIONS = [
   VerificationOutcomes1766000000010,
   DeploymentMeters1766000000020,
   SlidingRateWindows1766000000030,
+  MeterLeases1766000000050,
   RateWindowLength1766000000060,
   KeyControlsSetBy1766000000070,
 ];
