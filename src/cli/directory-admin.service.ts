@@ -193,8 +193,8 @@ export class DirectoryAdminService {
 
   async recordUsage(orgId: string, meter: string, count: number) {
     if (!(await this.repo.findOrg(orgId))) throw new AdminError(`no org with id ${orgId}`);
-    const result = await this.usage.charge(orgId, meter, count);
-    // The charge is one atomic statement of the metering engine; its event follows it at once.
+    // Written before the answer on either charging path (a leased charge is waited for), with the counts after it.
+    const result = await this.usage.settled(await this.usage.charge(orgId, meter, count));
     await this.transactions.run((m) =>
       this.record(m, {
         orgId,

@@ -214,8 +214,11 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
   private async fetch(orgId: string, meter: string, block: Block, cost: number): Promise<void> {
     const { day, limit } = block;
     const sentAt = Date.now();
+    // What the block lacks, not the whole cost: its own units and the limit's room together pay for it.
+    const need = cost > 0 ? Math.max(1, cost - block.tokens) : 0;
+    const want = cost > 0 ? Math.max(need, block.demand - block.tokens) : 0;
     const grant = await this.repository.lease(
-      { orgId, day, meter, limit, cost, want: Math.max(cost, block.demand) },
+      { orgId, day, meter, limit, cost: need, want },
       this.holder,
       METER_LEASE_TTL_MS,
     );

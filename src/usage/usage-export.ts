@@ -74,6 +74,7 @@ export class UsageExporter {
     const range = resolveDayRange(query, utcDay(this.settings.clock.now()), this.settings.usageRetentionDays, null);
     const plan = await this.directory.orgPlan(orgId);
     if (!plan) throw new UnknownOrgError(orgId);
+    await this.usage.settle();
     // The deployment's meters follow the contract's columns: in JSON Lines as `meters`, in CSV as its paths.
     const own = this.settings.meters.deployment;
     const columns = [

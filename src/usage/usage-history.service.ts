@@ -36,6 +36,8 @@ export class UsageHistoryService {
       throw new BadRequestException(ERRORS.noOrgSelectedForSession);
     }
     const range = this.range(query);
+    // Leased charging: this instance's pending counts first, as GET /usage shows them.
+    await this.usage.settle();
     const rows = await this.history.orgDaily(principal.orgId, range.from, range.to, null, 1000);
     return { ...range, days: this.usage.toDailyUsage(rows, principal.plan) };
   }
@@ -74,6 +76,7 @@ export class UsageHistoryService {
     range: { from: string; to: string },
     plan: Plan,
   ): Promise<KeyDailyUsageReport> {
+    await this.usage.settle();
     const rows = await this.history.credentialDaily(orgId, 'api_key', keyId, range.from, range.to);
     return { key_id: keyId, org_id: orgId, ...range, days: this.usage.toDailyUsage(rows, plan) };
   }

@@ -170,6 +170,17 @@ export class UsageService {
     });
   }
 
+  /** `charge` once written, with the day's counts after it as an exact charge answers them (the operator CLI prints them). */
+  async settled(charge: ChargeResult): Promise<ChargeResult> {
+    if (charge.counters) return charge;
+    await this.settle();
+    const counters = await this.usage.read(charge.orgId, charge.day);
+    const used = isMeter(charge.meter)
+      ? counters[charge.meter]
+      : ((await this.usage.readMeters(charge.orgId, charge.day))[charge.meter] ?? 0);
+    return { ...charge, counters, used };
+  }
+
   /** Whether charges go through instance leases (USAGE_CHARGING=leased). */
   private get leasing(): boolean {
     return this.leased !== undefined && this.settings.usageCharging === 'leased';

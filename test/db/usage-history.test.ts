@@ -60,8 +60,8 @@ describe('usage attribution and history on real PostgreSQL', () => {
     seed = new Seeder(db.pool);
     // Two instances, each with its own pool, on one database: charges race across processes' pools.
     [a, b] = await Promise.all([
-      startTestApp({ db, clock, env: { USAGE_RETENTION_DAYS: '30' } }),
-      startTestApp({ db, clock, env: { USAGE_SYNCHRONOUS_COMMIT: 'off' } }),
+      startTestApp({ db, clock, env: { USAGE_RETENTION_DAYS: '30', USAGE_CHARGING: 'exact' } }),
+      startTestApp({ db, clock, env: { USAGE_SYNCHRONOUS_COMMIT: 'off', USAGE_CHARGING: 'exact' } }),
     ]);
     usageA = a.app.get(UsageService);
     usageB = b.app.get(UsageService);
@@ -376,6 +376,8 @@ describe('usage attribution and history on real PostgreSQL', () => {
       'lapsed-previous-secrets',
       'scope-usage-retention',
       'stale-keys',
+      'usage-leases-reclaim',
+      'usage-leases-return',
       'usage-retention',
       'verification-outcomes-retention',
     ]);

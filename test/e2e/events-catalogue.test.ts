@@ -37,11 +37,17 @@ describe('the event catalogue: thresholds and expiry', () => {
   it('usage.threshold fires at 80 % and 100 % of a daily limit, once per org, meter and day', async () => {
     const w = await subscribed(['usage.threshold']);
     const usage = t.app.get(UsageService);
-    await usage.charge(w.orgId, 'captures', 79); // free plan: 100 captures a day
-    await usage.charge(w.orgId, 'captures', 1); // 80 %
-    await usage.charge(w.orgId, 'captures', 5);
-    await usage.charge(w.orgId, 'asks', 90); // the query wallet (asks + retrieves): 90 %, crossing 80 at once
-    await usage.charge(w.orgId, 'captures', 15); // 100 %
+    // Each charge written before the next (leased charging counts behind the answers), so each crosses on its own.
+    const charged = async (meter: string, count: number) => {
+      const charge = await usage.charge(w.orgId, meter, count);
+      await usage.settle();
+      return charge;
+    };
+    await charged('captures', 79); // free plan: 100 captures a day
+    await charged('captures', 1); // 80 %
+    await charged('captures', 5);
+    await charged('asks', 90); // the query wallet (asks + retrieves): 90 %, crossing 80 at once
+    await charged('captures', 15); // 100 %
     await expect(usage.charge(w.orgId, 'captures', 1)).rejects.toThrow();
     await receiver.until(() => forOrg('usage.threshold', w.orgId).length === 3);
     const seen = forOrg('usage.threshold', w.orgId).map((r) => r.verified!.data);
@@ -77,10 +83,10 @@ describe('the event catalogue: thresholds and expiry', () => {
       ]),
     );
     // Once per day: a refund and a new charge across the line again raise nothing more.
-    const charge = await usage.charge(w.orgId, 'asks', 1);
+    const charge = await charged('asks', 1);
     await usage.refund(charge);
     await usage.refund({ ...charge, count: 20 });
-    await usage.charge(w.orgId, 'asks', 20);
+    await charged('asks', 20);
     const { rows } = await t.db.pool.query(
       `SELECT count(*)::int AS n FROM event_marks WHERE kind = 'usage_threshold' AND subject LIKE $1`,
       [`${w.orgId}%`],

@@ -30,7 +30,10 @@ describe('the metering engine on real PostgreSQL', () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
     // Two service instances, each with its own Nest container and its own pg pool, on one database.
-    [a, b] = await Promise.all([startTestApp({ db, clock }), startTestApp({ db, clock })]);
+    // The exact path: these tests read what each charge answered and the tables right after it; the
+    // leased path is test/e2e/usage-leases.test.ts's.
+    const env = { USAGE_CHARGING: 'exact' };
+    [a, b] = await Promise.all([startTestApp({ db, clock, env }), startTestApp({ db, clock, env })]);
     usageA = a.app.get(UsageService);
     usageB = b.app.get(UsageService);
   });

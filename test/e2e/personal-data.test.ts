@@ -77,6 +77,7 @@ describe("a person's data on request through the operator's API", () => {
     await t.app
       .get(UsageService)
       .charge(w.orgId, 'exports', 2, testPrincipal({ userId: user.id, orgId: w.orgId, keyId: keys[1].id }));
+    await t.app.get(UsageService).settle();
     // The e-mail typed into a detail an org admin wrote (any case), as the log may hold it.
     const colleague = await t.seed.colleague(w.orgId, 'admin');
     await t.db.pool.query(

@@ -9,6 +9,9 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
  * A hostile tenant with the lowest role tries to exhaust the service; this file: refunds across a database outage: kept, shown in /metrics, and landed (also on shutdown).
  */
 
+// Refunds kept through an outage are the exact path's (PendingRefunds); leased charging gives a refund
+// before the handler back to the instance's block and its pending count, with no database write.
+
 describe('refunds that land', () => {
   let db: TestDatabase;
   let proxy: TcpProxy;
@@ -19,7 +22,7 @@ describe('refunds that land', () => {
     proxy = await TcpProxy.start(db.url);
     t = await startTestApp({
       db: { ...db, url: proxy.urlFor(db.url) },
-      env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' },
+      env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000', USAGE_CHARGING: 'exact' },
     });
   });
   afterAll(async () => {
@@ -60,7 +63,7 @@ describe('refunds flushed on shutdown', () => {
     const proxy = await TcpProxy.start(db.url);
     const t = await startTestApp({
       db: { ...db, url: proxy.urlFor(db.url) },
-      env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000' },
+      env: { DB_CONNECT_TIMEOUT_MS: '500', DB_STATEMENT_TIMEOUT_MS: '1000', USAGE_CHARGING: 'exact' },
     });
     try {
       const w = await t.seed.world('owner');

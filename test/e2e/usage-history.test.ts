@@ -2,6 +2,7 @@ import { BadRequestException, Body, Controller, Post } from '@nestjs/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RequireScopes } from '../../src/auth/auth.decorators.js';
 import { Charges } from '../../src/usage/charges.decorator.js';
+import { UsageService } from '../../src/usage/usage.service.js';
 import { startChargingHost, type ChargingHost } from '../support/charging-host.js';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -309,6 +310,8 @@ describe('usage history over HTTP', () => {
 
   it('attributes @Charges on a host route to the key or the session that called it, summing to the org meter', async () => {
     const h = await history();
+    // The tables themselves: once this instance's counts are written (leased charging writes them behind the answers).
+    await host.app.get(UsageService).settle();
 
     const { rows } = await db.pool.query(
       `SELECT day::text, credential_kind, credential_id, user_id, asks, captures FROM usage_attribution WHERE org_id = $1 ORDER BY day, credential_kind, credential_id`,

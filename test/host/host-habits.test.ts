@@ -41,6 +41,7 @@ import {
   KeysUsageIdentityModule,
   RequireScopes,
   TypeOrmOrgDirectory,
+  UsageService,
   type Principal,
 } from '../../src/index.js';
 import { createSeededDatabase, databaseUrl, useEmptyDatabase, type TestDatabase } from '../support/database.js';
@@ -319,6 +320,7 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
           'orgs',
           'usage_attribution',
           'usage_counters',
+          'usage_leases',
           'usage_meter_attribution',
           'usage_meter_counters',
           'users',
@@ -340,6 +342,7 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
         expect(minted.status).toBe(201);
         expect((await host.api.get('/me', minted.body.key)).body).toMatchObject({ org_id: w.orgId, user_id: w.userId });
         expect((await host.api.post('/decisions', minted.body.key, { title: 'in app' })).status).toBe(201);
+        await host.app.get(UsageService, { strict: false }).settle(); // leased charging writes counts behind the answer
         expect(
           (await pool.query(`SELECT captures FROM app.usage_counters WHERE org_id = $1`, [w.orgId])).rows[0].captures,
         ).toBe(1);
@@ -403,6 +406,7 @@ describe.each(PLATFORMS)('a host on %s', (platform) => {
       const res = await host.api.post('/imports', key, {});
       expect(res.status).toBe(201);
       expect(res.body).toEqual({ org_id: orgId });
+      await host.app.get(UsageService, { strict: false }).settle();
       const { rows } = await db.pool.query(`SELECT imports FROM usage_counters WHERE org_id = $1`, [orgId]);
       expect(rows[0].imports).toBe(1);
       expect((await host.api.post('/imports', (await mintKey(host, ['decisions:read'])).key, {})).status).toBe(403);
@@ -467,7 +471,7 @@ describe('a host whose schema is built by TypeORM’s synchronize instead of the
       dataSource: { synchronize: true, migrationsRun: false, uuidExtension: 'pgcrypto' },
     });
     await expect(boot).rejects.toThrow(
-      /lacks kui_charge_batch, kui_charge_meter_batch, kui_count_api_keys, kui_notify_verification.*Run the migrations: add MIGRATIONS/s,
+      /lacks kui_charge_batch, kui_charge_meter_batch, kui_lease_meters, kui_count_meters, kui_count_api_keys, kui_notify_verification.*Run the migrations: add MIGRATIONS/s,
     );
 
     // synchronize did build the tables: what the check caught is what only the migrations add.

@@ -315,6 +315,8 @@ describe('the library packed by `npm run pack:library` and installed from its ta
       const ok = await api.post('/decisions', write.body.key, { title: 'ship it' });
       expect(ok.status).toBe(201);
       expect(ok.body).toEqual({ org_id: w.orgId, title: 'ship it' });
+      // GET /usage writes the instance's pending counts first (leased charging), then reads them.
+      expect((await api.get('/usage', w.session)).body.captures).toMatchObject({ used: 1 });
       const { rows } = await db.pool.query(`SELECT captures FROM usage_counters WHERE org_id = $1`, [w.orgId]);
       expect(rows[0].captures).toBe(1);
 
