@@ -3,8 +3,8 @@
 // own charged with @Charges. Plain ESM JavaScript: decorators are applied as functions.
 //
 // Environment: DATABASE_URL (DATABASE_DIRECT_URL beside a transaction pooler), SESSION_JWT_SECRET, API_KEY_SECRET, PORT, HOST,
-// USAGE_SYNCHRONOUS_COMMIT (on|off, default on), DB_POOL_MAX (default 10), BENCH_RECORDING (off: the
-// paired "unrecorded" cases; the verification-outcome and scope-use counters record nothing).
+// USAGE_SYNCHRONOUS_COMMIT (on|off, default on), USAGE_CHARGING (leased|exact, default leased), DB_POOL_MAX (default 10),
+// BENCH_RECORDING (off: the paired "unrecorded" cases; the verification-outcome and scope-use counters record nothing).
 import 'reflect-metadata';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -54,7 +54,11 @@ Module({
       apiKeySecret: process.env.API_KEY_SECRET,
       session: { secret: process.env.SESSION_JWT_SECRET },
       authFailureLimit: 0,
-      usage: { synchronousCommit: process.env.USAGE_SYNCHRONOUS_COMMIT !== 'off', pruneEveryMs: 0 },
+      usage: {
+        synchronousCommit: process.env.USAGE_SYNCHRONOUS_COMMIT !== 'off',
+        charging: process.env.USAGE_CHARGING || 'leased',
+        pruneEveryMs: 0,
+      },
       // The module option beside the pooled DataSource: the verification cache's LISTEN goes here.
       database: process.env.DATABASE_DIRECT_URL
         ? { directUrl: process.env.DATABASE_DIRECT_URL, transactionStatementTimeoutMs: 4000 }
