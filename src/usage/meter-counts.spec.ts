@@ -28,7 +28,7 @@ function counts(options: { fail?: () => Error | null; counted?: () => number } =
   } as unknown as MeterLeaseRepository;
   const settings = new Settings({ session: { secret: 'x'.repeat(32) }, clock: new TestClock(`${DAY}T12:00:00.000Z`) });
   const thresholds = new UsageThresholds({ enabled: true, emitOnce } as unknown as EventOutbox);
-  const sut = new MeterCounts(repository, { holder: 'h' } as OrgMeterLeases, thresholds, settings);
+  const sut = new MeterCounts(repository, { holder: 'h' } as unknown as OrgMeterLeases, thresholds, settings);
   return { sut, writes, emitOnce };
 }
 
@@ -45,7 +45,7 @@ describe('MeterCounts', () => {
 
     expect(sut.idle).toBe(true);
     expect(writes).toHaveLength(1);
-    expect(writes[0]!.map((r) => [r.meter, r.by.kind, r.count, r.walletLimit, r.meterLimit])).toEqual([
+    expect(writes[0].map((r) => [r.meter, r.by.kind, r.count, r.walletLimit, r.meterLimit])).toEqual([
       ['asks', 'api_key', 3, 100, null],
       ['exports', 'api_key', 4, 100, 9],
       ['asks', 'system', 1, 100, null],
@@ -93,6 +93,6 @@ describe('MeterCounts', () => {
       [`${ORG}:mcp_queries:${DAY}`, '80'],
       [`${ORG}:mcp_queries:${DAY}`, '100'],
     ]);
-    expect(emitOnce.mock.calls[0]![3]).toMatchObject({ data: { meter: 'mcp_queries', used: 100, limit: 100 } });
+    expect(emitOnce.mock.calls[0][3]).toMatchObject({ data: { meter: 'mcp_queries', used: 100, limit: 100 } });
   });
 });
