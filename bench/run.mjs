@@ -667,6 +667,7 @@ async function main() {
 //   BENCH_CHARGE_KEYS          keys per case (default 50): the hot org gets that many members with
 //                              a key each, the spread case that many orgs with one member and key
 //   USAGE_SYNCHRONOUS_COMMIT   passed to the hosts (on|off, default on)
+//   USAGE_CHARGING             passed to the hosts (leased|exact, default leased)
 //
 // Recording: GET /me and GET /usage with 1,000 keys on the first host, and on a fourth host whose
 // verification-outcome and scope-use counters record nothing (BENCH_RECORDING=off), alternated in
@@ -701,6 +702,7 @@ async function startChargeHost(databaseUrl, cpu = 0, extraEnv = {}) {
     SESSION_JWT_SECRET: SESSION_SECRET,
     API_KEY_SECRET,
     USAGE_SYNCHRONOUS_COMMIT: process.env.USAGE_SYNCHRONOUS_COMMIT ?? 'on',
+    USAGE_CHARGING: process.env.USAGE_CHARGING ?? 'leased',
     HOST: '127.0.0.1',
     PORT: String(port),
   };
@@ -834,7 +836,7 @@ async function runCharging(ctx, admin, databaseUrl, baseRps) {
     'usage-1000-unrecorded': () => many(unrecorded.url, '/usage', unrecordedTarget),
   };
   process.stderr.write(
-    `bench: charging through a host route, ${CHARGE_KEYS} keys per case, synchronous_commit ${process.env.USAGE_SYNCHRONOUS_COMMIT ?? 'on'}\n`,
+    `bench: charging through a host route, ${CHARGE_KEYS} keys per case, synchronous_commit ${process.env.USAGE_SYNCHRONOUS_COMMIT ?? 'on'}, ${process.env.USAGE_CHARGING ?? 'leased'} charging\n`,
   );
   for (const h of hosts)
     await load({ ...base, url: `${h.url}/host/ask`, headersPerClient: bearer(keys.spread), duration: WARMUP_SECONDS });

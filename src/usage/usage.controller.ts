@@ -23,7 +23,11 @@ export class UsageController {
   @ApiOperation({
     operationId: 'getUsage',
     summary: 'Plan and daily meters',
-    description: 'Any credential holding decisions:read (a session or an API key). Never charges the query wallet.',
+    description:
+      'Any credential holding decisions:read (a session or an API key). Never charges the query wallet. ' +
+      'Each `used` is the counted use: every charge of the answering instance, and those of other instances ' +
+      'up to their last write (at most a second behind when charging is leased); capacity an instance leased ' +
+      'and has not spent is not shown as used.',
   })
   @ApiHeader({
     name: 'X-Org-Id',
