@@ -9,7 +9,7 @@ const DAY = '2031-03-14';
  * One limit's room shared by whoever asks, as kui_lease_meters grants it (the statement itself is
  * tested on PostgreSQL): at least the cost, what is wanted and an eighth of the room, never past it.
  */
-function sharedRoom(room: number) {
+function sharedRoom(room: number, options: { rowWhenEmpty?: boolean } = {}) {
   const asks: BlockAsk[] = [];
   const returned: BlockReturn[] = [];
   let left = room;
@@ -20,7 +20,8 @@ function sharedRoom(room: number) {
       const granted =
         ask.cost > 0 && left >= ask.cost ? Math.min(left, Math.max(ask.cost, ask.want, Math.ceil(left / 8))) : 0;
       left -= granted;
-      return { granted, live: true, counted: 0, held: room - left };
+      // An instance that was never granted anything has no block row: not live.
+      return { granted, live: granted > 0 || options.rowWhenEmpty !== false, counted: 0, held: room - left };
     },
     giveBack: async (blocks: BlockReturn[]) => {
       returned.push(...blocks);
@@ -65,7 +66,7 @@ describe('OrgMeterLeases', () => {
   });
 
   it('answers "no room" at once, without asking again, for a while after PostgreSQL had none', async () => {
-    const { leases, asks } = sharedRoom(0);
+    const { leases, asks } = sharedRoom(0, { rowWhenEmpty: false });
 
     expect(await leases.take('org', DAY, 'wallet', 0, 1)).toBe(false);
     expect(leases.take('org', DAY, 'wallet', 0, 1)).toBe(false);

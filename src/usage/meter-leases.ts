@@ -96,8 +96,8 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
     const t = Date.now();
     let blocks = this.orgs.get(orgId);
     let block = blocks?.get(meter);
-    if (block && (block.day !== day || block.limit !== limit || t >= block.deadline)) {
-      // Another day, another limit (a plan change) or a block that may lapse: not this limit's units.
+    if (block && (block.day !== day || block.limit !== limit || (block.tokens > 0 && t >= block.deadline))) {
+      // Another day, another limit (a plan change) or units of a block that may lapse: not this limit's units.
       void this.giveBackNow(this.unspent(orgId, meter, block));
       Object.assign(block, { day, limit, tokens: 0, notBefore: 0, refusedCost: 0, deadline: 0, renewAt: 0 });
     }
