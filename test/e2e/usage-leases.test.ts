@@ -11,6 +11,7 @@ import { startChargingHost, type ChargingHost } from '../support/charging-host.j
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { Seeder } from '../support/seed.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
  * Org meters on leases (USAGE_CHARGING=leased, the default) across three instances of a host on
@@ -154,5 +155,38 @@ describe('a graceful shutdown of an instance that charges on leases', () => {
       await stays.close();
       await db.drop();
     }
+  });
+});
+
+describe('usage.threshold on leased charging across three instances', () => {
+  let apps: TestApp[];
+  const clock = new TestClock('2031-03-14T12:00:00.000Z');
+  beforeAll(async () => {
+    const first = await startTestApp({ clock });
+    apps = [first, await startTestApp({ db: first.db, clock }), await startTestApp({ db: first.db, clock })];
+  });
+  afterAll(async () => {
+    for (const app of [...(apps ?? [])].reverse()) await app.close();
+  });
+
+  it('is raised once per org, meter and day at 80 % and at 100 %, whichever instance’s write crossed it', async () => {
+    const w = await apps[0]!.seed.world('owner'); // free: a wallet of 100 a day
+    const services = apps.map((a) => a.app.get(UsageService));
+
+    // 100 asks from the three instances at once, in rounds with a write of every instance between them.
+    for (let round = 0; round < 4; round++) {
+      await Promise.all(Array.from({ length: 25 }, (_, i) => services[i % 3]!.charge(w.orgId, 'asks', 1)));
+      await Promise.all(services.map((s) => s.settle()));
+    }
+    await expect(services[1]!.charge(w.orgId, 'retrieves', 1)).rejects.toThrow(/query wallet limit/);
+
+    const { rows } = await apps[0]!.db.pool.query(
+      `SELECT subject, mark FROM event_marks WHERE kind = 'usage_threshold' AND subject LIKE $1 ORDER BY mark`,
+      [`${w.orgId}%`],
+    );
+    expect(rows).toEqual([
+      { subject: `${w.orgId}:mcp_queries:2031-03-14`, mark: '100' },
+      { subject: `${w.orgId}:mcp_queries:2031-03-14`, mark: '80' },
+    ]);
   });
 });
