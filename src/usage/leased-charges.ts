@@ -33,6 +33,7 @@ export class LeasedCharges {
   private dayStart = 0;
   private dayEnd = 0;
   private resetsAt = new Date(0);
+  private everCharged = false;
 
   constructor(
     private readonly leases: OrgMeterLeases,
@@ -82,8 +83,14 @@ export class LeasedCharges {
     return this.counts.idle ? Promise.resolve() : this.counts.drain();
   }
 
+  /** Nothing pending or being written. */
   get settled(): boolean {
     return this.counts.idle;
+  }
+
+  /** Whether this instance has charged anything since it started. */
+  get charged(): boolean {
+    return this.everCharged;
   }
 
   private admitted(
@@ -96,6 +103,7 @@ export class LeasedCharges {
     resetsAt: Date,
   ): LeasedCharge {
     this.counts.record(orgId, day, meter, count, by, plan, this.settings.planLimits[plan]);
+    this.everCharged = true;
     this.activity?.emit({ type: 'usage.charged', meter, count });
     return { orgId, meter, count, day, used: this.leases.taken(orgId, limitKeyOf(meter)), resetsAt, by };
   }

@@ -74,7 +74,8 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
       name: 'usage-leases-return',
       everyMs: 1000,
       firstRunAfterMs: 1000,
-      run: () => this.returnIdle(Date.now() - METER_IDLE_MS),
+      // Resolves with nothing: what it gives back are units, not rows for the scheduler's log.
+      run: async () => void (await this.returnIdle(Date.now() - METER_IDLE_MS)),
     });
     this.jobs.add({
       name: 'usage-leases-reclaim',

@@ -101,13 +101,14 @@ export class UsageService {
     if (!principal.orgId || !principal.plan) {
       throw new BadRequestException(ERRORS.noOrgSelectedForSession);
     }
-    // Leased charging: this instance's pending counts are written first, so its own charges show.
-    const settled = !this.leasing || this.leased!.settled;
-    if (!settled) await this.leased!.settle();
+    // Leased charging: this instance's pending counts are written first, so its own charges show;
+    // the verification's read may predate a write, so it serves only an instance that never charged.
+    const leased = this.leasing ? this.leased! : undefined;
+    if (leased && !leased.settled) await leased.settle();
     const now = this.settings.clock.now();
     const day = utcDay(now);
-    // An API key's verification already read today's contract meters in the same statement (before any count was written just now).
-    const snapshot = settled ? usageSnapshotOf(principal, day) : undefined;
+    // An API key's verification already read today's contract meters in the same statement.
+    const snapshot = leased?.charged ? undefined : usageSnapshotOf(principal, day);
     const limits = this.settings.planLimits[principal.plan];
     const meters = this.settings.meters;
     let c: Counters;
