@@ -30,6 +30,7 @@ async function startHost(databaseUrl: string): Promise<Host> {
       API_KEY_SECRET: TEST_API_KEY_SECRET,
       PORT: String(port),
       DB_POOL_MAX: '4',
+      USAGE_CHARGING: 'leased',
     }),
     stdio: 'ignore',
   });

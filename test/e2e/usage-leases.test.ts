@@ -55,7 +55,7 @@ describe('org meters on leases across three instances', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     seed = new Seeder(db.pool);
-    const options = { planLimits: parsePlanLimits({ free: { wallet: 1000 } }) };
+    const options = { planLimits: parsePlanLimits({ free: { wallet: 1000 } }), usage: { charging: 'leased' as const } };
     hosts = [];
     for (let i = 0; i < 3; i++) hosts.push(await startChargingHost(db, clock, [AskController], options));
   });
@@ -130,7 +130,7 @@ describe('a graceful shutdown of an instance that charges on leases', () => {
   it('writes every count and gives its blocks back before the pool closes (app.close, what SIGTERM runs)', async () => {
     const db = await createTestDatabase();
     const clock = new TestClock('2031-03-14T12:00:00.000Z');
-    const options = { planLimits: parsePlanLimits({ free: { wallet: 1000 } }) };
+    const options = { planLimits: parsePlanLimits({ free: { wallet: 1000 } }), usage: { charging: 'leased' as const } };
     const [stays, leaves] = [
       await startChargingHost(db, clock, [AskController], options),
       await startChargingHost(db, clock, [AskController], options),
@@ -162,8 +162,9 @@ describe('usage.threshold on leased charging across three instances', () => {
   let apps: TestApp[];
   const clock = new TestClock('2031-03-14T12:00:00.000Z');
   beforeAll(async () => {
-    const first = await startTestApp({ clock });
-    apps = [first, await startTestApp({ db: first.db, clock }), await startTestApp({ db: first.db, clock })];
+    const env = { USAGE_CHARGING: 'leased' };
+    const first = await startTestApp({ clock, env });
+    apps = [first, await startTestApp({ db: first.db, clock, env }), await startTestApp({ db: first.db, clock, env })];
   });
   afterAll(async () => {
     for (const app of [...(apps ?? [])].reverse()) await app.close();

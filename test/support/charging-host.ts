@@ -47,6 +47,8 @@ export async function startChargingHost(
             session: { secret: TEST_SESSION_SECRET },
             clock,
             ...options,
+            // `USAGE_CHARGING=exact npx vitest run …` runs the same tests on the exact charging path.
+            usage: { charging: config.env.USAGE_CHARGING, ...options.usage },
           }),
         ],
         controllers,

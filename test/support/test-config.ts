@@ -15,6 +15,8 @@ export function testConfig(dbUrl: string, env: Record<string, string | undefined
       METRICS_CACHE_MS: '0',
       DB_POOL_MAX: '4',
       DB_MIGRATE: 'false',
+      // `USAGE_CHARGING=exact npx vitest run …` runs the same tests on the exact charging path.
+      ...(process.env.USAGE_CHARGING ? { USAGE_CHARGING: process.env.USAGE_CHARGING } : {}),
       ...env,
     }),
   );
