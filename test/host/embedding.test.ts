@@ -2,6 +2,7 @@ import { ModulesContainer } from '@nestjs/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock } from '../support/clock.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { UsageService } from '../../src/index.js';
 import { Seeder } from '../support/seed.js';
 import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
 
@@ -33,6 +34,8 @@ describe.each(PLATFORMS)('a host on %s that imports KeysUsageIdentityModule', (p
   }
 
   async function capturesUsed(orgId: string): Promise<number> {
+    // Once the host's counts are written (leased charging writes them behind the answers).
+    await host.app.get(UsageService, { strict: false }).settle();
     const { rows } = await db.pool.query<{ captures: number }>(
       `SELECT captures FROM usage_counters WHERE org_id = $1`,
       [orgId],
