@@ -17,6 +17,7 @@ import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
 import { VerificationOutcomeRecorder } from '../auth/verification-outcome-recorder.js';
 import { UnknownOrgError, UsageLimitExceededError } from '../common/meters.js';
+import { epochMs } from '../common/clock.js';
 import { ERRORS } from '../common/error-messages.js';
 import { refusedBeforeHandler, refuseBeforeHandler } from '../common/refusal.js';
 import { Settings } from '../settings/settings.js';
@@ -113,8 +114,9 @@ export class ChargeInterceptor implements NestInterceptor {
     return answer;
   }
 
+  /** Milliseconds since the epoch, without a Date on the system clock (it runs on every charged request). */
   private now(): number {
-    return this.settings.clock.now().getTime();
+    return epochMs(this.settings.clock);
   }
 
   private specOf(controller: object, handler: object): ChargeSpec | undefined {

@@ -6,8 +6,9 @@ import { ChargeInterceptor, ChargesMeta } from './charge.interceptor.js';
  * Put on a host route (or controller) next to an auth decorator:
  * `@RequireScopes('decisions:write') @Charges('captures')`. Sets what the route charges and the
  * ChargeInterceptor that charges it: the principal's org, after every guard and before the
- * route's pipes and handler, all or nothing; the charge is given back if a pipe or the handler
- * then fails. Exhausted meter: 429 with `Retry-After` (seconds until the next UTC midnight). On a
+ * route's pipes and handler, all or nothing (by default from this instance's leased block of the
+ * org's limit, docs/usage.md "Leased and exact charging"); the charge is given back only if the
+ * request is refused before its handler (a pipe's 400). Exhausted meter: 429 with `Retry-After` (seconds until the next UTC midnight). On a
  * controller it charges every route; a route's own `@Charges` overrides it (charging once).
  * A key's own limits (KeyLimitsGuard, which the auth decorators list) come first whichever
  * decorator is written above the other, since guards run before interceptors: windows and
