@@ -13,10 +13,12 @@ function sharedRoom(room: number, options: { rowWhenEmpty?: boolean } = {}) {
   const asks: BlockAsk[] = [];
   const returned: BlockReturn[] = [];
   let left = room;
+  let down = false;
   const repository = {
     lease: async (ask: BlockAsk): Promise<BlockGrant> => {
       asks.push(ask);
       await Promise.resolve();
+      if (down) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
       const granted =
         ask.cost > 0 && left >= ask.cost ? Math.min(left, Math.max(ask.cost, ask.want, Math.ceil(left / 8))) : 0;
       left -= granted;
@@ -28,7 +30,13 @@ function sharedRoom(room: number, options: { rowWhenEmpty?: boolean } = {}) {
       for (const b of blocks) left += b.count;
     },
   } as unknown as MeterLeaseRepository;
-  return { leases: new OrgMeterLeases(repository, new PeriodicJobs()), asks, returned, left: () => left };
+  return {
+    leases: new OrgMeterLeases(repository, new PeriodicJobs()),
+    asks,
+    returned,
+    left: () => left,
+    databaseDown: () => (down = true),
+  };
 }
 
 describe('OrgMeterLeases', () => {
@@ -121,5 +129,22 @@ describe('OrgMeterLeases', () => {
     const late = leases.take('org', DAY, 'wallet', 1000, 1);
     expect(late).toBeInstanceOf(Promise);
     expect(await late).toBe(true);
+  });
+
+  it('tries a failed renewal again a second later, not on every charge, spending the block meanwhile', async () => {
+    const { leases, asks, databaseDown } = sharedRoom(1000);
+    let now = Date.now();
+    vi.spyOn(Date, 'now').mockImplementation(() => now);
+    await leases.take('org', DAY, 'wallet', 1000, 1);
+    databaseDown();
+
+    now += 6000;
+    expect(leases.take('org', DAY, 'wallet', 1000, 1)).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 5; i++) expect(leases.take('org', DAY, 'wallet', 1000, 1)).toBe(true);
+    expect(asks).toHaveLength(2);
+    now += 1000;
+    expect(leases.take('org', DAY, 'wallet', 1000, 1)).toBe(true);
+    expect(asks).toHaveLength(3);
   });
 });

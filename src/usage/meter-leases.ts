@@ -186,7 +186,11 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
 
   private renew(orgId: string, meter: string, block: Block): void {
     block.pending = this.fetch(orgId, meter, block, 0)
-      .catch((error: unknown) => this.logger.warn(`could not renew a meter block: ${(error as Error).message}`))
+      .catch((error: unknown) => {
+        // Tried again in a second, not on every charge; the block is spent until its deadline meanwhile.
+        block.renewAt = Date.now() + 1000;
+        this.logger.warn(`could not renew a meter block: ${(error as Error).message}`);
+      })
       .finally(() => (block.pending = null));
   }
 
