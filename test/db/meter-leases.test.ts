@@ -158,4 +158,37 @@ describe('MeterLeaseRepository on real PostgreSQL', () => {
       (await repos[0].lease(ask(orgId, { limit: null, meter: 'exports', want: 1 }), holders[0], TTL)).granted,
     ).toBe(10_000);
   });
+
+  it('keeps counted use plus live blocks within the limit while three instances lease, count and give back at once', async () => {
+    const orgId = await r.seed.org('free');
+    const limit = 200;
+    const spentBy = [0, 0, 0];
+    await Promise.all(
+      repos.map(async (repo, i) => {
+        let tokens = 0;
+        for (let step = 0; step < 40; step++) {
+          const grant = await repo.lease(ask(orgId, { limit, cost: 1 + (step % 4), want: 6 }), holders[i], TTL);
+          expect(grant.counted + grant.held).toBeLessThanOrEqual(limit);
+          tokens += grant.granted;
+          // Spend most of it, count what was spent, now and then give the rest back.
+          const spent = Math.min(tokens, 1 + (step % 5));
+          tokens -= spent;
+          spentBy[i] += spent;
+          if (spent > 0) await repo.count([count(orgId, 'asks', spent)], holders[i]);
+          if (step % 7 === 6 && tokens > 0) {
+            await repo.giveBack([{ orgId, day: DAY, meter: 'wallet', count: tokens }], holders[i]);
+            tokens = 0;
+          }
+        }
+        if (tokens > 0) await repo.giveBack([{ orgId, day: DAY, meter: 'wallet', count: tokens }], holders[i]);
+      }),
+    );
+    const spent = spentBy.reduce((a, b) => a + b, 0);
+    expect((await wallet(orgId)).asks).toBe(spent);
+    expect((await held(orgId)).reduce((n, row) => n + row.held, 0)).toBe(0);
+    // The instances wanted more than the limit: never past it, and close to all of it (what an
+    // instance still held when the others had stopped asking went back unspent).
+    expect(spent).toBeLessThanOrEqual(limit);
+    expect(spent).toBeGreaterThan(limit - 3 * 6);
+  });
 });
