@@ -1,9 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { resolve } from 'node:path';
+import { Controller, Get } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RequireScopes } from '../../src/auth/auth.decorators.js';
 import { COUNTER_FLUSH_MS } from '../../src/common/batched-counter.js';
+import { SystemClock } from '../../src/common/clock.js';
+import { Charges } from '../../src/usage/charges.decorator.js';
 import { METER_LEASE_TTL_MS } from '../../src/usage/meter-leases.js';
+import { startChargingHost } from '../support/charging-host.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { childEnv, freePort, ROOT } from '../support/processes.js';
 import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/seed.js';
@@ -14,6 +19,17 @@ import { Seeder, TEST_API_KEY_SECRET, TEST_SESSION_SECRET } from '../support/see
  * `kill -9` leaves uncounted at most what it charged in its last flush interval, while the block
  * it held counts only until its lease lapses.
  */
+/** The same route in an instance of this process: what survives the killed one. */
+@Controller('host')
+class AskController {
+  @Get('ask')
+  @RequireScopes('decisions:read')
+  @Charges('asks')
+  ask(): { ok: true } {
+    return { ok: true };
+  }
+}
+
 interface Host {
   child: ChildProcess;
   port: number;
@@ -138,5 +154,34 @@ describe('a host charging on leases, stopped while it charges', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0].held).toBeGreaterThan(0);
     expect(Number(rows[0].left_ms)).toBeLessThanOrEqual(METER_LEASE_TTL_MS);
+  }, 30_000);
+
+  it('frees a killed instance’s block when its lease lapses: another instance then gets all the limit has left', async () => {
+    const w = await seed.world('owner'); // free: a wallet of 100 a day
+    const host = await startHost(db.url);
+    for (let i = 0; i < 30; i++) expect(await get(host.port, w.session)).toBe(200);
+    host.child.kill('SIGKILL');
+    await host.exited;
+    const { asks: countedBeforeKill } = await counted(w.orgId);
+    const { rows } = await db.pool.query(
+      `SELECT coalesce(sum(held), 0)::int AS held FROM usage_leases WHERE org_id = $1 AND expires_at > now()`,
+      [w.orgId],
+    );
+    // Its block (unspent, and spent but not yet counted) still holds capacity: it never passes the limit.
+    expect(countedBeforeKill + rows[0].held).toBeGreaterThanOrEqual(30);
+
+    // The lease lapses (15 s after its last renewal; here at once).
+    await db.pool.query(`UPDATE usage_leases SET expires_at = now() - interval '1 second' WHERE org_id = $1`, [
+      w.orgId,
+    ]);
+    const survivor = await startChargingHost(db, new SystemClock(), [AskController], { usage: { charging: 'leased' } });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 101; i++) statuses.push((await survivor.api.get('/host/ask', w.session)).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(100 - countedBeforeKill);
+      expect(statuses.at(-1)).toBe(429);
+    } finally {
+      await survivor.close();
+    }
   }, 30_000);
 });
