@@ -221,7 +221,8 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
     const sentAt = Date.now();
     // What the block lacks, not the whole cost: its own units and the limit's room together pay for it.
     const need = cost > 0 ? Math.max(1, cost - block.tokens) : 0;
-    const want = cost > 0 ? Math.max(need, block.demand - block.tokens) : 0;
+    // Bounded to the column's range: the waiting requests' costs may add up past it.
+    const want = cost > 0 ? Math.min(Math.max(need, block.demand - block.tokens), 2_147_483_647) : 0;
     const grant = await this.repository.lease(
       { orgId, day, meter, limit, cost: need, want },
       this.holder,
