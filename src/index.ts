@@ -63,7 +63,7 @@ export { SYSTEM_ATTRIBUTION, type Attribution, type CredentialKind } from './com
 export { UsageHistoryService, type DailyUsageReport, type KeyDailyUsageReport } from './usage/usage-history.service.js';
 export { type DailyUsage } from './usage/usage.service.js';
 export { UsageRetention } from './usage/usage-retention.js';
-export type { UsageOptions } from './settings/keys-usage-identity.options.js';
+export type { UsageCharging, UsageOptions } from './settings/keys-usage-identity.options.js';
 export {
   DEFAULT_PLAN_LIMITS,
   parsePlanLimits,
