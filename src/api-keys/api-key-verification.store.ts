@@ -7,12 +7,8 @@ import { keyLimitsOf, type KeyLimitColumns } from '../budgets/key-limits.js';
 import { Clock } from '../common/clock.js';
 import type { Plan, Role } from '../common/roles.js';
 import { pgPool } from '../database/pg-pool.js';
-import {
-  RECORD_SCOPE_USE_SQL,
-  TOUCH_LAST_USED_SQL,
-  VERIFY_KEYS_ONLY_SQL,
-  VERIFY_WITH_DIRECTORY_SQL,
-} from './api-key.sql.js';
+import { VERIFY_KEYS_ONLY_SQL, VERIFY_WITH_DIRECTORY_SQL } from './api-key.sql.js';
+import { RECORD_SCOPE_USE_SQL, TOUCH_LAST_USED_SQL } from './key-use.sql.js';
 import { RECORD_OUTCOMES_SQL } from './verification-outcomes.sql.js';
 
 interface RawVerificationRow extends KeyLimitColumns {
