@@ -38,4 +38,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
 # young generation of fixed size is not shrunk while the service idles (and then slow for the
 # next burst), and no allocation-site pretenuring keeps finished requests out of the old
 # generation (see docs/performance.md, "Node flags").
-CMD ["node", "--max-old-space-size=160", "--min-semi-space-size=32", "--max-semi-space-size=32", "--no-allocation-site-pretenuring", "dist/main.js"]
+CMD ["node", "--max-old-space-size=160", "--min-semi-space-size=16", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "dist/main.js"]
