@@ -486,11 +486,18 @@ async function main() {
   const stored = new Map(rows.map((r) => [r.id, r.revoked]));
   const lostMints = ids.filter((id) => !stored.has(id));
   const lostRevokes = [...rec.revoked.keys()].filter((id) => stored.get(id) !== true);
-  const [{ asks }] = await query(
-    DIRECT_URL,
-    `SELECT COALESCE(sum(asks), 0)::int AS asks FROM usage_counters WHERE org_id = $1`,
-    [world.orgId],
-  );
+  // Leased charging (the default) counts behind the answers, at least every second, and keeps a
+  // count the database refused (the failover) for its next write: read until every acknowledged
+  // charge is counted, for at most 10 s (the exact path has them all at the first read).
+  const countedAsks = async () =>
+    (
+      await query(DIRECT_URL, `SELECT COALESCE(sum(asks), 0)::int AS asks FROM usage_counters WHERE org_id = $1`, [
+        world.orgId,
+      ])
+    )[0].asks;
+  let asks = await countedAsks();
+  for (const until = Date.now() + 10_000; asks < rec.charges.ok && Date.now() < until; asks = await countedAsks())
+    await sleep(250);
   // Nothing half-written: every key stored has its mint's audit event, every revoked one its revoke's.
   const [halves] = await query(
     DIRECT_URL,
