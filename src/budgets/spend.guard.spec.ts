@@ -10,9 +10,11 @@ import { CreditLeases } from './credit-leases.js';
 import { KeyLimitStore } from './key-limit.store.js';
 import { PeriodicJobs } from '../common/periodic-jobs.js';
 import type { RateWindow } from '../common/plan-rate-limits.js';
-import { KeyLimitsGuard } from './key-limits.guard.js';
+import { SpendGuard } from './spend.guard.js';
+import { OrgMeter, type MeterCharge } from './org-meter.js';
+import { Charges } from '../usage/charges.decorator.js';
 import { refuseBeforeHandler } from '../common/refusal.js';
-import type { TooManyRequests } from '../common/too-many-requests.js';
+import { TooManyRequests } from '../common/too-many-requests.js';
 import type { KeyLimits } from './key-limits.js';
 import { RateLimited } from './rate-limited.decorator.js';
 import { WindowLeases } from './window-leases.js';
@@ -25,7 +27,31 @@ class Routes {
   @Get('costly')
   @RateLimited('search', { cost: 3 })
   costly() {}
+
+  @Get('charged')
+  @Charges('captures', 2)
+  charged() {}
 }
+
+/** An org meter that answers from a script and records what was charged and given back. */
+class ScriptedMeter extends OrgMeter {
+  constructor(
+    private readonly log: string[],
+    private readonly answer: () => MeterCharge | Promise<MeterCharge> = () => ({ meter: 'captures' }),
+  ) {
+    super();
+  }
+  charge(principal: Principal, meter: string, count: number) {
+    this.log.push(`charge ${principal.orgId} ${meter} ${count}`);
+    return this.answer();
+  }
+  giveBack(charge: MeterCharge) {
+    this.log.push(`meter back ${(charge as { meter: string }).meter}`);
+  }
+}
+
+const spentMeter = (response: unknown) =>
+  new TooManyRequests(response, { budget: 'usage:captures', message: 'captures spent', retryAfter: 60 });
 
 const WINDOWS = [
   { name: 'default', limit: 10, window_seconds: 1 },
@@ -38,6 +64,7 @@ function fakes(
   credit: () => number | Promise<number> = () => 0,
   settings = testSettings(),
   outcomes = new CountedOutcomes(),
+  meter?: (log: string[]) => OrgMeter,
 ) {
   const log: string[] = [];
   class ScriptedWindows extends WindowLeases {
@@ -65,10 +92,11 @@ function fakes(
     }
   }
   const store = new KeyLimitStore(undefined as never);
-  const sut = new KeyLimitsGuard(
+  const sut = new SpendGuard(
     new Reflector(),
     new ScriptedWindows(store, settings.clock),
     new ScriptedCredits(store, new PeriodicJobs()),
+    meter ? meter(log) : new ScriptedMeter(log),
     settings,
     outcomes.recorder,
   );
@@ -94,11 +122,15 @@ class FakeResponse extends EventEmitter {
 
 function context(
   limits: KeyLimits | undefined,
-  handler: 'plain' | 'costly' = 'plain',
+  handler: 'plain' | 'costly' | 'charged' = 'plain',
   ip = '203.0.113.5',
   kind: Principal['kind'] = 'api_key',
 ) {
-  const principal: Principal = { ...testPrincipal({ kind, plan: 'free' }), keyId: 'k1', limits };
+  const principal: Principal = {
+    ...testPrincipal({ kind, plan: 'free', orgId: 'o1', orgRole: 'owner' }),
+    keyId: kind === 'session' ? undefined : 'k1',
+    limits,
+  };
   const raw = new FakeResponse();
   // Fastify's reply: the raw Node response under `.raw`.
   const reply = { raw, header: (n: string, v: string) => raw.setHeader(n, v) };
@@ -109,7 +141,7 @@ function context(
   };
 }
 
-describe('KeyLimitsGuard', () => {
+describe('SpendGuard', () => {
   it('passes a session, and a key with no limits and no plan default, synchronously and listening to nothing', () => {
     const { sut, log } = fakes(() => 0);
     for (const c of [context(undefined, 'plain', '203.0.113.5', 'session'), context(undefined)]) {
@@ -300,6 +332,106 @@ describe('KeyLimitsGuard', () => {
       expect((refusal as TooManyRequests).budget).toBe('plan_window:default');
       expect(headers['RateLimit-Policy']).toBe('"default";q=1000000;w=1, "plan/default";q=10;w=60');
       expect(headers['Retry-After']).toBe('5');
+    });
+  });
+  describe("the org's meter of the route's @Charges", () => {
+    const limited = (): KeyLimits => ({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
+
+    it('charges a session and a key with no limits, synchronously, and spends it once the handler has started', () => {
+      const { sut, log } = fakes(() => 0);
+      for (const kind of ['session', 'api_key'] as const) {
+        const { ctx, raw } = context(undefined, 'charged', '203.0.113.5', kind);
+        expect(sut.canActivate(ctx)).toBe(true);
+        expect(raw.listenerCount('close')).toBe(1);
+        raw.end(404);
+      }
+      expect(log).toEqual(['charge o1 captures 2', 'charge o1 captures 2']);
+    });
+
+    it('charges no route without @Charges', () => {
+      const { sut, log } = fakes(() => 0);
+      expect(sut.canActivate(context(undefined, 'plain', '203.0.113.5', 'session').ctx)).toBe(true);
+      expect(sut.canActivate(context(limited()).ctx)).toBe(true);
+      expect(log).toEqual(['take default 1', 'credits 1']);
+    });
+
+    it('spends in order, windows, credits, then the meter, and gives all three back on a refusal before the handler', () => {
+      const { sut, log } = fakes(() => 0);
+      const { ctx, raw } = context(limited(), 'charged');
+      expect(sut.canActivate(ctx)).toBe(true);
+      expect(log).toEqual(['take default 1', 'credits 1', 'charge o1 captures 2']);
+      raw.end(400);
+      expect(log.slice(3)).toEqual(['back default 1', 'credits back 1', 'meter back captures']);
+    });
+
+    it('charges once when the guard is listed twice (controller and route)', () => {
+      const { sut, log } = fakes(() => 0);
+      const { ctx, raw } = context(undefined, 'charged', '203.0.113.5', 'session');
+      expect(sut.canActivate(ctx)).toBe(true);
+      expect(sut.canActivate(ctx)).toBe(true);
+      expect(log).toEqual(['charge o1 captures 2']);
+      expect(raw.listenerCount('close')).toBe(1);
+    });
+
+    it("gives the key's windows and credits back at once when the meter refuses, counting usage_exceeded", async () => {
+      const outcomes = new CountedOutcomes();
+      const { sut, log } = fakes(
+        () => 0,
+        () => 0,
+        testSettings(),
+        outcomes,
+        (l) =>
+          new ScriptedMeter(l, () => {
+            throw spentMeter(null);
+          }),
+      );
+      const { ctx, raw } = context(limited(), 'charged');
+      expect(() => sut.canActivate(ctx)).toThrow(TooManyRequests);
+      expect(log).toEqual(['take default 1', 'credits 1', 'charge o1 captures 2', 'back default 1', 'credits back 1']);
+      expect(raw.listenerCount('close')).toBe(0);
+      expect(await outcomes.counted()).toEqual({ k1: { usage_exceeded: 1 } });
+    });
+
+    it('charges asynchronously when the meter has to lease, and a refusal then gives back what the key took', async () => {
+      const outcomes = new CountedOutcomes();
+      const down = new ServiceUnavailableException('database away');
+      let answer: () => Promise<MeterCharge> = () => Promise.resolve({ meter: 'captures' });
+      const { sut, log } = fakes(
+        () => 0,
+        () => 0,
+        testSettings(),
+        outcomes,
+        (l) => new ScriptedMeter(l, () => answer()),
+      );
+      const admitted = context(limited(), 'charged');
+      const result = sut.canActivate(admitted.ctx);
+      expect(result).toBeInstanceOf(Promise);
+      expect(await result).toBe(true);
+      refuseBeforeHandler(admitted.ctx.getArgByIndex(0));
+      admitted.raw.end(403);
+      expect(log.splice(0)).toEqual([
+        'take default 1',
+        'credits 1',
+        'charge o1 captures 2',
+        'back default 1',
+        'credits back 1',
+        'meter back captures',
+      ]);
+
+      answer = () => Promise.reject(down);
+      await expect(sut.canActivate(context(limited(), 'charged').ctx)).rejects.toBe(down);
+      expect(log).toEqual(['take default 1', 'credits 1', 'charge o1 captures 2', 'back default 1', 'credits back 1']);
+      // The key itself was valid: the meter failed for another reason than a spent meter.
+      expect(await outcomes.counted()).toEqual({ k1: { valid: 1 } });
+    });
+
+    it('never reaches the meter when a window or the credits refuse', () => {
+      const { sut, log } = fakes(
+        () => 0,
+        () => -1,
+      );
+      expect(() => sut.canActivate(context(limited(), 'charged').ctx)).toThrow(HttpException);
+      expect(log).toEqual(['take default 1', 'credits 1', 'back default 1']);
     });
   });
 });
