@@ -16,7 +16,7 @@ if (process.env.BENCH_RECORDING === 'off') {
   // What the two counters cost per request is what these methods do: without them, nothing is recorded.
   const { VerificationOutcomeRecorder } = await import('../dist/auth/verification-outcome-recorder.js');
   const { ScopeUsageRecorder } = await import('../dist/auth/scope-usage-recorder.js');
-  for (const method of ['count', 'defer', 'settle']) VerificationOutcomeRecorder.prototype[method] = () => {};
+  VerificationOutcomeRecorder.prototype.count = () => {};
   ScopeUsageRecorder.prototype.record = () => {};
 }
 
@@ -27,7 +27,7 @@ class AskController {
   }
 }
 // As TypeScript applies them: parameter decorators first, then the method's (bottom up), and the
-// resulting descriptor defined on the prototype (@Charges sets metadata and its interceptor).
+// resulting descriptor defined on the prototype (@Charges is metadata, charged by the auth decorators' guards).
 CurrentPrincipal()(AskController.prototype, 'ask', 0);
 const ask = Object.getOwnPropertyDescriptor(AskController.prototype, 'ask');
 Object.defineProperty(

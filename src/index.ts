@@ -20,7 +20,7 @@ export type {
 // Protecting and charging the host's own routes.
 export { Authenticated, CurrentPrincipal, RequireScopes, SessionOnly } from './auth/auth.decorators.js';
 export { RateLimited, type RateLimitSpec } from './budgets/rate-limited.decorator.js';
-export { KeyLimitsGuard } from './budgets/key-limits.guard.js';
+export { SpendGuard } from './budgets/spend.guard.js';
 export { BudgetsModule } from './budgets/budgets.module.js';
 export { refuseBeforeHandler } from './common/refusal.js';
 export { TooManyRequests, type TooManyRequestsOptions } from './common/too-many-requests.js';
@@ -39,7 +39,6 @@ export { AuthMetrics, type VerificationOutcome } from './auth/auth-metrics.js';
 // notified by the database; awaitAcknowledged() after its commit waits until every cache applied it.
 export { VerificationInvalidation } from './coherence/verification-invalidation.js';
 export { Charges } from './usage/charges.decorator.js';
-export { ChargeInterceptor } from './usage/charge.interceptor.js';
 
 // Metering from code.
 export { UsageService, type ChargeResult, type MeterReport, type UsageReport } from './usage/usage.service.js';

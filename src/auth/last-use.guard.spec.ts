@@ -4,7 +4,6 @@ import { describe, expect, it, vi } from 'vitest';
 import { CountedOutcomes } from '../../test/support/outcomes.js';
 import { testPrincipal } from '../../test/support/principal.js';
 import { Authenticated, RequireScopes } from './auth.decorators.js';
-import { OutcomeAfterGuardsMeta } from './auth.metadata.js';
 import { LastUseGuard, markPendingUse } from './last-use.guard.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import type { Principal } from './principal.js';
@@ -17,11 +16,6 @@ class Routes {
 class Single {
   @Authenticated()
   once() {}
-
-  /** As `@Charges` marks a route: the charge decides the outcome after the guards. */
-  @Authenticated()
-  @OutcomeAfterGuardsMeta(true)
-  charged() {}
 }
 
 const AT = new Date('2031-05-17T08:30:00Z');
@@ -74,17 +68,6 @@ describe('LastUseGuard', () => {
     guard.canActivate(new ExecutionContextHost([requestFor('session'), {}], Single, Single.prototype.once));
     expect(await outcomes.counted()).toEqual({ 'key-1': { valid: 1 } });
     expect(outcomes.batches.flat().map((r) => r.hour)).toEqual([new Date('2031-05-17T08:00:00Z')]);
-  });
-
-  it('leaves the outcome of a route whose charge may still refuse it to that charge (settle)', async () => {
-    const { guard, touch, outcomes } = setup();
-    const request = requestFor();
-    guard.canActivate(new ExecutionContextHost([request, {}], Single, Single.prototype.charged));
-    expect(touch).toHaveBeenCalledTimes(1);
-    expect(await outcomes.counted()).toEqual({});
-    outcomes.recorder.settle(request, 'usage_exceeded', AT.getTime());
-    outcomes.recorder.settle(request, 'valid', AT.getTime());
-    expect(await outcomes.counted()).toEqual({ 'key-1': { usage_exceeded: 1 } });
   });
 
   it('keeps the pending use out of what a principal shows (not enumerable)', () => {

@@ -1,7 +1,6 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GUARDS_METADATA } from '@nestjs/common/constants.js';
-import { OutcomeAfterGuardsMeta } from './auth.metadata.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import type { Principal } from './principal.js';
 import { VerificationOutcomeRecorder } from './verification-outcome-recorder.js';
@@ -22,12 +21,6 @@ const RUNS = Symbol('kui.lastUseRuns');
 
 type UseRequest = { user?: Principal; [RUNS]?: number };
 
-/** What the guard needs of a route, read once per route: its listings, and whether a later step decides the outcome. */
-interface RouteUse {
-  listings: number;
-  outcomeAfterGuards: boolean;
-}
-
 /** Called by the verifier for a key it accepts: the use is recorded only if every guard admits the request. */
 export function markPendingUse(principal: Principal, keyId: string, stored: Date | null, at: Date): void {
   pendingUses.set(principal, { keyId, stored, at });
@@ -39,12 +32,12 @@ export function markPendingUse(principal: Principal, keyId: string, stored: Date
  * refuses (a network outside `allowed_cidrs`, a missing scope, a spent key) is not a use and
  * cannot keep a leaked key looking fresh for the key policy's `stale_after_days`. A route that
  * lists the guards twice (a controller's decorator and a route's) records on the last listing.
- * The same point counts the request's verification outcome as `valid`, unless the route's
- * `@Charges` may still refuse it (then the charge settles the outcome).
+ * The same point counts the request's verification outcome as `valid`: the org's meter of a
+ * route's `@Charges` is spent before it (SpendGuard, which counts the meter's refusal).
  */
 @Injectable()
 export class LastUseGuard implements CanActivate {
-  private readonly routes = new WeakMap<object, WeakMap<object, RouteUse>>();
+  private readonly routes = new WeakMap<object, WeakMap<object, number>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -57,33 +50,30 @@ export class LastUseGuard implements CanActivate {
     const pending = request.user && pendingUses.get(request.user);
     if (!pending) return true;
     const runs = (request[RUNS] ?? 0) + 1;
-    const route = this.routeOf(ctx);
-    if (runs < route.listings) {
+    if (runs < this.listingsOf(ctx)) {
       request[RUNS] = runs;
       return true;
     }
     pendingUses.delete(request.user!);
     this.writer.touch(pending.keyId, pending.stored, pending.at);
-    if (route.outcomeAfterGuards) this.outcomes.defer(request, pending.keyId);
-    else this.outcomes.count(pending.keyId, 'valid', pending.at.getTime());
+    this.outcomes.count(pending.keyId, 'valid', pending.at.getTime());
     return true;
   }
 
-  /** How many times this guard is listed on the route (controller and handler), and who decides its outcome; read once per route. */
-  private routeOf(ctx: ExecutionContext): RouteUse {
+  /** How many times this guard is listed on the route (controller and handler); read once per route. */
+  private listingsOf(ctx: ExecutionContext): number {
     const cls = ctx.getClass();
     const handler = ctx.getHandler();
     let byHandler = this.routes.get(cls);
     if (!byHandler) this.routes.set(cls, (byHandler = new WeakMap()));
-    let route = byHandler.get(handler);
-    if (route === undefined) {
+    let listings = byHandler.get(handler);
+    if (listings === undefined) {
       const count = (guards: unknown[] | undefined) => (guards ?? []).filter((g) => g === LastUseGuard).length;
       const listed =
         count(this.reflector.get<unknown[] | undefined>(GUARDS_METADATA, cls)) +
         count(this.reflector.get<unknown[] | undefined>(GUARDS_METADATA, handler));
-      const later = this.reflector.getAllAndOverride(OutcomeAfterGuardsMeta, [handler, cls]) === true;
-      byHandler.set(handler, (route = { listings: Math.max(1, listed), outcomeAfterGuards: later }));
+      byHandler.set(handler, (listings = Math.max(1, listed)));
     }
-    return route;
+    return listings;
   }
 }

@@ -88,17 +88,4 @@ describe('VerificationOutcomeRecorder', () => {
     await recorder.onApplicationShutdown();
     expect(writes.map((w) => w.map((r) => r.keyId))).toEqual([['k2']]);
   });
-
-  it('counts a deferred request once, when it is settled, and ignores a request that was never deferred', async () => {
-    const { recorder, writes } = fakeStore();
-    const deferred = {};
-    recorder.defer(deferred, 'k1');
-    recorder.settle({}, 'valid', at('2026-05-01T12:00:00Z'));
-    recorder.settle(deferred, 'usage_exceeded', at('2026-05-01T12:00:00Z'));
-    recorder.settle(deferred, 'valid', at('2026-05-01T12:00:00Z'));
-    await recorder.flush();
-    expect(writes).toEqual([
-      [{ keyId: 'k1', hour: new Date('2026-05-01T12:00:00Z'), counts: counts({ usage_exceeded: 1 }) }],
-    ]);
-  });
 });

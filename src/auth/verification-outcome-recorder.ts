@@ -38,9 +38,6 @@ const zeros = (): number[] => [0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
  * responses (BatchedCounter: one upsert every OUTCOME_FLUSH_MS, adding to the stored counts). On the request
  * path a count is a Map lookup by key id in the current hour and an increment in a ten-slot
  * array: no string is built, nothing is awaited.
- *
- * An outcome that a later step decides (the org's meter, charged by `@Charges` after the guards)
- * is deferred by LastUseGuard and settled by that step, so a request still counts once.
  */
 @Injectable()
 export class VerificationOutcomeRecorder extends BatchedCounter<OutcomeCounts> {
@@ -50,8 +47,6 @@ export class VerificationOutcomeRecorder extends BatchedCounter<OutcomeCounts> {
   private hour = new Map<string, number[]>();
   private hourStart = 0;
   private hourEnd = 0;
-  /** Requests whose outcome waits for a step after the guards: request → key id. */
-  private readonly deferred = new WeakMap<object, string>();
 
   constructor(private readonly keys: ApiKeyStore) {
     super('VerificationOutcomeRecorder', (n) => `the verification outcomes of ${n} key-hour(s)`, OUTCOME_FLUSH_MS);
@@ -66,19 +61,6 @@ export class VerificationOutcomeRecorder extends BatchedCounter<OutcomeCounts> {
       this.grew(1);
     }
     counts[INDEX[outcome]]++;
-  }
-
-  /** The request's outcome is decided after the guards: `settle` counts it then. */
-  defer(request: object, keyId: string): void {
-    this.deferred.set(request, keyId);
-  }
-
-  /** Counts a deferred request's outcome; nothing for a request that was not deferred (or already settled). */
-  settle(request: object, outcome: Outcome, at: number): void {
-    const keyId = this.deferred.get(request);
-    if (keyId === undefined) return;
-    this.deferred.delete(request);
-    this.count(keyId, outcome, at);
   }
 
   private enter(at: number): void {

@@ -4,22 +4,23 @@ import { CoherenceModule } from '../coherence/coherence.module.js';
 import { PeriodicJobsModule } from '../common/periodic-jobs.js';
 import { CreditLeases } from './credit-leases.js';
 import { KeyLimitStore } from './key-limit.store.js';
-import { KeyLimitsGuard } from './key-limits.guard.js';
 import { LeaseInvalidation } from './lease-invalidation.js';
+import { SpendGuard } from './spend.guard.js';
 import { WindowLeases } from './window-leases.js';
 
 /**
  * Budgets: what a request may spend and what it has spent. A key's credits and rate windows (and
  * its plan's windows) as instance leases drawn from PostgreSQL, the networks a key may be used
- * from, and the guard that enforces them, which the root module binds to auth's RequestBudget
- * port so the auth decorators apply it. A key's change drops its leases on every instance before
+ * from, and SpendGuard, the one executor of what a route spends (those, then the org's meter of
+ * `@Charges` through the OrgMeter port that usage implements), which the root module binds to
+ * auth's RequestBudget port so the auth decorators apply it. A key's change drops its leases on every instance before
  * the change is acknowledged (LeaseInvalidation). Registers no global provider.
  */
 @Module({
   // AuthModule: the verification outcome recorder its refusals are counted in. CoherenceModule:
   // the change notifications that drop a changed key's leases.
   imports: [PeriodicJobsModule, AuthModule, CoherenceModule],
-  providers: [KeyLimitStore, WindowLeases, CreditLeases, KeyLimitsGuard, LeaseInvalidation],
-  exports: [KeyLimitsGuard, WindowLeases, CreditLeases],
+  providers: [KeyLimitStore, WindowLeases, CreditLeases, SpendGuard, LeaseInvalidation],
+  exports: [SpendGuard, WindowLeases, CreditLeases],
 })
 export class BudgetsModule {}

@@ -2,10 +2,10 @@
  * The one give-back rule of every budget (a key's windows and credits, an org's meters): what a
  * request took is given back only when the request is refused before its handler starts. A
  * refusal before the handler is a 400 (the input refused: a pipe's, or a check of the input
- * before any work), or any error status on a request a guard or a later budget marked with
- * `refuseBeforeHandler` (a scope refusal after a controller-level budget, a meter's 429 after the
- * key's windows). Everything else, once the handler has started, is spent: an error status, a
- * client that hangs up.
+ * before any work), or any error status on a request a guard marked with `refuseBeforeHandler`
+ * (a scope refusal after a controller-level budget, a host's guard listed after ours). A later
+ * budget's own refusal (the meter after the key's credits) gives back at once, in SpendGuard.
+ * Everything else, once the handler has started, is spent: an error status, a client that hangs up.
  */
 const REFUSED = Symbol.for('kui.refusedBeforeHandler');
 

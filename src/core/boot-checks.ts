@@ -4,7 +4,7 @@ import { MetadataScanner, Reflector, type ModuleRef, type ModulesContainer } fro
 import { routeAuth } from '../auth/route-auth.js';
 import type { ScopeRegistry } from '../common/scope-registry.js';
 import type { MeterRegistry } from '../common/meter-registry.js';
-import { ChargesMeta } from '../usage/charge.interceptor.js';
+import { ChargesMeta } from '../budgets/charges.meta.js';
 import { DataSource } from 'typeorm';
 import { OrgDirectory } from '../directory/org-directory.js';
 
@@ -147,18 +147,27 @@ export function checkRouteScopes(modules: ModulesContainer, registry: ScopeRegis
 }
 
 /**
- * Every route that charges (`@Charges`, on it or on its controller) must charge a defined meter:
- * otherwise every request to it would fail. Refuses the start naming the route and the meter.
+ * Every route that charges (`@Charges`, on it or on its controller) must charge a defined meter,
+ * and carry `@Authenticated()` or `@RequireScopes()`, whose guards (SpendGuard) charge it in the
+ * principal's org: otherwise every request to it would fail, or none would be charged. Refuses
+ * the start naming the route.
  */
 export function checkRouteMeters(modules: ModulesContainer, registry: MeterRegistry): void {
   const reflector = new Reflector();
   for (const route of routesOf(modules)) {
-    // As ChargeInterceptor reads it: the route's own @Charges, else its controller's.
+    // As SpendGuard reads it: the route's own @Charges, else its controller's.
     const spec = reflector.getAllAndOverride(ChargesMeta, [route.handler, route.controller]);
-    if (!spec || registry.has(spec.meter)) continue;
-    throw new Error(
-      `@Charges on ${describeRoute(route)} charges "${spec.meter}", which is not a defined meter: ` +
-        'define it in the KeysUsageIdentityModule option meters (or USAGE_METERS), or fix the name',
-    );
+    if (!spec) continue;
+    if (!registry.has(spec.meter)) {
+      throw new Error(
+        `@Charges on ${describeRoute(route)} charges "${spec.meter}", which is not a defined meter: ` +
+          'define it in the KeysUsageIdentityModule option meters (or USAGE_METERS), or fix the name',
+      );
+    }
+    if (routeAuth(route.handler, route.controller)?.credentials !== 'any') {
+      throw new Error(
+        `@Charges on ${describeRoute(route)} would never be charged: put @Authenticated() or @RequireScopes() on it (or its controller), whose guards charge it (a @SessionOnly route acts in no org)`,
+      );
+    }
   }
 }

@@ -15,7 +15,8 @@ import { ApiKeyVerificationStore } from '../api-keys/api-key-verification.store.
 import { ApiKeyStore } from '../auth/api-key-store.js';
 import { RequestBudget } from '../auth/request-budget.js';
 import { BudgetsModule } from '../budgets/budgets.module.js';
-import { KeyLimitsGuard } from '../budgets/key-limits.guard.js';
+import { OrgMeter } from '../budgets/org-meter.js';
+import { SpendGuard } from '../budgets/spend.guard.js';
 import { KeyPolicyPort } from '../api-keys/key-policy.port.js';
 import { KeyPolicyRules } from '../key-policies/key-policy-rules.js';
 import { KeyPolicyStoreModule } from '../key-policies/key-policy-store.module.js';
@@ -30,6 +31,8 @@ import { DatabaseModule } from '../database/database.module.js';
 import { KEYS_USAGE_IDENTITY_OPTIONS } from './keys-usage-identity.module-definition.js';
 import type { KeysUsageIdentityOptions } from '../settings/keys-usage-identity.options.js';
 import { Settings } from '../settings/settings.js';
+import { UsageModule } from '../usage/usage.module.js';
+import { UsageOrgMeter } from '../usage/usage-org-meter.js';
 
 /**
  * The DataSource's pool (ours or the host's) discards clients released mid-statement or
@@ -61,7 +64,7 @@ class PoolHygiene implements OnModuleInit {
 /**
  * What every module below the root needs: the settings, the clock, the in-process activity
  * signal, the event outbox (off until EventOutboxModule turns it on), Transactions (DatabaseModule),
- * the org directory, budgets/ bound to auth's RequestBudget port, and auth's ApiKeyStore port bound to api-keys' verification store (the one
+ * the org directory, budgets/ bound to auth's RequestBudget port and usage/ to budgets' OrgMeter port, and auth's ApiKeyStore port bound to api-keys' verification store (the one
  * place auth meets the key feature, so neither imports the other). The only global module, so
  * the feature modules see these tokens; it registers no feature's repository of its own and
  * nothing that acts on a host's routes.
@@ -83,6 +86,7 @@ export class CoreModule {
         ApiKeyStoreModule,
         KeyPolicyStoreModule,
         BudgetsModule,
+        UsageModule,
       ],
       providers: [
         ...optionsProviders,
@@ -99,7 +103,9 @@ export class CoreModule {
         PoolHygiene,
         { provide: ApiKeyStore, useExisting: ApiKeyVerificationStore },
         // Auth's port for what a request spends, bound to budgets/ (auth only authenticates).
-        { provide: RequestBudget, useExisting: KeyLimitsGuard },
+        { provide: RequestBudget, useExisting: SpendGuard },
+        // Budgets' port to the org's meters (what `@Charges` spends), bound to usage/ (budgets never imports a feature).
+        { provide: OrgMeter, useExisting: UsageOrgMeter },
         // The key feature's port to the org's key policy (key-policies/), bound here so neither imports the other's module.
         { provide: KeyPolicyPort, useExisting: KeyPolicyRules },
         directory,
@@ -115,6 +121,7 @@ export class CoreModule {
         DatabaseModule,
         ApiKeyStore,
         RequestBudget,
+        OrgMeter,
         BudgetsModule,
         KeyPolicyPort,
         OrgDirectory,

@@ -6,7 +6,7 @@ import { UsageModule } from '../usage/usage.module.js';
 
 /**
  * What `KeysUsageIdentityModule.forFeature()` gives a feature module of the host: the guards
- * behind the decorators, the `@Charges()` interceptor, `UsageService`, `ApiKeysService` and
+ * behind the decorators (which also charge `@Charges()`), `UsageService`, `ApiKeysService` and
  * `VerificationInvalidation`.
  * It mounts no route and reads its settings from the one `forRoot` of the root module.
  */

@@ -14,7 +14,7 @@ export interface KeysUsageIdentityExtras {
    */
   orgDirectory?: Type<OrgDirectory>;
   /**
-   * Make the guards, the `@Charges()` interceptor and `UsageService` visible to every module of
+   * Make the guards (which charge `@Charges()`) and `UsageService` visible to every module of
    * the host (default true), so any controller can use the decorators. Providers only: nothing
    * global acts on the host's routes. With false, only modules that import this one see them.
    */

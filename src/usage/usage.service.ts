@@ -18,6 +18,7 @@ import {
 import type { Limit, MeterLimits } from '../common/plan-limits.js';
 import { LeasedCharges } from './leased-charges.js';
 import { PendingRefunds } from './pending-refunds.js';
+import { RefundsInFlight } from './refunds-in-flight.js';
 import { UsageThresholds } from './usage-thresholds.js';
 import { UsageRepository } from './usage.repository.js';
 import type { DailyRow, RecordedMeters } from './usage-rows.js';
@@ -93,6 +94,7 @@ export class UsageService {
     @Optional() private readonly thresholds?: UsageThresholds,
     /** The leased path (USAGE_CHARGING=leased); without it (a service built by hand) charges are exact. */
     @Optional() private readonly leased?: LeasedCharges,
+    @Optional() private readonly inFlight?: RefundsInFlight,
   ) {}
 
   private readonly logger = new Logger(UsageService.name);
@@ -151,9 +153,9 @@ export class UsageService {
   }
 
   /**
-   * `charge`, synchronous when it can be: on the leased path a charge this instance's block
-   * covers, for a principal of the org (whose plan its verification read), returns its result,
-   * not a promise (the `@Charges` hot path). Throws what `charge` rejects with.
+   * `charge`, synchronous when it can be: on the leased path a charge this instance's block covers,
+   * for a principal of the org (whose plan its verification read), returns its result, not a
+   * promise (the `@Charges` hot path, UsageOrgMeter). Throws what `charge` rejects with.
    */
   chargeNow(orgId: string, meter: string, count = 1, by?: Principal): ChargeResult | Promise<ChargeResult> {
     if (!Number.isSafeInteger(count) || count < 1 || count > MAX_CHARGE) {
@@ -189,11 +191,12 @@ export class UsageService {
 
   /**
    * Writes this instance's pending counts (leased charging) and resolves once the database has
-   * them: what a test or a host that reads the tables right after charging waits for. At once on
-   * the exact path, where every charge is committed before it resolves.
+   * them and every refund being written: what a test or a host that reads the tables right after
+   * charging waits for (the exact path commits every charge before it resolves).
    */
-  settle(): Promise<void> {
-    return this.leasing ? this.leased!.settle() : Promise.resolve();
+  async settle(): Promise<void> {
+    await this.inFlight?.settled();
+    if (this.leasing) await this.leased!.settle();
   }
 
   /** The exact path: one atomic upsert per charge (batched per event-loop turn), committed before it resolves. */
@@ -264,14 +267,12 @@ export class UsageService {
    */
   refundEventually(charge: ChargeResult): Promise<void> {
     if (this.leasing && this.leased!.refund(charge)) return Promise.resolve();
-    if (!this.pendingRefunds) return this.refund(charge);
-    return this.pendingRefunds.refund({
-      orgId: charge.orgId,
-      day: charge.day,
-      meter: charge.meter,
-      count: charge.count,
-      by: charge.by ?? SYSTEM_ATTRIBUTION,
-    });
+    const { orgId, day, meter, count } = charge;
+    const by = charge.by ?? SYSTEM_ATTRIBUTION;
+    const refund = this.pendingRefunds
+      ? this.pendingRefunds.refund({ orgId, day, meter, count, by })
+      : this.refund(charge);
+    return this.inFlight ? this.inFlight.track(refund) : refund;
   }
 
   /**

@@ -5,6 +5,7 @@ import {
   CurrentPrincipal,
   MeterRegistry,
   RequireScopes,
+  SessionOnly,
   type MeterRegistryInput,
   type PlanLimits,
   type Principal,
@@ -36,6 +37,26 @@ class ReportsController {
 @Charges('undefined-meter')
 class TypoController {
   @Post()
+  run(): { ok: true } {
+    return { ok: true };
+  }
+}
+
+/** Charged routes none of our guards would charge: behind the host's own auth only, or a session-only route (no org). */
+@Controller('unguarded')
+class UnguardedController {
+  @Post()
+  @Charges('exports')
+  run(): { ok: true } {
+    return { ok: true };
+  }
+}
+
+@Controller('browser')
+class SessionOnlyController {
+  @Post()
+  @SessionOnly()
+  @Charges('exports')
   run(): { ok: true } {
     return { ok: true };
   }
@@ -79,6 +100,17 @@ describe.each(PLATFORMS)('a host with its own meters on %s', (platform) => {
       startHost({ platform, databaseUrl: db.url, meters, planLimits, hostControllers: [TypoController] }),
     ).rejects.toThrow(
       /^@Charges on POST \/typo \(TypoController\.run\) charges "undefined-meter", which is not a defined meter: define it in the KeysUsageIdentityModule option meters/,
+    );
+  });
+
+  it.each([
+    ['none of our auth decorators', UnguardedController, 'POST /unguarded (UnguardedController.run)'],
+    ['@SessionOnly()', SessionOnlyController, 'POST /browser (SessionOnlyController.run)'],
+  ])('refuses to start when a charged route has %s, naming the route', async (_, controller, route) => {
+    await expect(
+      startHost({ platform, databaseUrl: db.url, meters, planLimits, hostControllers: [controller] }),
+    ).rejects.toThrow(
+      `@Charges on ${route} would never be charged: put @Authenticated() or @RequireScopes() on it (or its controller)`,
     );
   });
 });

@@ -1,115 +1,11 @@
-import { EventEmitter } from 'node:events';
-import { Controller, Get, HttpException, ServiceUnavailableException } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import { HttpException, ServiceUnavailableException } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { testPrincipal } from '../../test/support/principal.js';
 import { CountedOutcomes, testSettings } from '../../test/support/factories.js';
-import type { Principal } from '../auth/principal.js';
-import { CreditLeases } from './credit-leases.js';
-import { KeyLimitStore } from './key-limit.store.js';
-import { PeriodicJobs } from '../common/periodic-jobs.js';
-import type { RateWindow } from '../common/plan-rate-limits.js';
-import { KeyLimitsGuard } from './key-limits.guard.js';
+import { context, fakes, WINDOWS } from '../../test/support/spend-guard.js';
 import { refuseBeforeHandler } from '../common/refusal.js';
 import type { TooManyRequests } from '../common/too-many-requests.js';
-import type { KeyLimits } from './key-limits.js';
-import { RateLimited } from './rate-limited.decorator.js';
-import { WindowLeases } from './window-leases.js';
 
-@Controller('r')
-class Routes {
-  @Get('plain')
-  plain() {}
-
-  @Get('costly')
-  @RateLimited('search', { cost: 3 })
-  costly() {}
-}
-
-const WINDOWS = [
-  { name: 'default', limit: 10, window_seconds: 1 },
-  { name: 'search', limit: 5, window_seconds: 1 },
-];
-
-/** Leases that answer from a script and record what was taken and given back. */
-function fakes(
-  window: (name: string) => number | Promise<number>,
-  credit: () => number | Promise<number> = () => 0,
-  settings = testSettings(),
-  outcomes = new CountedOutcomes(),
-) {
-  const log: string[] = [];
-  class ScriptedWindows extends WindowLeases {
-    override take(_k: string, w: RateWindow, cost: number) {
-      log.push(`take ${w.name} ${cost}`);
-      return window(w.name);
-    }
-    override giveBack(_k: string, w: RateWindow, cost: number) {
-      log.push(`back ${w.name} ${cost}`);
-    }
-    override remaining() {
-      return 1;
-    }
-    override resetIn() {
-      return 700;
-    }
-  }
-  class ScriptedCredits extends CreditLeases {
-    override take(_k: string, _c: unknown, cost: number) {
-      log.push(`credits ${cost}`);
-      return credit();
-    }
-    override giveBack(_k: string, _c: unknown, cost: number) {
-      log.push(`credits back ${cost}`);
-    }
-  }
-  const store = new KeyLimitStore(undefined as never);
-  const sut = new KeyLimitsGuard(
-    new Reflector(),
-    new ScriptedWindows(store, settings.clock),
-    new ScriptedCredits(store, new PeriodicJobs()),
-    settings,
-    outcomes.recorder,
-  );
-  return { log, sut, outcomes };
-}
-
-/** A raw Node response, as far as the guard uses it: headers, status, 'close' and whether it finished. */
-class FakeResponse extends EventEmitter {
-  headers: Record<string, string> = {};
-  statusCode = 200;
-  writableFinished = false;
-  destroyed = false;
-  setHeader(n: string, v: string) {
-    this.headers[n] = v;
-  }
-  /** Ends the answer as Node does: finished, then 'close'. */
-  end(status: number) {
-    this.statusCode = status;
-    this.writableFinished = true;
-    this.emit('close');
-  }
-}
-
-function context(
-  limits: KeyLimits | undefined,
-  handler: 'plain' | 'costly' = 'plain',
-  ip = '203.0.113.5',
-  kind: Principal['kind'] = 'api_key',
-) {
-  const principal: Principal = { ...testPrincipal({ kind, plan: 'free' }), keyId: 'k1', limits };
-  const raw = new FakeResponse();
-  // Fastify's reply: the raw Node response under `.raw`.
-  const reply = { raw, header: (n: string, v: string) => raw.setHeader(n, v) };
-  return {
-    ctx: new ExecutionContextHost([{ user: principal, ip }, reply], Routes, Routes.prototype[handler]),
-    headers: raw.headers,
-    raw,
-  };
-}
-
-describe('KeyLimitsGuard', () => {
+describe('SpendGuard', () => {
   it('passes a session, and a key with no limits and no plan default, synchronously and listening to nothing', () => {
     const { sut, log } = fakes(() => 0);
     for (const c of [context(undefined, 'plain', '203.0.113.5', 'session'), context(undefined)]) {

@@ -1,0 +1,38 @@
+import { setResponseHeader } from '../auth/http-utils.js';
+import type { EffectiveWindow } from './effective-windows.js';
+import type { WindowLeases } from './window-leases.js';
+
+/** `RateLimit-Policy` items (draft-ietf-httpapi-ratelimit-headers), written once per window. */
+const policies = new WeakMap<readonly EffectiveWindow[], string>();
+const policyOf = (windows: readonly EffectiveWindow[]): string => {
+  let text = policies.get(windows);
+  if (text === undefined)
+    policies.set(windows, (text = windows.map((w) => `"${w.label}";q=${w.limit};w=${w.window_seconds}`).join(', ')));
+  return text;
+};
+
+/**
+ * RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-11), on every answer of a
+ * limited route: each window's remaining units and when its whole limit is back; a refused
+ * window's effective window ends when its `Retry-After` (`retry`) does (the draft: never after it).
+ */
+export function writeRateLimitHeaders(
+  response: unknown,
+  leases: WindowLeases,
+  keyId: string,
+  windows: readonly EffectiveWindow[],
+  now: number,
+  refused?: EffectiveWindow,
+  retry?: number,
+): void {
+  if (windows.length === 0) return;
+  setResponseHeader(response, 'RateLimit-Policy', policyOf(windows));
+  let text = '';
+  for (const w of windows) {
+    const r = leases.remaining(keyId, w, now);
+    // t: when the whole limit is back (nothing counted so far weighs on the window any more).
+    const t = w === refused ? retry! : r >= w.limit ? 0 : Math.ceil(leases.resetIn(keyId, w, now) / 1000);
+    text += `${text ? ', ' : ''}"${w.label}";r=${r};t=${t}`;
+  }
+  setResponseHeader(response, 'RateLimit', text);
+}
