@@ -1,23 +1,12 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { epochMs, nextUtcMidnight, utcDay } from '../common/clock.js';
-import { limitKeyOf, limitOf, UsageLimitExceededError, type Attribution, type Counters } from '../common/meters.js';
+import { limitKeyOf, limitOf, UsageLimitExceededError, type Attribution } from '../common/meters.js';
 import type { Plan } from '../common/roles.js';
 import { ActivityEvents } from '../events/activity-events.js';
 import { Settings } from '../settings/settings.js';
 import { MeterCounts } from './meter-counts.js';
 import { OrgMeterLeases } from './meter-leases.js';
-
-/** What a leased charge took, as UsageService.charge answers it (see ChargeResult there). */
-export interface LeasedCharge {
-  orgId: string;
-  meter: string;
-  count: number;
-  day: string;
-  used: number;
-  counters?: Counters;
-  resetsAt: Date;
-  by: Attribution;
-}
+import type { ChargeResult } from './charge-result.js';
 
 /**
  * The leased path of charging (USAGE_CHARGING=leased, the default): a charge takes its units from
@@ -49,7 +38,7 @@ export class LeasedCharges {
     count: number,
     plan: Plan,
     by: Attribution,
-  ): LeasedCharge | Promise<LeasedCharge> {
+  ): ChargeResult | Promise<ChargeResult> {
     const t = epochMs(this.settings.clock);
     if (t < this.dayStart || t >= this.dayEnd) {
       const now = new Date(t);
@@ -71,7 +60,7 @@ export class LeasedCharges {
   }
 
   /** Gives a charge back without a database write; false when its count was already written (give it back there). */
-  refund(charge: LeasedCharge): boolean {
+  refund(charge: ChargeResult): boolean {
     if (!this.counts.unrecord(charge.orgId, charge.day, charge.meter, charge.count, charge.by)) return false;
     this.leases.giveBack(charge.orgId, charge.day, limitKeyOf(charge.meter), charge.count);
     this.activity?.emit({ type: 'usage.refunded', meter: charge.meter, count: charge.count });
@@ -101,7 +90,7 @@ export class LeasedCharges {
     plan: Plan,
     by: Attribution,
     resetsAt: Date,
-  ): LeasedCharge {
+  ): ChargeResult {
     this.counts.record(orgId, day, meter, count, by, plan, this.settings.planLimits[plan]);
     this.everCharged = true;
     this.activity?.emit({ type: 'usage.charged', meter, count });

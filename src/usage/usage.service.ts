@@ -26,6 +26,7 @@ import { usageSnapshotOf } from '../auth/usage-snapshot.js';
 import type { DailyUsageDto } from './dto/daily-usage.dto.js';
 import type { MeterDto, UsageMetersDto, UsageReportDto } from './dto/usage-report.dto.js';
 import { ERRORS } from '../common/error-messages.js';
+import type { ChargeResult } from './charge-result.js';
 
 /** The response shapes are the DTO classes themselves (one class per shape). */
 export type MeterReport = MeterDto;
@@ -33,25 +34,7 @@ export type UsageReport = UsageReportDto;
 /** One UTC day of history, in the meter shapes of GET /usage, with the plan and limits that applied. */
 export type DailyUsage = DailyUsageDto;
 
-export interface ChargeResult {
-  orgId: string;
-  /** One of the contract's meters or one the deployment defines. */
-  meter: string;
-  count: number;
-  /** The UTC day (`YYYY-MM-DD`) whose counter was charged. */
-  day: string;
-  /**
-   * Exact charging: the charged meter's count for the day after the charge. Leased charging: what
-   * the meter's limit had taken (counted, and leased by every instance) when this instance last
-   * leased a block of it, an upper bound of the count.
-   */
-  used: number;
-  /** Exact charging: the day's counters of the contract's meters after the charge (leased: not known when charging). */
-  counters?: Counters;
-  resetsAt: Date;
-  /** Who the charge is attributed to (what a refund gives back to). */
-  by: Attribution;
-}
+export type { ChargeResult };
 
 /** The credential a principal charges as. */
 export function attributionOf(principal: Principal): Attribution {
