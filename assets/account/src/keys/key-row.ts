@@ -7,6 +7,7 @@ import { detailsPanel, loadDetails } from './details/details.js';
 import { openRevoke, openRotate } from './key-dialogs.js';
 import type { KeysPanel } from './keys-panel.js';
 import { isUsable, keyBadge, keyName, maskedKey, stateOf, type KeyRecord } from './key-view.js';
+import { adminLabel, ownerNote, setByAdmin } from './set-by.js';
 
 const WRITE_SCOPE = /:write$/;
 
@@ -31,21 +32,27 @@ export function keyRows(ctx: PageContext, panel: KeysPanel, key: KeyRecord, now:
   ];
   if (state === 'active' && ctx.doc.hasRoute('post', '/api-keys/{keyID}/rotate'))
     actions.push(button(`Rotate ${name}`, 'secondary', 'Rotate', (e) => openRotate(ctx, key, e.currentTarget)));
+  // An admin disabled it: the owner's PATCH may not enable it (403), so the button stays, disabled, with why.
+  const adminDisabled = state === 'disabled' && setByAdmin(key, 'enabled');
+  const noteId = `enable-note-${key.id}`;
   if (isUsable(state) && ctx.doc.hasRoute('patch', '/api-keys/{keyID}')) {
     const enable = state === 'disabled';
-    actions.push(
-      button(
-        `${enable ? 'Enable' : 'Disable'} ${name}`,
-        enable ? 'primary' : 'secondary',
-        enable ? 'Enable' : 'Disable',
-        () =>
-          void panel.update(
-            key,
-            { enabled: enable },
-            enable ? `Key ${name} enabled.` : `Key ${name} disabled: it is refused until enabled again.`,
-          ),
-      ),
+    const toggle = button(
+      `${enable ? 'Enable' : 'Disable'} ${name}`,
+      enable ? 'primary' : 'secondary',
+      enable ? 'Enable' : 'Disable',
+      () =>
+        void panel.update(
+          key,
+          { enabled: enable },
+          enable ? `Key ${name} enabled.` : `Key ${name} disabled: it is refused until enabled again.`,
+        ),
     );
+    if (adminDisabled) {
+      toggle.disabled = true;
+      toggle.setAttribute('aria-describedby', noteId);
+    }
+    actions.push(toggle);
   }
   if (state !== 'revoked')
     actions.push(button(`Revoke ${name}`, 'danger', 'Revoke', (e) => openRevoke(ctx, key, e.currentTarget)));
@@ -77,6 +84,9 @@ export function keyRows(ctx: PageContext, panel: KeysPanel, key: KeyRecord, now:
       'td',
       { 'data-label': 'Status', class: 'cell-status' },
       h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text }),
+      ...(adminDisabled
+        ? [' ', adminLabel(), h('span', { class: 'hint block', id: noteId, text: ownerNote('enabled') })]
+        : []),
     ),
     h('td', { 'data-label': 'Last used', class: 'cell-last-used' }, timeCell(key.last_used_at, 'Never')),
     h('td', { 'data-label': 'Created', class: 'cell-created' }, timeCell(key.created_at, '')),

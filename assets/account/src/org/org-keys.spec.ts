@@ -36,4 +36,29 @@ describe('a row of the organisation’s keys', () => {
     const removed = orgKeyRow(ctx, orgKey({ owner_status: 'removed' }));
     expect(removed.querySelectorAll('td')[0]!.textContent).toBe('bob@example.com (no longer a member)');
   });
+
+  it('labels each control an admin set "set by an admin": the disabled state at its badge, the others by name', () => {
+    const ctx = testContext();
+    const status = (row: HTMLElement) => row.querySelectorAll('td')[2]!;
+    const byAdmin = orgKeyRow(
+      ctx,
+      orgKey({
+        state: 'disabled',
+        enabled: false,
+        controls_set_by: { enabled: 'admin', rate_limits: 'admin', credits: 'owner', metadata: 'admin' },
+      }),
+    );
+    expect(status(byAdmin).textContent).toBe(
+      'Disabled set by an admin' + 'Rate limits set by an admin' + 'Metadata set by an admin',
+    );
+    expect(status(byAdmin).querySelectorAll('.badge.set-by')).toHaveLength(3);
+    // The owner's own controls carry no label; nor does a revoked key's old disabling.
+    const byOwner = orgKeyRow(
+      ctx,
+      orgKey({ state: 'disabled', enabled: false, controls_set_by: { enabled: 'owner' } }),
+    );
+    expect(status(byOwner).textContent).toBe('Disabled');
+    const revoked = orgKeyRow(ctx, orgKey({ state: 'revoked', enabled: false, controls_set_by: { enabled: 'admin' } }));
+    expect(status(revoked).textContent).toBe('Revoked');
+  });
 });

@@ -7,6 +7,7 @@ import { hasScopeUse, loadScopeUse } from '../keys/details/scope-use.js';
 import { openRevoke } from '../keys/key-dialogs.js';
 import { keyBadge, keyName, maskedKey, stateOf } from '../keys/key-view.js';
 import { PAGE_SIZE } from '../keys/keys-panel.js';
+import { adminControls, adminLabel, CONTROL_LABELS } from '../keys/set-by.js';
 import { timeCell } from '../time.js';
 import { hiddenHeader, pagedTable } from './admin-list.js';
 
@@ -28,6 +29,7 @@ export function orgKeyRow(ctx: PageContext, key: OrgApiKey): HTMLElement {
       'td',
       { 'data-label': 'Status' },
       h('span', { class: `badge status ${badge.variant}`, title: badge.title, text: badge.text }),
+      ...setByAdmins(key),
     ),
     h('td', { 'data-label': 'Last used' }, timeCell(key.last_used_at, 'Never')),
     h(
@@ -44,6 +46,21 @@ export function orgKeyRow(ctx: PageContext, key: OrgApiKey): HTMLElement {
           }),
     ),
   );
+}
+
+/**
+ * Beside the state, the controls an admin set, each with its label: "Disabled" is the state's badge
+ * itself, the others (whose values this list does not show) are named, one a line.
+ */
+function setByAdmins(key: OrgApiKey): Node[] {
+  const controls = adminControls(key);
+  const others = controls.filter((c) => c !== 'enabled');
+  // A revoked or expired key's badge is not "Disabled": the label would speak of another state.
+  const disabledByAdmin = controls.includes('enabled') && stateOf(key) === 'disabled';
+  return [
+    ...(disabledByAdmin ? [document.createTextNode(' '), adminLabel()] : []),
+    ...others.map((c) => h('span', { class: 'set-by-control' }, CONTROL_LABELS[c], ' ', adminLabel())),
+  ];
 }
 
 /** Keys whose scope use is open under their row (they stay open when the list reloads). */

@@ -1,10 +1,12 @@
-// The key's controls: what applies now (rate limits, credits, networks, metadata) and a form to
-// change them (JSON, checked by the server: its 400 shows beside the form).
+// The key's controls: what applies now (rate limits, credits, networks, metadata), each an admin
+// set labelled so, and a form to change them (JSON, checked by the server: its 400 or 403 shows
+// beside the form).
 import type { UpdateKeyRequest } from '../../../../../packages/client/src/types.js';
 import { clearAlert, h, showAlert } from '../../dom.js';
 import { PageError } from '../../errors.js';
 import { exactTime } from '../../time.js';
 import { keyName, stateOf, type KeyRecord } from '../key-view.js';
+import { adminLabel, ownerNote, setByAdmin, type ControlName } from '../set-by.js';
 import type { KeyDetailSection } from './details.js';
 
 interface Window {
@@ -19,15 +21,20 @@ interface Credits {
 }
 
 const pretty = (value: unknown) => (value === undefined || value === null ? '' : JSON.stringify(value, null, 2));
-const fact = (term: string, dd: HTMLElement) => h('div', {}, h('dt', { text: term }), dd);
+const FIELDS = ['rate_limits', 'credits', 'allowed_cidrs', 'metadata'] as const satisfies readonly ControlName[];
 
 function facts(key: KeyRecord): HTMLElement {
+  const fact = (control: ControlName, term: string, dd: HTMLElement) => {
+    if (setByAdmin(key, control)) dd.append(' ', adminLabel());
+    return h('div', {}, h('dt', { text: term }), dd);
+  };
   const credits = key.credits as Credits | undefined;
   const windows = key.rate_limits as unknown as Window[] | undefined;
   return h(
     'dl',
     { class: 'control-facts' },
     fact(
+      'rate_limits',
       'Rate limits',
       h('dd', {
         text: windows
@@ -36,6 +43,7 @@ function facts(key: KeyRecord): HTMLElement {
       }),
     ),
     fact(
+      'credits',
       'Credits',
       h('dd', {
         'data-credits': '',
@@ -44,8 +52,12 @@ function facts(key: KeyRecord): HTMLElement {
           : 'Unlimited',
       }),
     ),
-    fact('Allowed networks', h('dd', { text: key.allowed_cidrs ? key.allowed_cidrs.join(', ') : 'Anywhere' })),
-    key.metadata ? fact('Metadata', h('dd', {}, h('code', { text: JSON.stringify(key.metadata) }))) : null,
+    fact(
+      'allowed_cidrs',
+      'Allowed networks',
+      h('dd', { text: key.allowed_cidrs ? key.allowed_cidrs.join(', ') : 'Anywhere' }),
+    ),
+    key.metadata ? fact('metadata', 'Metadata', h('dd', {}, h('code', { text: JSON.stringify(key.metadata) }))) : null,
   );
 }
 
@@ -56,18 +68,29 @@ export const controlsSection: KeyDetailSection = {
     if (stateOf(key) === 'revoked' || !ctx.doc.hasRoute('patch', '/api-keys/{keyID}')) return shown;
     const credits = key.credits as Credits | undefined;
     const id = (field: string) => `ctl-${field}-${key.id}`;
-    const area = (field: string, label: string, value: string, hint: string) =>
-      h(
+    // A control an admin set: the owner reads what they may do with it; metadata they may not change at all.
+    const area = (field: (typeof FIELDS)[number], label: string, value: string, hint: string) => {
+      const admin = setByAdmin(key, field);
+      const note = `${id(field)}-set-by`;
+      return h(
         'div',
         { class: 'field' },
         h('label', { for: id(field), text: label }),
         h(
           'textarea',
-          { id: id(field), rows: '3', spellcheck: 'false', 'aria-describedby': `${id(field)}-hint` },
+          {
+            id: id(field),
+            rows: '3',
+            spellcheck: 'false',
+            readonly: admin && field === 'metadata',
+            'aria-describedby': admin ? `${note} ${id(field)}-hint` : `${id(field)}-hint`,
+          },
           value,
         ),
+        admin ? h('p', { class: 'hint set-by-note', id: note }, adminLabel(), ' ', ownerNote(field)) : null,
         h('p', { class: 'hint', id: `${id(field)}-hint`, text: hint }),
       );
+    };
     const alert = h('div', { class: 'alert', hidden: true, role: 'alert' });
     const form = h(
       'form',
