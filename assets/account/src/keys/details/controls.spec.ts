@@ -78,4 +78,24 @@ describe('a key’s controls', () => {
     expect(description(el, 'metadata')).toMatch(/^set by an admin Only an org owner or admin can change it\. \| /);
     expect(field(render(key({ controls_set_by: { metadata: 'owner' } })), 'metadata').readOnly).toBe(false);
   });
+
+  it('send only the controls changed in the form, so an admin’s credits are not sent back at an old balance', () => {
+    const update = vi.fn(async () => true);
+    const record = key({ controls_set_by: { credits: 'admin', rate_limits: 'admin' } });
+    const el = render(record, update);
+    const save = el.querySelector<HTMLButtonElement>('button[type="submit"]')!;
+    save.click();
+    expect(update).not.toHaveBeenCalled();
+    expect(el.querySelector('.alert')!.textContent).toBe('Nothing to save: no control was changed.');
+
+    field(el, 'rate_limits').value = '[{"name":"default","limit":50,"window_seconds":1}]';
+    field(el, 'allowed_cidrs').value = '10.1.0.0/16\n';
+    save.click();
+    expect(update).toHaveBeenCalledWith(
+      record,
+      { rate_limits: [{ name: 'default', limit: 50, window_seconds: 1 }], allowed_cidrs: ['10.1.0.0/16'] },
+      'Controls of partner saved.',
+      el.querySelector('.alert'),
+    );
+  });
 });

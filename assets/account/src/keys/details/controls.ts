@@ -1,6 +1,6 @@
 // The key's controls: what applies now (rate limits, credits, networks, metadata), each an admin
 // set labelled so, and a form to change them (JSON, checked by the server: its 400 or 403 shows
-// beside the form).
+// beside the form) that sends the controls changed in it.
 import type { UpdateKeyRequest } from '../../../../../packages/client/src/types.js';
 import { clearAlert, h, showAlert } from '../../dom.js';
 import { PageError } from '../../errors.js';
@@ -123,11 +123,27 @@ export const controlsSection: KeyDetailSection = {
       h('button', { type: 'submit', class: 'button primary small', text: 'Save controls' }),
     );
     const value = (field: string) => form.querySelector<HTMLTextAreaElement>(`#${CSS.escape(id(field))}`)!.value.trim();
+    // Only what was changed is sent: an admin's control sent back as the page loaded it may be a lift
+    // by then (credits spent since, while the form still holds the old balance).
+    const loaded = Object.fromEntries(FIELDS.map((field) => [field, value(field)]));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       clearAlert(alert);
+      const changed = FIELDS.filter((field) => value(field) !== loaded[field]);
+      if (changed.length === 0) {
+        showAlert(alert, new PageError(400, 'Nothing to save: no control was changed.'));
+        return;
+      }
       const body: Record<string, unknown> = {};
-      for (const field of ['rate_limits', 'credits', 'metadata']) {
+      for (const field of changed) {
+        if (field === 'allowed_cidrs') {
+          const cidrs = value(field)
+            .split('\n')
+            .map((s) => s.trim())
+            .filter(Boolean);
+          body[field] = cidrs.length > 0 ? cidrs : null;
+          continue;
+        }
         try {
           body[field] = value(field) === '' ? null : JSON.parse(value(field));
         } catch {
@@ -135,11 +151,6 @@ export const controlsSection: KeyDetailSection = {
           return;
         }
       }
-      const cidrs = value('allowed_cidrs')
-        .split('\n')
-        .map((s) => s.trim())
-        .filter(Boolean);
-      body.allowed_cidrs = cidrs.length > 0 ? cidrs : null;
       void panel.update(key, body as UpdateKeyRequest, `Controls of ${keyName(key)} saved.`, alert);
     });
     return h('div', { class: 'key-controls' }, h('p', { class: 'facts-title', text: 'Controls' }), shown, form);
