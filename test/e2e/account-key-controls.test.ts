@@ -1,12 +1,13 @@
 /// <reference lib="dom" />
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { accountBrowser, poll } from '../support/account-browser.js';
+import { accountBrowser, expectAccessible, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 
 /**
  * The account page's key controls in a real browser against the real app: disable and enable a
- * key, change its credits, and every panel (the org's keys, the audit log) showing a change at once.
+ * key, change its credits, every panel (the org's keys, the audit log) showing a change at once,
+ * and the controls an admin set labelled, with no Enable the owner's PATCH would refuse.
  */
 const tier = browserTier();
 if (!tier.run) console.warn(tier.notice);
@@ -70,6 +71,38 @@ describe.skipIf(!tier.run)('key controls on the account page', () => {
     await poll(() => page.locator(`#details-${minted.body.id} .alert`).textContent()).toContain(
       'allowed_cidrs[0] has host bits set',
     );
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('labels the controls an admin set and offers no Enable for a key an admin disabled', async () => {
+    const w = await b.t.seed.world('owner');
+    const minted = await b.t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'vendor' });
+    // The org's route: the owner acts as an admin here, even on their own key.
+    const set = await b.t.api.request('PATCH', `/orgs/${w.orgId}/api-keys/${minted.body.id}`, {
+      token: w.session,
+      body: { enabled: false, rate_limits: [{ name: 'default', limit: 100, window_seconds: 1 }] },
+    });
+    expect(set.body.controls_set_by).toEqual({ enabled: 'admin', rate_limits: 'admin' });
+    const page = await signedIn(w.session);
+    const row = page.locator(`#keys-body tr[data-key-id="${minted.body.id}"]`);
+    await poll(() => row.count()).toBe(1);
+
+    const enable = row.getByRole('button', { name: 'Enable vendor' });
+    expect(await enable.isDisabled()).toBe(true);
+    expect(await enable.getAttribute('aria-describedby')).toBe(`enable-note-${minted.body.id}`);
+    expect(await row.locator('.cell-status').textContent()).toContain(
+      'set by an adminOnly an org owner or admin can enable it again.',
+    );
+    await row.getByRole('button', { name: 'Details of vendor' }).click();
+    const details = page.locator(`#details-${minted.body.id}`);
+    expect(await details.locator('.control-facts .badge.set-by').allTextContents()).toEqual(['set by an admin']);
+    expect(await details.locator('.set-by-note').textContent()).toBe(
+      'set by an admin You may tighten it, but not lift it.',
+    );
+    const orgRow = page.locator(`#org-keys-list tr[data-org-key-id="${minted.body.id}"]`);
+    await poll(() => orgRow.locator('.badge.set-by').count()).toBe(2);
+    await expectAccessible(page, 'controls set by an admin');
     expect(errors).toEqual([]);
     await page.close();
   });
