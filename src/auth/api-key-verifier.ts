@@ -146,11 +146,13 @@ export class ApiKeyVerifier {
       orgMemberCount: row.memberCount,
       plan: row.plan,
       scopes: this.settings.scopes.effective(row.scopes, row.role),
+      // Always present, undefined when the key has none: every key's principal has one shape, so
+      // the guards that read it stay monomorphic whether or not a key carries limits or metadata.
+      metadata: row.metadata || undefined,
+      limits: row.limits || undefined,
     };
     // Recorded as a use only once every guard has admitted the request (LastUseGuard).
     markPendingUse(principal, row.id, row.lastUsedAt, now);
-    if (row.limits) principal.limits = row.limits;
-    if (row.metadata) principal.metadata = row.metadata;
     // Meters are never cached: a cached answer leaves GET /usage to read them.
     if ('usage' in row) attachUsageSnapshot(principal, row.day, row.usage);
     return principal;
