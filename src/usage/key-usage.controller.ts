@@ -4,7 +4,8 @@ import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { QueryOf, UuidParamPipe } from '../common/validation.js';
-import { DayRangeQueryDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
+import { DayRangeQuery } from '../common/day-range.query.js';
+import { KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
 import { UsageHistoryService, type KeyDailyUsageReport } from './usage-history.service.js';
 
 const RANGE_ERRORS =
@@ -33,7 +34,7 @@ export class ApiKeyUsageController {
   keyUsage(
     @CurrentPrincipal() principal: Principal,
     @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
-    @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>,
+    @QueryOf(DayRangeQuery) query: Readonly<DayRangeQuery>,
   ): Promise<KeyDailyUsageReport> {
     return this.history.ownKeyDaily(principal, keyId, query);
   }
@@ -65,7 +66,7 @@ export class OrgKeyUsageController {
     @CurrentPrincipal() principal: Principal,
     @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
     @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
-    @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>,
+    @QueryOf(DayRangeQuery) query: Readonly<DayRangeQuery>,
   ): Promise<KeyDailyUsageReport> {
     return this.history.orgKeyDaily(principal, orgId, keyId, query);
   }
