@@ -1,11 +1,11 @@
 import { Versioned } from '../versioning/operation-versioning.js';
-import { Controller, Delete, Get, HttpCode, Param, UseInterceptors } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Delete, Get, HttpCode, UseInterceptors } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { QueryOf, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, UuidParam } from '../common/validation.js';
 import { KeyLifecycle, NOT_CONFIGURED } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { OrgApiKeyRecord } from './api-key.record.js';
@@ -31,7 +31,6 @@ export class OrgApiKeysController {
     description:
       "Browser session only. Every key bound to the org whoever minted it, with the owner's id and e-mail and whether they are still a member; newest first, keyset-paginated.",
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: OrgApiKeyListDto })
   @ApiErrors({
     400: 'org_id or user_id is not a UUID, state is not one of active, revoked, expired, pending, denied, limit outside 1 to 100, or a cursor this service did not return.',
@@ -42,7 +41,7 @@ export class OrgApiKeysController {
   })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @QueryOf(ListOrgApiKeysQuery) query: Readonly<ListOrgApiKeysQuery>,
   ): Promise<{ keys: OrgApiKeyRecord[]; next_cursor?: string }> {
     return this.apiKeys.listInOrg(principal, orgId, query);
@@ -57,8 +56,6 @@ export class OrgApiKeysController {
     description:
       'Browser session only. Revokes a key bound to the org, whoever minted it; recorded in the audit log with the admin as actor. Already revoked: 204, revoked_at unchanged.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Revoked.' })
   @ApiErrors({
     400: 'org_id or keyID is not a UUID.',
@@ -69,8 +66,8 @@ export class OrgApiKeysController {
   })
   revoke(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
   ): Promise<void> {
     return this.apiKeys.revokeInOrg(principal, orgId, keyId);
   }
