@@ -4,16 +4,13 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nes
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, ORG_404, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { QueryOf, UuidParam } from '../common/validation.js';
 import { KeyLifecycle, NOT_CONFIGURED } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { OrgApiKeyRecord } from './api-key.record.js';
 import { OrgApiKeyListDto } from './dto/api-key-record.dto.js';
 import { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
-
-const ADMINS_ONLY = 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).';
-const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
 
 /** Org-admin oversight: every key bound to an org, whoever minted it. Owners and admins only. */
 @ApiTags('orgs')
@@ -35,7 +32,7 @@ export class OrgApiKeysController {
   @ApiErrors({
     400: 'org_id or user_id is not a UUID, state is not one of active, revoked, expired, pending, denied, limit outside 1 to 100, or a cursor this service did not return.',
     ...AUTH_ERRORS,
-    403: ADMINS_ONLY,
+    403: ORG_ADMINS_ONLY,
     404: ORG_404,
     501: NOT_CONFIGURED,
   })
@@ -60,7 +57,7 @@ export class OrgApiKeysController {
   @ApiErrors({
     400: 'org_id or keyID is not a UUID.',
     ...AUTH_ERRORS,
-    403: ADMINS_ONLY,
+    403: ORG_ADMINS_ONLY,
     404: `${ORG_404} Or: no such key in this org (a key of another org looks the same).`,
     501: NOT_CONFIGURED,
   })

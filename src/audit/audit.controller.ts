@@ -2,7 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, ORG_404, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { QueryOf, UuidParam } from '../common/validation.js';
 import { AuditService, type AuditEventRecord } from './audit.service.js';
 import { AuditEventPageDto } from './dto/audit-event.dto.js';
@@ -26,7 +26,7 @@ export class AuditController {
     400: 'org_id or a filter is malformed (the message names it): actor_id/target_id not a UUID, an unknown action, since/until not RFC 3339, limit outside 1 to 100, a cursor this service did not return.',
     ...AUTH_ERRORS,
     403: ORG_ADMINS_ONLY,
-    404: 'The org does not exist or the caller is not a member; both look identical.',
+    404: ORG_404,
   })
   list(
     @CurrentPrincipal() principal: Principal,

@@ -3,12 +3,10 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, BODY_ERRORS, ORG_404 } from '../common/openapi.js';
 import { StrictBodyPipe, UuidParam } from '../common/validation.js';
 import { KeyPolicyDto, KeyPolicyRecordDto } from './dto/key-policy.dto.js';
 import { KeyPoliciesService } from './key-policies.service.js';
-
-const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
 
 /** The org's key policy: owners set it, owners and admins read it; browser session only. */
 @ApiTags('orgs')

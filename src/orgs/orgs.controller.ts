@@ -2,7 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, ORG_404, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { PageQuery } from '../common/pagination.js';
 import { QueryOf, UuidParam } from '../common/validation.js';
 import { OrgListDto, OrgMemberListDto } from './dto/org.dto.js';
@@ -49,7 +49,7 @@ export class OrgsController {
     400: `org_id is not a UUID, ${PAGE_ERRORS}`,
     ...AUTH_ERRORS,
     403: ORG_ADMINS_ONLY,
-    404: 'The org does not exist or the caller is not a member; both look identical.',
+    404: ORG_404,
     501: 'The deployment’s own org directory cannot list members.',
   })
   members(

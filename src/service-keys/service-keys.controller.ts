@@ -14,7 +14,7 @@ import { MintRateGuard } from '../api-keys/mint-rate.guard.js';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, BODY_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, BODY_ERRORS, ORG_404, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { QueryOf, StrictBodyPipe, UuidParam } from '../common/validation.js';
 import { ListServiceKeysQuery } from './dto/list-service-keys.query.js';
 import { MintServiceKeyDto } from './dto/mint-service-key.dto.js';
@@ -22,7 +22,6 @@ import { MintedServiceKeyDto, ServiceKeyListDto } from './dto/service-key.dto.js
 import { ServiceKeysService } from './service-keys.service.js';
 import type { ServiceKeyRecord } from './service-key.record.js';
 
-const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
 const KEY_404 = `${ORG_404} Or: no such service key in this org (a personal key, or another org's key, looks the same).`;
 const HOST_DIRECTORY = `${NOT_CONFIGURED} Or: the deployment reads orgs and members from its host's directory (service keys need the built-in one).`;
 
