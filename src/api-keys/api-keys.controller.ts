@@ -7,7 +7,6 @@ import {
   Get,
   Header,
   HttpCode,
-  Param,
   Post,
   UseGuards,
   UseInterceptors,
@@ -18,13 +17,12 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
-import { QueryOf, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, StrictBodyPipe, UuidParam } from '../common/validation.js';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiKeysEnabledGuard } from './api-keys-enabled.guard.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -127,7 +125,6 @@ export class ApiKeysController {
       'Browser session only, your own key. Same id, name, org, scopes and expiry; a new secret (new lookup and last4) shown in this response only. ' +
       'The replaced secret keeps verifying for grace_period_seconds (default 86400); rotating again during a grace period ends the older one at once; revoking stops both.',
   })
-  @ApiParam({ name: 'keyID', format: 'uuid', description: 'The id from mint or list.' })
   @ApiBody({ type: RotateApiKeyDto, required: false })
   @ApiCreatedResponse({
     description:
@@ -144,7 +141,7 @@ export class ApiKeysController {
   })
   rotate(
     @CurrentPrincipal() principal: Principal,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('keyID', 'The id from mint or list.') keyId: string,
     @Body(new StrictBodyPipe(RotateApiKeyDto)) dto: Readonly<RotateApiKeyDto>,
   ): Promise<MintedApiKey> {
     return this.apiKeys.rotate(principal, keyId, dto);
@@ -158,7 +155,6 @@ export class ApiKeysController {
     summary: 'Revoke a key',
     description: 'Browser session only. Soft revoke: the key stops verifying at once and stays listed with revoked_at.',
   })
-  @ApiParam({ name: 'keyID', format: 'uuid', description: 'The id from mint or list.' })
   @ApiNoContentResponse({
     description: 'Revoked (revoking an already revoked key also answers 204 and keeps revoked_at).',
   })
@@ -171,7 +167,7 @@ export class ApiKeysController {
   })
   revoke(
     @CurrentPrincipal() principal: Principal,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('keyID', 'The id from mint or list.') keyId: string,
   ): Promise<void> {
     return this.apiKeys.revoke(principal, keyId);
   }

@@ -1,10 +1,10 @@
-import { Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, HttpCode, Post, UseInterceptors } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
-import { UuidParamPipe } from '../common/validation.js';
+import { UuidParam } from '../common/validation.js';
 import { KeyLifecycle, NOT_CONFIGURED } from './api-keys.controller.js';
 import { KeyApprovalsService } from './key-approvals.service.js';
 
@@ -33,14 +33,12 @@ export class KeyApprovalsController {
     description:
       'Browser session only. The key verifies from now on; its record loses `status`. Audited, and announced as `api_key.approved`.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Approved.' })
   @ApiErrors(ERRORS_OF_DECISION)
   approve(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
   ): Promise<void> {
     return this.approvals.approve(principal, orgId, keyId);
   }
@@ -54,14 +52,12 @@ export class KeyApprovalsController {
     description:
       'Browser session only. The key never verifies: it is revoked and its record says `"status": "denied"`. Audited, and announced as `api_key.denied`.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Denied.' })
   @ApiErrors(ERRORS_OF_DECISION)
   deny(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
   ): Promise<void> {
     return this.approvals.deny(principal, orgId, keyId);
   }

@@ -1,11 +1,11 @@
 import { Versioned } from '../versioning/operation-versioning.js';
-import { Body, Controller, Param, Patch, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Patch, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
-import { StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { StrictBodyPipe, UuidParam } from '../common/validation.js';
 import { KeyLifecycle, NOT_CONFIGURED, SESSION_REQUIRED } from './api-keys.controller.js';
 import type { ApiKeyRecord } from './api-key.record.js';
 import { ApiKeyRecordDto } from './dto/api-key-record.dto.js';
@@ -33,7 +33,6 @@ export class KeySettingsController {
     summary: 'Change a key’s settings',
     description: `Browser session only, your own key. ${CHANGE} A control an org owner or admin set can only be narrowed here (docs/key-controls.md); it stays theirs.`,
   })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiBody({ type: UpdateApiKeyDto })
   @ApiOkResponse({ type: ApiKeyRecordDto, description: 'The key record with its settings.' })
   @ApiErrors({
@@ -46,7 +45,7 @@ export class KeySettingsController {
   })
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('keyID') keyId: string,
     @Body(new StrictBodyPipe(UpdateApiKeyDto)) dto: Readonly<UpdateApiKeyDto>,
   ): Promise<ApiKeyRecord> {
     return this.keys.update(principal, keyId, dto);
@@ -61,8 +60,6 @@ export class KeySettingsController {
     summary: 'Change the settings of any key of an org (owners and admins)',
     description: `Browser session only. ${CHANGE} Every control sent is recorded as set by an admin (\`controls_set_by\`), and may be changed or lifted whoever set it.`,
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiBody({ type: UpdateApiKeyDto })
   @ApiOkResponse({ type: ApiKeyRecordDto })
   @ApiErrors({
@@ -75,8 +72,8 @@ export class KeySettingsController {
   })
   updateInOrg(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
     @Body(new StrictBodyPipe(UpdateApiKeyDto)) dto: Readonly<UpdateApiKeyDto>,
   ): Promise<ApiKeyRecord> {
     return this.keys.updateInOrg(principal, orgId, keyId, dto);

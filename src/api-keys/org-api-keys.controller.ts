@@ -1,19 +1,16 @@
 import { Versioned } from '../versioning/operation-versioning.js';
-import { Controller, Delete, Get, HttpCode, Param, UseInterceptors } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Delete, Get, HttpCode, UseInterceptors } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { QueryOf, UuidParamPipe } from '../common/validation.js';
+import { ApiErrors, AUTH_ERRORS, ORG_404, ORG_ADMINS_ONLY } from '../common/openapi.js';
+import { QueryOf, UuidParam } from '../common/validation.js';
 import { KeyLifecycle, NOT_CONFIGURED } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
 import type { OrgApiKeyRecord } from './api-key.record.js';
 import { OrgApiKeyListDto } from './dto/api-key-record.dto.js';
 import { ListOrgApiKeysQuery } from './dto/list-org-api-keys.query.js';
-
-const ADMINS_ONLY = 'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).';
-const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
 
 /** Org-admin oversight: every key bound to an org, whoever minted it. Owners and admins only. */
 @ApiTags('orgs')
@@ -31,18 +28,17 @@ export class OrgApiKeysController {
     description:
       "Browser session only. Every key bound to the org whoever minted it, with the owner's id and e-mail and whether they are still a member; newest first, keyset-paginated.",
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: OrgApiKeyListDto })
   @ApiErrors({
     400: 'org_id or user_id is not a UUID, state is not one of active, revoked, expired, pending, denied, limit outside 1 to 100, or a cursor this service did not return.',
     ...AUTH_ERRORS,
-    403: ADMINS_ONLY,
+    403: ORG_ADMINS_ONLY,
     404: ORG_404,
     501: NOT_CONFIGURED,
   })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @QueryOf(ListOrgApiKeysQuery) query: Readonly<ListOrgApiKeysQuery>,
   ): Promise<{ keys: OrgApiKeyRecord[]; next_cursor?: string }> {
     return this.apiKeys.listInOrg(principal, orgId, query);
@@ -57,20 +53,18 @@ export class OrgApiKeysController {
     description:
       'Browser session only. Revokes a key bound to the org, whoever minted it; recorded in the audit log with the admin as actor. Already revoked: 204, revoked_at unchanged.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Revoked.' })
   @ApiErrors({
     400: 'org_id or keyID is not a UUID.',
     ...AUTH_ERRORS,
-    403: ADMINS_ONLY,
+    403: ORG_ADMINS_ONLY,
     404: `${ORG_404} Or: no such key in this org (a key of another org looks the same).`,
     501: NOT_CONFIGURED,
   })
   revoke(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
   ): Promise<void> {
     return this.apiKeys.revokeInOrg(principal, orgId, keyId);
   }

@@ -1,8 +1,8 @@
-import { Controller, Get, Param } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { QueryOf, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, UuidParam } from '../common/validation.js';
 import { ScopeUsageDto, ScopeUsageQuery } from './dto/scope-usage.dto.js';
 import { KeyReportRoute } from './key-report-route.js';
 import { ScopeUsageService } from './scope-usage.service.js';
@@ -28,7 +28,7 @@ export class ScopeUsageController {
   })
   ownKey(
     @CurrentPrincipal() principal: Principal,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('keyID') keyId: string,
     @QueryOf(ScopeUsageQuery) query: Readonly<ScopeUsageQuery>,
   ): Promise<ScopeUsageDto> {
     return this.usage.ownKey(principal, keyId, query.days);
@@ -45,8 +45,8 @@ export class ScopeUsageController {
   })
   orgKey(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
     @QueryOf(ScopeUsageQuery) query: Readonly<ScopeUsageQuery>,
   ): Promise<ScopeUsageDto> {
     return this.usage.orgKey(principal, orgId, keyId, query.days);

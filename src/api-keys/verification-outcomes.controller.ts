@@ -1,8 +1,8 @@
-import { Controller, Get, Param } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { QueryOf, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, UuidParam } from '../common/validation.js';
 import { VerificationOutcomesDto, VerificationOutcomesQuery } from './dto/verification-outcomes.dto.js';
 import { KeyReportRoute } from './key-report-route.js';
 import { VerificationOutcomesService } from './verification-outcomes.service.js';
@@ -29,7 +29,7 @@ export class VerificationOutcomesController {
   })
   ownKey(
     @CurrentPrincipal() principal: Principal,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('keyID') keyId: string,
     @QueryOf(VerificationOutcomesQuery) query: Readonly<VerificationOutcomesQuery>,
   ): Promise<VerificationOutcomesDto> {
     return this.outcomes.ownKey(principal, keyId, query);
@@ -46,8 +46,8 @@ export class VerificationOutcomesController {
   })
   orgKey(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
     @QueryOf(VerificationOutcomesQuery) query: Readonly<VerificationOutcomesQuery>,
   ): Promise<VerificationOutcomesDto> {
     return this.outcomes.orgKey(principal, orgId, keyId, query);
@@ -64,7 +64,7 @@ export class VerificationOutcomesController {
   })
   org(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @QueryOf(VerificationOutcomesQuery) query: Readonly<VerificationOutcomesQuery>,
   ): Promise<VerificationOutcomesDto> {
     return this.outcomes.org(principal, orgId, query);

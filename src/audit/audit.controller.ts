@@ -1,9 +1,9 @@
-import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
-import { QueryOf, UuidParamPipe } from '../common/validation.js';
+import { ApiErrors, AUTH_ERRORS, ORG_404, ORG_ADMINS_ONLY } from '../common/openapi.js';
+import { QueryOf, UuidParam } from '../common/validation.js';
 import { AuditService, type AuditEventRecord } from './audit.service.js';
 import { AuditEventPageDto } from './dto/audit-event.dto.js';
 import { ListAuditEventsQuery } from './dto/list-audit-events.query.js';
@@ -21,17 +21,16 @@ export class AuditController {
     description:
       'Browser session only; owners and admins of the org. Newest first, keyset-paginated; filters combine (all must hold).',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: AuditEventPageDto })
   @ApiErrors({
     400: 'org_id or a filter is malformed (the message names it): actor_id/target_id not a UUID, an unknown action, since/until not RFC 3339, limit outside 1 to 100, a cursor this service did not return.',
     ...AUTH_ERRORS,
     403: ORG_ADMINS_ONLY,
-    404: 'The org does not exist or the caller is not a member; both look identical.',
+    404: ORG_404,
   })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @QueryOf(ListAuditEventsQuery) query: Readonly<ListAuditEventsQuery>,
   ): Promise<{ events: AuditEventRecord[]; next_cursor?: string }> {
     return this.audit.list(principal, orgId, query);

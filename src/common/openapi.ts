@@ -94,6 +94,9 @@ export const AUTH_ERRORS = {
 export const ORG_ADMINS_ONLY =
   'Called with an API key, or the caller is a member or viewer of the org (owners and admins only).';
 
+/** The 404 of a route under an org: no such org and an org the caller is not in answer alike. */
+export const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
+
 /**
  * The enum a scope field declares (`@ApiProperty({ enum: SCOPE_ENUM })`): the contract's two, which
  * `applyScopeRegistry` replaces in a built document with the running registry's scopes.

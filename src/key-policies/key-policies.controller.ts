@@ -1,14 +1,12 @@
-import { Body, Controller, Get, Param, Put, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Put, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, BODY_ERRORS } from '../common/openapi.js';
-import { StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { ApiErrors, AUTH_ERRORS, BODY_ERRORS, ORG_404 } from '../common/openapi.js';
+import { StrictBodyPipe, UuidParam } from '../common/validation.js';
 import { KeyPolicyDto, KeyPolicyRecordDto } from './dto/key-policy.dto.js';
 import { KeyPoliciesService } from './key-policies.service.js';
-
-const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
 
 /** The org's key policy: owners set it, owners and admins read it; browser session only. */
 @ApiTags('orgs')
@@ -24,7 +22,6 @@ export class KeyPoliciesController {
     summary: "The org's key policy (owners and admins)",
     description: 'Browser session only. Every field present; null or false: no such rule.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: KeyPolicyRecordDto })
   @ApiErrors({
     400: 'org_id is not a UUID.',
@@ -32,10 +29,7 @@ export class KeyPoliciesController {
     403: 'Called with an API key, or the caller is a member or viewer of the org.',
     404: ORG_404,
   })
-  get(
-    @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-  ): Promise<KeyPolicyRecordDto> {
+  get(@CurrentPrincipal() principal: Principal, @UuidParam('org_id') orgId: string): Promise<KeyPolicyRecordDto> {
     return this.policies.get(principal, orgId);
   }
 
@@ -47,7 +41,6 @@ export class KeyPoliciesController {
     description:
       'Browser session only. Replaces the whole policy. Answers once every instance applies it: keys that outlive a new lifetime limit stop verifying at that limit from their creation (announced first as `api_key.expiring`).',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiBody({ type: KeyPolicyDto })
   @ApiOkResponse({ type: KeyPolicyRecordDto, description: 'The policy as set.' })
   @ApiErrors({
@@ -59,7 +52,7 @@ export class KeyPoliciesController {
   })
   put(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @Body(new StrictBodyPipe(KeyPolicyDto)) dto: Readonly<KeyPolicyDto>,
   ): Promise<KeyPolicyRecordDto> {
     return this.policies.put(principal, orgId, dto);

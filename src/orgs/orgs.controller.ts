@@ -1,10 +1,10 @@
-import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
+import { ApiErrors, AUTH_ERRORS, ORG_404, ORG_ADMINS_ONLY } from '../common/openapi.js';
 import { PageQuery } from '../common/pagination.js';
-import { QueryOf, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, UuidParam } from '../common/validation.js';
 import { OrgListDto, OrgMemberListDto } from './dto/org.dto.js';
 import { OrgsService, type MemberRecord, type OrgRecord } from './orgs.service.js';
 
@@ -44,18 +44,17 @@ export class OrgsController {
     summary: "An org's members",
     description: 'Browser session only; owners and admins of the org. Newest member first, keyset-paginated.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: OrgMemberListDto })
   @ApiErrors({
     400: `org_id is not a UUID, ${PAGE_ERRORS}`,
     ...AUTH_ERRORS,
     403: ORG_ADMINS_ONLY,
-    404: 'The org does not exist or the caller is not a member; both look identical.',
+    404: ORG_404,
     501: 'The deployment’s own org directory cannot list members.',
   })
   members(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @QueryOf(PageQuery) query: Readonly<PageQuery>,
   ): Promise<{ members: MemberRecord[]; next_cursor?: string }> {
     return this.orgs.members(principal, orgId, query);

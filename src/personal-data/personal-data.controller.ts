@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
-import { Controller, Get, HttpCode, Param, Post, StreamableFile, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, HttpCode, Post, StreamableFile, UseGuards, UseInterceptors } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { ApiErrors } from '../common/openapi.js';
-import { UuidParamPipe } from '../common/validation.js';
+import { UuidParam } from '../common/validation.js';
 import { ErasureDto, PersonalDataExportDto } from './dto/personal-data.dto.js';
 import { OperatorTokenGuard } from './operator-token.guard.js';
 import { ADMIN_TOKEN_SCHEME } from './personal-data.options.js';
@@ -38,11 +38,10 @@ export class PersonalDataController {
     description:
       'One JSON document: the user, their memberships and workspaces, every key (masked), their audit events as actor and their usage attribution. Streamed: it is never held in memory whole.',
   })
-  @ApiParam({ name: 'user_id', format: 'uuid' })
   @ApiProduces('application/json')
   @ApiOkResponse({ type: PersonalDataExportDto })
   @ApiErrors(ERRORS_OF_OPERATOR_ROUTES)
-  async export(@Param('user_id', new UuidParamPipe('user_id')) userId: string): Promise<StreamableFile> {
+  async export(@UuidParam('user_id') userId: string): Promise<StreamableFile> {
     const pieces = await this.personalData.exportDocument(userId);
     return new StreamableFile(Readable.from(pieces), { type: 'application/json; charset=utf-8' });
   }
@@ -55,10 +54,9 @@ export class PersonalDataController {
     description:
       "Revokes the user's keys, removes their memberships (a `user.erased` audit event in each org), pseudonymises them in the audit log and replaces their e-mail with a tombstone. Idempotent; a second call completes an erasure that was interrupted.",
   })
-  @ApiParam({ name: 'user_id', format: 'uuid' })
   @ApiOkResponse({ type: ErasureDto })
   @ApiErrors({ ...ERRORS_OF_OPERATOR_ROUTES, 501: 'API_KEY_SECRET is not set: the pseudonyms cannot be computed.' })
-  erase(@Param('user_id', new UuidParamPipe('user_id')) userId: string): Promise<ErasureDto> {
+  erase(@UuidParam('user_id') userId: string): Promise<ErasureDto> {
     return this.personalData.erase(userId, API_OPERATOR);
   }
 }

@@ -1,12 +1,11 @@
 import { Versioned } from '../versioning/operation-versioning.js';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import {
   ApiBody,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { KeyLifecycle, NOT_CONFIGURED } from '../api-keys/api-keys.controller.js';
@@ -15,15 +14,14 @@ import { MintRateGuard } from '../api-keys/mint-rate.guard.js';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ApiErrors, AUTH_ERRORS, BODY_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
-import { QueryOf, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { ApiErrors, AUTH_ERRORS, BODY_ERRORS, ORG_404, ORG_ADMINS_ONLY } from '../common/openapi.js';
+import { QueryOf, StrictBodyPipe, UuidParam } from '../common/validation.js';
 import { ListServiceKeysQuery } from './dto/list-service-keys.query.js';
 import { MintServiceKeyDto } from './dto/mint-service-key.dto.js';
 import { MintedServiceKeyDto, ServiceKeyListDto } from './dto/service-key.dto.js';
 import { ServiceKeysService } from './service-keys.service.js';
 import type { ServiceKeyRecord } from './service-key.record.js';
 
-const ORG_404 = 'The org does not exist or the caller is not a member; both look identical.';
 const KEY_404 = `${ORG_404} Or: no such service key in this org (a personal key, or another org's key, looks the same).`;
 const HOST_DIRECTORY = `${NOT_CONFIGURED} Or: the deployment reads orgs and members from its host's directory (service keys need the built-in one).`;
 
@@ -46,7 +44,6 @@ export class ServiceKeysController {
       "Browser session only. A key the org owns, held by the org's service account: it keeps working when the admin who minted it leaves. " +
       'The full key is in this response and never again.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiBody({ type: MintServiceKeyDto })
   @ApiCreatedResponse({
     description: 'Created: the service key record including `key`, shown exactly once.',
@@ -66,7 +63,7 @@ export class ServiceKeysController {
   })
   mint(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @Body(new StrictBodyPipe(MintServiceKeyDto)) dto: Readonly<MintServiceKeyDto>,
   ): Promise<MintedServiceKeyDto> {
     return this.serviceKeys.mint(principal, orgId, dto);
@@ -80,7 +77,6 @@ export class ServiceKeysController {
     summary: "The org's service keys (owners and admins)",
     description: 'Browser session only. Masked records, newest first, keyset-paginated.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
   @ApiOkResponse({ type: ServiceKeyListDto })
   @ApiErrors({
     400: 'org_id is not a UUID, state is not active, revoked or expired, limit outside 1 to 100, or a cursor this service did not return.',
@@ -91,7 +87,7 @@ export class ServiceKeysController {
   })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @QueryOf(ListServiceKeysQuery) query: Readonly<ListServiceKeysQuery>,
   ): Promise<{ keys: ServiceKeyRecord[]; next_cursor?: string }> {
     return this.serviceKeys.list(principal, orgId, query);
@@ -106,8 +102,6 @@ export class ServiceKeysController {
     description:
       'Browser session only. Same id, name, scopes and expiry; a new secret shown in this response only; the replaced one verifies for grace_period_seconds (default 86400).',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiBody({ type: RotateApiKeyDto, required: false })
   @ApiCreatedResponse({
     description: 'Rotated: the service key record including the new `key`, shown exactly once.',
@@ -125,8 +119,8 @@ export class ServiceKeysController {
   })
   rotate(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
     @Body(new StrictBodyPipe(RotateApiKeyDto)) dto: Readonly<RotateApiKeyDto>,
   ): Promise<MintedServiceKeyDto> {
     return this.serviceKeys.rotate(principal, orgId, keyId, dto);
@@ -140,8 +134,6 @@ export class ServiceKeysController {
     summary: 'Revoke a service key (owners and admins)',
     description: 'Browser session only. Soft revoke: it stops verifying at once and stays listed with revoked_at.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Revoked (already revoked: 204, revoked_at unchanged).' })
   @ApiErrors({
     400: 'org_id or keyID is not a UUID.',
@@ -152,8 +144,8 @@ export class ServiceKeysController {
   })
   revoke(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
   ): Promise<void> {
     return this.serviceKeys.revoke(principal, orgId, keyId);
   }

@@ -1,10 +1,11 @@
-import { Controller, Get, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS, ORG_ADMINS_ONLY } from '../common/openapi.js';
-import { QueryOf, UuidParamPipe } from '../common/validation.js';
-import { DayRangeQueryDto, KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
+import { QueryOf, UuidParam } from '../common/validation.js';
+import { DayRangeQuery } from '../common/day-range.query.js';
+import { KeyDailyUsageReportDto } from './dto/daily-usage.dto.js';
 import { UsageHistoryService, type KeyDailyUsageReport } from './usage-history.service.js';
 
 const RANGE_ERRORS =
@@ -22,7 +23,6 @@ export class ApiKeyUsageController {
     summary: 'Daily usage of one of your keys',
     description: 'Browser session only. What the key charged per UTC day (zeros included).',
   })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiOkResponse({ type: KeyDailyUsageReportDto })
   @ApiErrors({
     400: `keyID is not a UUID, or ${RANGE_ERRORS}.`,
@@ -32,8 +32,8 @@ export class ApiKeyUsageController {
   })
   keyUsage(
     @CurrentPrincipal() principal: Principal,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
-    @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>,
+    @UuidParam('keyID') keyId: string,
+    @QueryOf(DayRangeQuery) query: Readonly<DayRangeQuery>,
   ): Promise<KeyDailyUsageReport> {
     return this.history.ownKeyDaily(principal, keyId, query);
   }
@@ -52,8 +52,6 @@ export class OrgKeyUsageController {
     summary: 'Daily usage of any key of an org',
     description: 'Browser session of an owner or admin of the org.',
   })
-  @ApiParam({ name: 'org_id', format: 'uuid' })
-  @ApiParam({ name: 'keyID', format: 'uuid' })
   @ApiOkResponse({ type: KeyDailyUsageReportDto })
   @ApiErrors({
     400: `org_id or keyID is not a UUID, or ${RANGE_ERRORS}.`,
@@ -63,9 +61,9 @@ export class OrgKeyUsageController {
   })
   keyUsage(
     @CurrentPrincipal() principal: Principal,
-    @Param('org_id', new UuidParamPipe('org_id')) orgId: string,
-    @Param('keyID', new UuidParamPipe('keyID')) keyId: string,
-    @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('keyID') keyId: string,
+    @QueryOf(DayRangeQuery) query: Readonly<DayRangeQuery>,
   ): Promise<KeyDailyUsageReport> {
     return this.history.orgKeyDaily(principal, orgId, keyId, query);
   }

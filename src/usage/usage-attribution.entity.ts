@@ -1,9 +1,9 @@
-import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index } from 'typeorm';
+import { CredentialDayColumns } from './usage-day.columns.js';
 
 /**
- * The org's daily counters split by the credential that charged them: an API key (its id), a
- * session (its user's id) or the system (host code and the operator CLI: the nil UUID). Written
- * in the same statement as the counter it splits, so the rows of a day always sum to it.
+ * The org's daily counters split by the credential that charged them. Written in the same
+ * statement as the counter it splits, so the rows of a day always sum to it.
  */
 @Entity({ name: 'usage_attribution' })
 @Index('usage_attribution_credential_idx', ['credentialId', 'day'])
@@ -13,19 +13,7 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Check('usage_attribution_retrieves_check', `retrieves >= 0`)
 @Check('usage_attribution_imports_check', `imports >= 0`)
 @Check('usage_attribution_captures_check', `captures >= 0`)
-export class UsageAttributionEntity {
-  @PrimaryColumn({ name: 'org_id', type: 'uuid' })
-  orgId: string;
-
-  @PrimaryColumn({ type: 'date' })
-  day: string;
-
-  @PrimaryColumn({ name: 'credential_kind', type: 'text' })
-  credentialKind: 'api_key' | 'session' | 'system';
-
-  @PrimaryColumn({ name: 'credential_id', type: 'uuid' })
-  credentialId: string;
-
+export class UsageAttributionEntity extends CredentialDayColumns {
   /** The key's owner or the session's user; null for the system. */
   @Column({ name: 'user_id', type: 'uuid', nullable: true })
   userId: string | null;

@@ -1,4 +1,5 @@
-import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index } from 'typeorm';
+import { OrgDayColumns } from './usage-day.columns.js';
 
 /** One row per org per UTC day; every daily meter resets by starting a new row. */
 @Entity({ name: 'usage_counters' })
@@ -7,13 +8,7 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Check('usage_counters_retrieves_check', `retrieves >= 0`)
 @Check('usage_counters_imports_check', `imports >= 0`)
 @Check('usage_counters_captures_check', `captures >= 0`)
-export class UsageCounterEntity {
-  @PrimaryColumn({ name: 'org_id', type: 'uuid' })
-  orgId: string;
-
-  @PrimaryColumn({ type: 'date' })
-  day: string;
-
+export class UsageCounterEntity extends OrgDayColumns {
   @Column({ type: 'integer', default: 0 })
   asks: number;
 

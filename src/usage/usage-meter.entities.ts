@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { CredentialDayColumns, OrgDayColumns } from './usage-day.columns.js';
 
 /**
  * A meter the deployment defines, per org and UTC day: one row per meter (the contract's four
@@ -8,13 +9,7 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Entity({ name: 'usage_meter_counters' })
 @Index('usage_meter_counters_day_idx', ['day'])
 @Check('usage_meter_counters_used_check', `used >= 0`)
-export class UsageMeterCounterEntity {
-  @PrimaryColumn({ name: 'org_id', type: 'uuid' })
-  orgId: string;
-
-  @PrimaryColumn({ type: 'date' })
-  day: string;
-
+export class UsageMeterCounterEntity extends OrgDayColumns {
   @PrimaryColumn({ type: 'text' })
   meter: string;
 
@@ -35,19 +30,7 @@ export class UsageMeterCounterEntity {
 @Index('usage_meter_attribution_day_idx', ['day'])
 @Check('usage_meter_attribution_credential_kind_check', `credential_kind IN ('api_key', 'session', 'system')`)
 @Check('usage_meter_attribution_used_check', `used >= 0`)
-export class UsageMeterAttributionEntity {
-  @PrimaryColumn({ name: 'org_id', type: 'uuid' })
-  orgId: string;
-
-  @PrimaryColumn({ type: 'date' })
-  day: string;
-
-  @PrimaryColumn({ name: 'credential_kind', type: 'text' })
-  credentialKind: 'api_key' | 'session' | 'system';
-
-  @PrimaryColumn({ name: 'credential_id', type: 'uuid' })
-  credentialId: string;
-
+export class UsageMeterAttributionEntity extends CredentialDayColumns {
   @PrimaryColumn({ type: 'text' })
   meter: string;
 

@@ -4,7 +4,8 @@ import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
 import { QueryOf } from '../common/validation.js';
-import { DailyUsageReportDto, DayRangeQueryDto } from './dto/daily-usage.dto.js';
+import { DayRangeQuery } from '../common/day-range.query.js';
+import { DailyUsageReportDto } from './dto/daily-usage.dto.js';
 import { UsageReportDto } from './dto/usage-report.dto.js';
 import { UsageHistoryService, type DailyUsageReport } from './usage-history.service.js';
 import { UsageService, type UsageReport } from './usage.service.js';
@@ -68,7 +69,7 @@ export class UsageController {
   })
   daily(
     @CurrentPrincipal() principal: Principal,
-    @QueryOf(DayRangeQueryDto) query: Readonly<DayRangeQueryDto>,
+    @QueryOf(DayRangeQuery) query: Readonly<DayRangeQuery>,
   ): Promise<DailyUsageReport> {
     return this.history.orgDaily(principal, query);
   }

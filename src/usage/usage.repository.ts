@@ -23,36 +23,49 @@ import {
 } from './usage.sql.js';
 import { toDaily, type AttributionRow, type DailyRow, type RawDailyRow } from './usage-rows.js';
 
-/** One charge of a contract meter as the batch statement takes it. */
-export interface ChargeRequest {
-  orgId: string;
-  day: string;
-  meter: Meter;
-  count: number;
-  /** The limit this meter is checked against (the wallet for asks and retrieves); null = unlimited. */
-  limit: Limit;
-  /** The plan and all its limits, recorded on the day's row as "what applied that day". */
-  plan: Plan;
-  limits: MeterLimits;
-  by: Attribution;
-}
-
-/** One charge of a deployment's meter: its own limit only (each meter is its own row). */
-export interface MeterChargeRequest {
+/** What every charge batch sends per charge, whatever its meter. */
+interface BatchedCharge {
   orgId: string;
   day: string;
   meter: string;
   count: number;
+  /** The limit this meter is checked against (a contract meter's: the wallet for asks and retrieves); null = unlimited. */
   limit: Limit;
   plan: Plan;
   by: Attribution;
 }
+
+/** One charge of a contract meter as the batch statement takes it. */
+export interface ChargeRequest extends BatchedCharge {
+  meter: Meter;
+  /** All the plan's limits, recorded on the day's row with the plan as "what applied that day". */
+  limits: MeterLimits;
+}
+
+/** One charge of a deployment's meter: its own limit only (each meter is its own row). */
+export type MeterChargeRequest = BatchedCharge;
 
 /** After a deployment meter's charge: its count, and the contract's counters of the day as the charge saw them. */
 export interface MeterChargeAfter {
   used: number;
   counters: Counters;
 }
+
+/** The contract's counters of the day as a charge statement answers them. */
+interface ChargedRow {
+  idx: number;
+  r_asks: number;
+  r_retrieves: number;
+  r_imports: number;
+  r_captures: number;
+}
+
+const countersOf = (r: ChargedRow): Counters => ({
+  asks: r.r_asks,
+  retrieves: r.r_retrieves,
+  imports: r.r_imports,
+  captures: r.r_captures,
+});
 
 const readKey = (orgId: string, day: string) => `${orgId.toLowerCase()}|${day}`;
 
@@ -76,38 +89,16 @@ export class UsageRepository {
     return this.charges.load(request);
   }
 
-  private readonly charges = endOfTurnLoader<ChargeRequest, Counters | null>(async (batch) => {
-    const result = await this.pool().query<{
-      idx: number;
-      r_asks: number;
-      r_retrieves: number;
-      r_imports: number;
-      r_captures: number;
-    }>({
-      name: 'kui_charge_batch',
-      text: CHARGE_BATCH_SQL,
-      values: [
-        batch.map((c) => c.orgId),
-        batch.map((c) => c.day),
-        batch.map((c) => c.meter),
-        batch.map((c) => c.count),
-        batch.map((c) => c.limit),
-        batch.map((c) => c.plan),
-        batch.map((c) => c.limits.wallet),
-        batch.map((c) => c.limits.imports),
-        batch.map((c) => c.limits.captures),
-        batch.map((c) => c.by.kind),
-        batch.map((c) => c.by.credentialId),
-        batch.map((c) => c.by.userId),
-        !this.settings.usageSynchronousCommit,
-      ],
-    });
-    // One row per charge that passed, by its 1-based position in the batch; a refused one has none.
-    const after: Array<Counters | null> = new Array<Counters | null>(batch.length).fill(null);
-    for (const r of result.rows)
-      after[r.idx - 1] = { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures };
-    return after;
-  }, 1);
+  private readonly charges = this.chargeBatch<ChargeRequest, ChargedRow, Counters>(
+    'kui_charge_batch',
+    CHARGE_BATCH_SQL,
+    (batch) => [
+      batch.map((c) => c.limits.wallet),
+      batch.map((c) => c.limits.imports),
+      batch.map((c) => c.limits.captures),
+    ],
+    countersOf,
+  );
 
   /**
    * A deployment meter's charge, decided as `charge` decides the contract's (all or nothing, never
@@ -119,39 +110,16 @@ export class UsageRepository {
     return this.meterCharges.load(request);
   }
 
-  private readonly meterCharges = endOfTurnLoader<MeterChargeRequest, MeterChargeAfter | null>(async (batch) => {
-    const result = await this.pool().query<{
-      idx: number;
-      r_used: number;
-      r_asks: number;
-      r_retrieves: number;
-      r_imports: number;
-      r_captures: number;
-    }>({
-      name: 'kui_charge_meter_batch',
-      text: CHARGE_METER_BATCH_SQL,
-      values: [
-        batch.map((c) => c.orgId),
-        batch.map((c) => c.day),
-        batch.map((c) => c.meter),
-        batch.map((c) => c.count),
-        batch.map((c) => c.limit),
-        batch.map((c) => c.plan),
-        batch.map((c) => c.by.kind),
-        batch.map((c) => c.by.credentialId),
-        batch.map((c) => c.by.userId),
-        !this.settings.usageSynchronousCommit,
-      ],
-    });
-    const after: Array<MeterChargeAfter | null> = new Array<MeterChargeAfter | null>(batch.length).fill(null);
-    for (const r of result.rows) {
-      after[r.idx - 1] = {
-        used: r.r_used,
-        counters: { asks: r.r_asks, retrieves: r.r_retrieves, imports: r.r_imports, captures: r.r_captures },
-      };
-    }
-    return after;
-  }, 1);
+  private readonly meterCharges = this.chargeBatch<
+    MeterChargeRequest,
+    ChargedRow & { r_used: number },
+    MeterChargeAfter
+  >(
+    'kui_charge_meter_batch',
+    CHARGE_METER_BATCH_SQL,
+    () => [],
+    (r) => ({ used: r.r_used, counters: countersOf(r) }),
+  );
 
   /** Gives back `count` units of any meter, the contract's or the deployment's. */
   async refund(orgId: string, day: string, meter: string, count: number, by: Attribution): Promise<void> {
@@ -287,6 +255,41 @@ export class UsageRepository {
       [before, batch],
     );
     return result.rowCount ?? 0;
+  }
+
+  /**
+   * A charge statement for the charges of one turn, one batch in flight: each charge's org, day,
+   * meter, count, limit, plan, the statement's `own` columns, attribution, then the commit mode.
+   * One row per charge that passed, by its 1-based `idx` in the batch; a refused one answers null.
+   */
+  private chargeBatch<C extends BatchedCharge, Row extends { idx: number }, After>(
+    name: string,
+    text: string,
+    own: (batch: readonly C[]) => unknown[],
+    after: (row: Row) => After,
+  ) {
+    return endOfTurnLoader<C, After | null>(async (batch) => {
+      const result = await this.pool().query<Row>({
+        name,
+        text,
+        values: [
+          batch.map((c) => c.orgId),
+          batch.map((c) => c.day),
+          batch.map((c) => c.meter),
+          batch.map((c) => c.count),
+          batch.map((c) => c.limit),
+          batch.map((c) => c.plan),
+          ...own(batch),
+          batch.map((c) => c.by.kind),
+          batch.map((c) => c.by.credentialId),
+          batch.map((c) => c.by.userId),
+          !this.settings.usageSynchronousCommit,
+        ],
+      });
+      const answers = new Array<After | null>(batch.length).fill(null);
+      for (const r of result.rows) answers[r.idx - 1] = after(r);
+      return answers;
+    }, 1);
   }
 
   // Hot paths (every /usage read, every charge) use named statements on the driver's pool.

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Patch, Post, UseInterceptors } from '@nestjs/common';
 import { RequestOriginInterceptor } from '../audit/request-origin.interceptor.js';
 import {
   ApiAcceptedResponse,
@@ -7,13 +7,12 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { CurrentPrincipal, SessionOnly } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiErrors, AUTH_ERRORS } from '../common/openapi.js';
-import { QueryOf, StrictBodyPipe, UuidParamPipe } from '../common/validation.js';
+import { QueryOf, StrictBodyPipe, UuidParam } from '../common/validation.js';
 import {
   CreatedWebhookDto,
   CreateWebhookDto,
@@ -36,11 +35,8 @@ const ORG_404 = 'The org does not exist or the caller is not in it; both look id
 const HOOK_404 = "No such webhook in this org, or the org is not the caller's; all look identical.";
 const NOT_CONFIGURED = 'API_KEY_SECRET unset: signing secrets cannot be sealed.';
 const THROTTLED = `${AUTH_ERRORS[429]} Or: too many test and retry requests for this org this minute (WEBHOOK_SEND_RATE_LIMIT); see Retry-After.`;
-const ORG = new UuidParamPipe('org_id');
-const ID = new UuidParamPipe('id');
 
 @ApiTags('webhooks')
-@ApiParam({ name: 'org_id', format: 'uuid' })
 @UseInterceptors(RequestOriginInterceptor)
 @Controller('orgs/:org_id/webhooks')
 export class WebhooksController {
@@ -66,7 +62,7 @@ export class WebhooksController {
   })
   create(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @Body(new StrictBodyPipe(CreateWebhookDto)) dto: Readonly<CreateWebhookDto>,
   ): Promise<WebhookRecord & { secret: string }> {
     return this.webhooks.create(p, orgId, dto);
@@ -89,7 +85,7 @@ export class WebhooksController {
   })
   list(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
+    @UuidParam('org_id') orgId: string,
     @QueryOf(ListWebhooksQuery) query: Readonly<ListWebhooksQuery>,
   ): Promise<{ webhooks: WebhookRecord[] }> {
     return this.webhooks.list(p, orgId, query);
@@ -98,13 +94,12 @@ export class WebhooksController {
   @Get(':id')
   @SessionOnly()
   @ApiOperation({ operationId: 'getWebhook', summary: 'One webhook endpoint' })
-  @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: WebhookDto })
   @ApiErrors({ 400: 'org_id or id not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: HOOK_404, 501: NOT_CONFIGURED })
   get(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
-    @Param('id', ID) id: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('id') id: string,
   ): Promise<WebhookRecord> {
     return this.webhooks.get(p, orgId, id);
   }
@@ -116,7 +111,6 @@ export class WebhooksController {
     summary: 'Change url, event types, description or enabled',
     description: 'Enabling again (or a new url) clears the failing mark.',
   })
-  @ApiParam({ name: 'id', format: 'uuid' })
   @ApiBody({ type: UpdateWebhookDto })
   @ApiOkResponse({ type: WebhookDto })
   @ApiErrors({
@@ -128,8 +122,8 @@ export class WebhooksController {
   })
   update(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
-    @Param('id', ID) id: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('id') id: string,
     @Body(new StrictBodyPipe(UpdateWebhookDto)) dto: Readonly<UpdateWebhookDto>,
   ): Promise<WebhookRecord> {
     return this.webhooks.update(p, orgId, id, dto);
@@ -139,13 +133,12 @@ export class WebhooksController {
   @SessionOnly()
   @HttpCode(204)
   @ApiOperation({ operationId: 'deleteWebhook', summary: 'Remove a webhook endpoint and its delivery log' })
-  @ApiParam({ name: 'id', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Removed; queued deliveries to it are dropped.' })
   @ApiErrors({ 400: 'org_id or id not a UUID.', ...AUTH_ERRORS, 403: FORBIDDEN, 404: HOOK_404, 501: NOT_CONFIGURED })
   remove(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
-    @Param('id', ID) id: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('id') id: string,
   ): Promise<void> {
     return this.webhooks.remove(p, orgId, id);
   }
@@ -159,7 +152,6 @@ export class WebhooksController {
     description:
       'Owners and admins. The new secret is in this response only. For `overlap_seconds` (default 86400, at most 604800) the replaced secret keeps signing: each message carries both signatures in `webhook-signature`, space-separated, so a receiver verifies with either while it switches. Rotating again during an overlap drops the older secret at once.',
   })
-  @ApiParam({ name: 'id', format: 'uuid' })
   @ApiBody({ type: RotateWebhookSecretDto, required: false })
   @ApiOkResponse({ type: RotatedWebhookSecretDto })
   @ApiErrors({
@@ -171,8 +163,8 @@ export class WebhooksController {
   })
   rotateSecret(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
-    @Param('id', ID) id: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('id') id: string,
     @Body(new StrictBodyPipe(RotateWebhookSecretDto)) dto: Readonly<RotateWebhookSecretDto>,
   ): Promise<WebhookRecord & { secret: string }> {
     return this.webhooks.rotateSecret(p, orgId, id, dto);
@@ -187,7 +179,6 @@ export class WebhooksController {
     summary: 'Send a `webhook.test` event',
     description: 'Queued like any event (signed, retried); delivered even while the endpoint is disabled.',
   })
-  @ApiParam({ name: 'id', format: 'uuid' })
   @ApiAcceptedResponse({ type: QueuedDto })
   @ApiErrors({
     400: 'org_id or id not a UUID.',
@@ -200,8 +191,8 @@ export class WebhooksController {
   })
   test(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
-    @Param('id', ID) id: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('id') id: string,
   ): Promise<{ event_id: string }> {
     return this.webhooks.sendTest(p, orgId, id);
   }
@@ -213,7 +204,6 @@ export class WebhooksController {
     summary: 'Delivery attempts, newest first',
     description: 'Status, latency, response code and at most 1 KB of the response body per attempt; paginated.',
   })
-  @ApiParam({ name: 'id', format: 'uuid' })
   @ApiOkResponse({ type: WebhookDeliveryListDto })
   @ApiErrors({
     400: 'org_id or id not a UUID, limit outside 1..100, or a bad cursor.',
@@ -224,8 +214,8 @@ export class WebhooksController {
   })
   deliveries(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
-    @Param('id', ID) id: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('id') id: string,
     @QueryOf(ListWebhooksQuery) query: Readonly<ListWebhooksQuery>,
   ): Promise<{ deliveries: DeliveryRecord[] }> {
     return this.webhooks.deliveries(p, orgId, id, query);
@@ -240,8 +230,6 @@ export class WebhooksController {
     summary: 'Deliver the event of an attempt again',
     description: 'A new job with the same event id and payload.',
   })
-  @ApiParam({ name: 'id', format: 'uuid' })
-  @ApiParam({ name: 'delivery_id', format: 'uuid' })
   @ApiAcceptedResponse({ type: QueuedDto })
   @ApiErrors({
     400: 'A path parameter is not a UUID.',
@@ -254,9 +242,9 @@ export class WebhooksController {
   })
   retry(
     @CurrentPrincipal() p: Principal,
-    @Param('org_id', ORG) orgId: string,
-    @Param('id', ID) id: string,
-    @Param('delivery_id', new UuidParamPipe('delivery_id')) deliveryId: string,
+    @UuidParam('org_id') orgId: string,
+    @UuidParam('id') id: string,
+    @UuidParam('delivery_id') deliveryId: string,
   ): Promise<{ event_id: string }> {
     return this.webhooks.retry(p, orgId, id, deliveryId);
   }

@@ -1,31 +1,16 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { Allow, IsIn, ValidateIf } from 'class-validator';
+import { IsIn, ValidateIf } from 'class-validator';
 import type { Outcome } from '../../auth/verification-outcome-recorder.js';
 import { MAX_RANGE_DAYS } from '../../common/day-range.js';
+import { DayRangeQuery } from '../../common/day-range.query.js';
 
 export const GRANULARITIES = ['hour', 'day'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 /** Days of hourly buckets kept (and so the oldest `from` with `granularity=hour`). */
 export const HOURLY_RETENTION_DAYS = 90;
 
-/** `?from=&to=&granularity=`: the days checked by `resolveDayRange` (each rule a 400 naming its parameter). */
-export class VerificationOutcomesQuery {
-  @ApiPropertyOptional({
-    format: 'date',
-    example: '2026-11-01',
-    description: 'First UTC day (YYYY-MM-DD). Default: 29 days before `to` (or the oldest day kept).',
-  })
-  @Allow()
-  from?: string;
-
-  @ApiPropertyOptional({
-    format: 'date',
-    example: '2026-11-23',
-    description: `Last UTC day (YYYY-MM-DD), not after today. Default: today. At most ${MAX_RANGE_DAYS} days from \`from\`, inclusive.`,
-  })
-  @Allow()
-  to?: string;
-
+/** `?from=&to=&granularity=`: a history request's days, and the buckets they are counted in. */
+export class VerificationOutcomesQuery extends DayRangeQuery {
   @ApiPropertyOptional({
     enum: GRANULARITIES,
     description: `One bucket per UTC hour (kept ${HOURLY_RETENTION_DAYS} days) or per UTC day (kept as long as usage history). Default: \`day\`.`,

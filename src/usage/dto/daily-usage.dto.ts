@@ -1,26 +1,6 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { Allow } from 'class-validator';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PLANS, type Plan } from '../../common/roles.js';
 import { MeterDto, UsageBreakdownDto, UsageMetersDto } from './usage-report.dto.js';
-
-/** `?from=&to=`: checked by `resolveDayRange` (each rule a 400 naming its parameter). */
-export class DayRangeQueryDto {
-  @ApiPropertyOptional({
-    format: 'date',
-    example: '2026-11-01',
-    description: 'First UTC day (YYYY-MM-DD). Default: 29 days before `to` (or the oldest day kept).',
-  })
-  @Allow()
-  from?: string;
-
-  @ApiPropertyOptional({
-    format: 'date',
-    example: '2026-11-23',
-    description: 'Last UTC day (YYYY-MM-DD), not after today. Default: today. At most 92 days from `from`, inclusive.',
-  })
-  @Allow()
-  to?: string;
-}
 
 @ApiSchema({
   name: 'DailyUsage',
