@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { PeriodicJobs } from '../common/periodic-jobs.js';
+import { Lease, type LeaseSource } from './lease.js';
 import { KeyLimitStore } from './key-limit.store.js';
 import { nextRefill, refillPeriodStart, type CreditRefill } from './key-settings.js';
 
@@ -10,24 +11,17 @@ export const MAX_CREDIT_BLOCK = 10_000;
 export const CREDIT_IDLE_MS = 10_000;
 /** An instance told "spent" asks again after this long (others may have given credits back). */
 const RECHECK_MS = 1000;
-/**
- * A request that arrives while this instance is asking for a lease waits for it, and asks again
- * with the others waiting while the balance still has credits, for at most this long (the lease
- * request's own bound), then is answered.
- */
-export const LEASE_WAIT_MS = 5000;
 
-interface Lease {
-  epoch: number;
-  period: number | null;
-  tokens: number;
-  notBefore: number;
-  /** The cost the balance could not cover: a cheaper request still asks. */
-  refusedCost: number;
-  lastUsed: number;
-  pending: Promise<boolean> | null;
-  /** What the requests waiting on this lease need together: the next lease asks for all of it. */
-  demand: number;
+/** This instance's lease of a key's credits: the setting (credits_epoch) and refill period it belongs to. */
+class CreditLease extends Lease {
+  constructor(
+    readonly keyId: string,
+    public epoch: number,
+    public period: number | null,
+    lastUsed: number,
+  ) {
+    super(lastUsed);
+  }
 }
 
 /** 0: admitted; -1: spent with no refill; otherwise spent, and milliseconds until the refill. */
@@ -43,12 +37,16 @@ export type CreditAdmission = number;
 @Injectable()
 export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('CreditLeases');
-  private readonly leases = new LRUCache<string, Lease>({
+  private readonly leases = new LRUCache<string, CreditLease>({
     max: 100_000,
-    dispose: (lease, keyId, reason) => {
-      if (reason === 'evict' && lease.tokens > 0) void this.giveBackNow(keyId, lease);
+    dispose: (lease, _keyId, reason) => {
+      if (reason === 'evict' && lease.tokens > 0) void this.giveBackNow(lease);
     },
   });
+  private readonly source: LeaseSource<CreditLease> = {
+    ask: (lease, cost) => this.ask(lease, cost),
+    now: () => Date.now(),
+  };
 
   constructor(
     private readonly store: KeyLimitStore,
@@ -80,31 +78,14 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
     if (lease && (lease.epoch !== credits.epoch || lease.period !== period)) {
       // Leased under another setting or before the refill: not this balance's credits.
       lease.tokens = 0;
-      lease.notBefore = 0;
+      lease.forget();
       lease.epoch = credits.epoch;
       lease.period = period;
     }
-    if (lease && lease.tokens >= cost) {
-      lease.tokens -= cost;
-      lease.lastUsed = t;
-      return 0;
-    }
-    if (lease && lease.notBefore > t && cost >= lease.refusedCost) return this.spent(credits.refill, now);
-    if (!lease)
-      this.leases.set(
-        keyId,
-        (lease = {
-          epoch: credits.epoch,
-          period,
-          tokens: 0,
-          notBefore: 0,
-          refusedCost: 0,
-          lastUsed: t,
-          pending: null,
-          demand: 0,
-        }),
-      );
-    return this.lease(keyId, credits, cost, now, lease);
+    if (lease && lease.take(cost, t)) return 0;
+    if (lease && lease.refuses(cost, t)) return this.spent(credits.refill, now);
+    if (!lease) this.leases.set(keyId, (lease = new CreditLease(keyId, credits.epoch, period, t)));
+    return this.lease(lease, credits.refill, cost, now);
   }
 
   /**
@@ -125,26 +106,25 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
   drop(keyId: string): Promise<void> | undefined {
     const lease = this.leases.peek(keyId);
     if (!lease) return undefined;
-    lease.notBefore = 0;
-    lease.refusedCost = 0;
-    return lease.tokens > 0 ? this.giveBackNow(keyId, lease) : undefined;
+    lease.forget();
+    return lease.tokens > 0 ? this.giveBackNow(lease) : undefined;
   }
 
   /** Gives back every lease unused since `before`. */
   async returnIdle(before: number): Promise<number> {
     let returned = 0;
-    for (const [keyId, lease] of this.leases.entries()) {
-      if (lease.tokens > 0 && lease.lastUsed < before && !lease.pending) {
+    for (const lease of this.leases.values()) {
+      if (lease.tokens > 0 && lease.idleSince(before)) {
         returned += lease.tokens;
-        await this.giveBackNow(keyId, lease);
+        await this.giveBackNow(lease);
       }
     }
     return returned;
   }
 
-  private async giveBackNow(keyId: string, lease: Lease): Promise<void> {
-    const amount = lease.tokens;
-    lease.tokens = 0;
+  private async giveBackNow(lease: CreditLease): Promise<void> {
+    const { keyId } = lease;
+    const amount = lease.release();
     try {
       await this.store.returnCredits(keyId, amount, lease.epoch, lease.period === null ? null : new Date(lease.period));
     } catch (error) {
@@ -157,39 +137,24 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async lease(
-    keyId: string,
-    credits: { refill: CreditRefill | null; epoch: number },
+    lease: CreditLease,
+    refill: CreditRefill | null,
     cost: number,
     now: Date,
-    lease: Lease,
   ): Promise<CreditAdmission> {
-    // Waits with the others for the lease in flight, then asks again for all who still wait, as
-    // long as the balance grants something: a burst gets every credit, and none is refused early.
-    const deadline = Date.now() + LEASE_WAIT_MS;
-    lease.demand += cost;
-    try {
-      for (;;) {
-        if (!lease.pending) lease.pending = this.fetch(keyId, cost, lease).finally(() => (lease.pending = null));
-        const stillApplies = await lease.pending;
-        if (stillApplies === false) return 0;
-        if (lease.tokens >= cost) {
-          lease.tokens -= cost;
-          lease.lastUsed = now.getTime();
-          return 0;
-        }
-        // The balance just granted nothing: refused (the next ask waits RECHECK_MS).
-        if (lease.notBefore > Date.now()) return this.spent(credits.refill, now);
-        if (Date.now() >= deadline) return this.spent(credits.refill, now);
-      }
-    } finally {
-      lease.demand -= cost;
-    }
+    return (await lease.wait(cost, this.source, now.getTime())) ? 0 : this.spent(refill, now);
   }
 
   /** False when the key has no credits any more (a change this instance's row predates). */
-  private fetch(keyId: string, cost: number, lease: Lease): Promise<boolean> {
+  private ask(lease: CreditLease, cost: number): Promise<boolean> {
     return this.store
-      .leaseCredits(keyId, cost, lease.period === null ? null : new Date(lease.period), MAX_CREDIT_BLOCK, lease.demand)
+      .leaseCredits(
+        lease.keyId,
+        cost,
+        lease.period === null ? null : new Date(lease.period),
+        MAX_CREDIT_BLOCK,
+        lease.demand,
+      )
       .then((grant) => {
         if (!grant) return false;
         if (grant.epoch !== lease.epoch) {
@@ -197,10 +162,7 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
           lease.tokens = 0;
         }
         if (grant.granted > 0) lease.tokens += grant.granted;
-        else {
-          lease.notBefore = Date.now() + RECHECK_MS;
-          lease.refusedCost = cost;
-        }
+        else lease.refuse(cost, Date.now() + RECHECK_MS);
         return true;
       });
   }

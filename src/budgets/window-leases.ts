@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Clock, epochMs } from '../common/clock.js';
 import { KeyLimitStore } from './key-limit.store.js';
+import { Lease, type LeaseSource } from './lease.js';
 import type { RateWindow } from './key-settings.js';
 import { availableAt, dueAt, wholeBackAt } from './sliding-window.js';
 
@@ -12,32 +13,29 @@ import { availableAt, dueAt, wholeBackAt } from './sliding-window.js';
  */
 export const LEASE_SHARE = 0.005;
 
-interface Lease {
-  /** The setting the tokens were leased under: a request of another setting never spends them. */
-  limit: number;
-  seconds: number;
-  /** Dropped (its key changed): its unspent tokens go back once the requests waiting on it are done. */
-  dropped: boolean;
-  tokens: number;
-  /** The end of the fixed window the tokens were granted in: they are never spent after it. */
-  expiresAt: number;
-  /** Nothing is available: refuse locally until then, without asking. */
-  notBefore: number;
-  /** The shared counter as of the last lease (for the RateLimit fields); `start` 0: none yet. */
-  start: number;
-  previous: number;
-  current: number;
-  pending: Promise<void> | null;
-  /** What the requests waiting on this lease need together: the next lease asks for all of it. */
-  demand: number;
-}
-
 /**
- * A request that arrives while this instance is asking for a lease waits for it, and asks again
- * with the others waiting while the window still grants something, for at most this long (the
- * lease request's own bound), then is answered.
+ * This instance's lease of one window of a key: the setting (limit and length) it was taken under,
+ * and the shared counter as of its last ask. `expiresAt` is the end of the fixed window its tokens
+ * were granted in.
  */
-export const LEASE_WAIT_MS = 5000;
+class WindowLease extends Lease {
+  /** Dropped (its key changed): its unspent tokens go back once the requests waiting on it are done. */
+  dropped = false;
+  /** The shared counter as of the last lease (for the RateLimit fields); `start` 0: none yet. */
+  start = 0;
+  previous = 0;
+  current = 0;
+
+  constructor(
+    readonly keyId: string,
+    readonly name: string,
+    readonly limit: number,
+    readonly seconds: number,
+  ) {
+    super(0);
+    this.expiresAt = 0;
+  }
+}
 
 /** 0: admitted. Otherwise refused, and the number of milliseconds until a retry can succeed. */
 export type Admission = number;
@@ -65,9 +63,16 @@ export class WindowLeases {
    * row holds them (strings whose hash V8 keeps), never by a string built per request: hashing a
    * fresh concatenation on every lookup cost more than the rest of the limits together.
    */
-  private readonly leases = new LRUCache<string, Map<string, Lease>>({ max: 100_000 });
+  private readonly leases = new LRUCache<string, Map<string, WindowLease>>({ max: 100_000 });
   /** Key id → its dropped leases' give-backs still under way: this instance's next lease of the key waits for them. */
   private readonly returning = new Map<string, Promise<void>>();
+  private readonly source: LeaseSource<WindowLease> = {
+    ask: (lease, cost) => this.ask(lease, cost),
+    now: () => epochMs(this.clock),
+    left: (lease) => {
+      if (lease.dropped && lease.demand === 0) this.giveBackUnspent(lease);
+    },
+  };
 
   constructor(
     private readonly store: KeyLimitStore,
@@ -79,40 +84,16 @@ export class WindowLeases {
     let byName = this.leases.get(keyId);
     if (!byName) this.leases.set(keyId, (byName = new Map()));
     let lease = byName.get(w.name);
-    if (
-      lease &&
-      lease.expiresAt > now &&
-      lease.tokens >= cost &&
-      lease.limit === w.limit &&
-      lease.seconds === w.window_seconds
-    ) {
-      lease.tokens -= cost;
-      return 0;
-    }
     if (lease && (lease.limit !== w.limit || lease.seconds !== w.window_seconds)) {
       // Leased under another setting of the window: not this one's to spend.
-      this.retire(keyId, w.name, lease);
+      this.retire(lease);
       lease = undefined;
     }
-    if (lease && lease.notBefore > now) return lease.notBefore - now;
-    if (!lease)
-      byName.set(
-        w.name,
-        (lease = {
-          limit: w.limit,
-          seconds: w.window_seconds,
-          dropped: false,
-          tokens: 0,
-          expiresAt: 0,
-          notBefore: 0,
-          start: 0,
-          previous: 0,
-          current: 0,
-          pending: null,
-          demand: 0,
-        }),
-      );
-    return this.lease(keyId, w, cost, lease);
+    if (lease) {
+      if (lease.take(cost, now)) return 0;
+      if (lease.refuses(cost, now)) return lease.notBefore - now;
+    } else byName.set(w.name, (lease = new WindowLease(keyId, w.name, w.limit, w.window_seconds)));
+    return this.lease(lease, cost);
   }
 
   /**
@@ -123,7 +104,7 @@ export class WindowLeases {
     const byName = this.leases.get(keyId);
     if (!byName) return undefined;
     this.leases.delete(keyId);
-    for (const [name, lease] of byName) this.retire(keyId, name, lease);
+    for (const lease of byName.values()) this.retire(lease);
     return this.returning.get(keyId);
   }
 
@@ -160,40 +141,23 @@ export class WindowLeases {
     return Math.max(0, wholeBackAt(w.window_seconds * 1000, lease.start, lease.previous, lease.current) - now);
   }
 
-  private async lease(keyId: string, w: RateWindow, cost: number, lease: Lease): Promise<Admission> {
-    // Waits with the others for the lease in flight, then asks again for all who still wait, as
-    // long as the window grants something: a burst gets what is available, none is refused early.
-    const deadline = Date.now() + LEASE_WAIT_MS;
-    lease.demand += cost;
-    try {
-      for (;;) {
-        if (!lease.pending) lease.pending = this.fetch(keyId, w, cost, lease).finally(() => (lease.pending = null));
-        await lease.pending;
-        const now = epochMs(this.clock);
-        if (lease.expiresAt > now && lease.tokens >= cost) {
-          lease.tokens -= cost;
-          return 0;
-        }
-        if (lease.notBefore > now) return lease.notBefore - now;
-        if (Date.now() >= deadline) return Math.max(1, lease.notBefore - now);
-      }
-    } finally {
-      lease.demand -= cost;
-      if (lease.dropped && lease.demand === 0) this.giveBackUnspent(keyId, w.name, lease);
-    }
+  private async lease(lease: WindowLease, cost: number): Promise<Admission> {
+    if (await lease.wait(cost, this.source)) return 0;
+    return Math.max(1, lease.notBefore - epochMs(this.clock));
   }
 
   /** Takes a lease out of use; its unspent tokens go back now, or when the last request waiting on it is done. */
-  private retire(keyId: string, name: string, lease: Lease): void {
-    if (this.leases.peek(keyId)?.get(name) === lease) this.leases.peek(keyId)!.delete(name);
+  private retire(lease: WindowLease): void {
+    const byName = this.leases.peek(lease.keyId);
+    if (byName?.get(lease.name) === lease) byName.delete(lease.name);
     lease.dropped = true;
-    if (lease.demand === 0) this.giveBackUnspent(keyId, name, lease);
+    if (lease.demand === 0) this.giveBackUnspent(lease);
   }
 
-  private giveBackUnspent(keyId: string, name: string, lease: Lease): void {
-    const amount = lease.tokens;
+  private giveBackUnspent(lease: WindowLease): void {
+    const { keyId, name } = lease;
     const start = new Date(lease.expiresAt - lease.seconds * 1000);
-    lease.tokens = 0;
+    const amount = lease.release();
     lease.expiresAt = 0;
     if (amount <= 0) return;
     const before = this.returning.get(keyId);
@@ -210,15 +174,16 @@ export class WindowLeases {
     this.returning.set(keyId, done);
   }
 
-  private async fetch(keyId: string, w: RateWindow, cost: number, lease: Lease): Promise<void> {
-    const windowMs = w.window_seconds * 1000;
+  private async ask(lease: WindowLease, cost: number): Promise<boolean> {
+    const { keyId, seconds } = lease;
+    const windowMs = seconds * 1000;
     // A request dearer than the whole window is admitted into an otherwise empty one.
-    const limit = Math.max(w.limit, cost);
-    const want = Math.max(cost, Math.ceil(w.limit * LEASE_SHARE), lease.demand);
+    const limit = Math.max(lease.limit, cost);
+    const want = Math.max(cost, Math.ceil(lease.limit * LEASE_SHARE), lease.demand);
     const returning = this.returning.get(keyId);
     if (returning) await returning;
     const at = epochMs(this.clock);
-    const grant = await this.store.leaseWindow(keyId, w.name, limit, w.window_seconds, want, new Date(at), cost);
+    const grant = await this.store.leaseWindow(keyId, lease.name, limit, seconds, want, new Date(at), cost);
     const end = grant.start + windowMs;
     // Tokens left from an earlier fixed window end with it.
     if (end !== lease.expiresAt) {
@@ -229,10 +194,12 @@ export class WindowLeases {
     lease.start = grant.start;
     lease.previous = grant.previous;
     lease.current = grant.current;
+    // Refused until enough is due for this cost, whatever a request costs (not `refuse`: no cheaper one asks before).
     if (grant.granted === 0)
       lease.notBefore = Math.max(
         at + 1,
         Math.ceil(dueAt(limit, windowMs, grant.start, grant.previous, grant.current, cost)),
       );
+    return true;
   }
 }
