@@ -1,16 +1,16 @@
 import { Injectable, Optional } from '@nestjs/common';
+import { OrgMeterLeases } from '../budgets/org-meter-leases.js';
 import { epochMs, nextUtcMidnight, utcDay } from '../common/clock.js';
 import { limitKeyOf, limitOf, UsageLimitExceededError, type Attribution } from '../common/meters.js';
 import type { Plan } from '../common/roles.js';
 import { ActivityEvents } from '../events/activity-events.js';
 import { Settings } from '../settings/settings.js';
 import { MeterCounts } from './meter-counts.js';
-import { OrgMeterLeases } from './meter-leases.js';
 import type { ChargeResult } from './charge-result.js';
 
 /**
  * The leased path of charging (USAGE_CHARGING=leased, the default): a charge takes its units from
- * this instance's block of the org's limit (OrgMeterLeases) and is counted in memory (MeterCounts,
+ * this instance's block of the org's limit (budgets' OrgMeterLeases) and is counted in memory (MeterCounts,
  * written at least every second), so a charge the block covers costs no round trip and no
  * promise. A refund before the handler gives the units back to the block and takes them out of
  * the pending count: no database write, unless that count was already written.

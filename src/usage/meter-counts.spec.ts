@@ -6,7 +6,7 @@ import type { EventOutbox } from '../events/event-outbox.js';
 import { Settings } from '../settings/settings.js';
 import type { MeterCount, MeterLeaseRepository } from './meter-lease.repository.js';
 import { MeterCounts } from './meter-counts.js';
-import type { OrgMeterLeases } from './meter-leases.js';
+import type { OrgMeterLeases } from '../budgets/org-meter-leases.js';
 import { UsageThresholds } from './usage-thresholds.js';
 
 const DAY = '2031-03-14';

@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { OrgMeterLeases } from '../budgets/org-meter-leases.js';
 import { BatchedCounter } from '../common/batched-counter.js';
 import { isDataError } from '../common/end-of-turn-loader.js';
 import { isMeter, limitKeyOf, type Attribution } from '../common/meters.js';
 import type { Limit, MeterLimits } from '../common/plan-limits.js';
 import { Settings } from '../settings/settings.js';
 import { MeterLeaseRepository, type MeterCount } from './meter-lease.repository.js';
-import { OrgMeterLeases } from './meter-leases.js';
 import { UsageThresholds } from './usage-thresholds.js';
 
 const DAY_MS = 86_400_000;

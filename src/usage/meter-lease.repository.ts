@@ -2,33 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
+import { MeterBlockStore, type BlockAsk, type BlockGrant, type BlockReturn } from '../budgets/meter-block-store.js';
 import { endOfTurnLoader } from '../common/end-of-turn-loader.js';
 import type { Limit } from '../common/plan-limits.js';
 import type { Attribution } from '../common/meters.js';
 import { pgPool } from '../database/pg-pool.js';
 import { Settings } from '../settings/settings.js';
 import { COUNT_METERS_SQL, LEASE_METERS_SQL, RECLAIM_BLOCKS_SQL, RETURN_BLOCKS_SQL } from './meter-leases.sql.js';
-
-/** An ask for a block of one limit (`meter`: wallet, imports, captures or a deployment meter) of an org's day. */
-export interface BlockAsk {
-  orgId: string;
-  day: string;
-  meter: string;
-  limit: Limit;
-  /** The request's cost: nothing is granted when less is left; 0 only renews the instance's live block. */
-  cost: number;
-  /** What the requests waiting on this instance need together. */
-  want: number;
-}
-
-export interface BlockGrant {
-  granted: number;
-  /** Whether this instance holds a live block of the limit after the ask. */
-  live: boolean;
-  /** The counted use of the limit, and every instance's live blocks after the grant. */
-  counted: number;
-  held: number;
-}
 
 /** Units of one meter an instance spent from its blocks, by one credential, with the plan and limits they were charged under. */
 export interface MeterCount {
@@ -46,23 +26,17 @@ export interface MeterCount {
   meterLimit: Limit;
 }
 
-/** A block's unspent units, given back. */
-export interface BlockReturn {
-  orgId: string;
-  day: string;
-  meter: string;
-  count: number;
-}
-
 /** The largest block one lease takes: a hot org's instance asks again after this many charges. */
 export const MAX_METER_BLOCK = 10_000;
 
 /**
  * The statements of leased charging, on the driver's pool with named statements (every one is per
  * block or per flush, never per request). Asks of the same event-loop turn go as one statement.
+ * Budgets' MeterBlockStore port (the blocks OrgMeterLeases holds), bound in UsageLeasesModule, and
+ * the counts MeterCounts writes.
  */
 @Injectable()
-export class MeterLeaseRepository {
+export class MeterLeaseRepository extends MeterBlockStore {
   private readonly asks = endOfTurnLoader<BlockAsk & { holder: string; ttlMs: number }, BlockGrant>((batch) =>
     this.leaseBlocks(batch),
   );
@@ -70,7 +44,9 @@ export class MeterLeaseRepository {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly settings: Settings,
-  ) {}
+  ) {
+    super();
+  }
 
   lease(ask: BlockAsk, holder: string, ttlMs: number): Promise<BlockGrant> {
     return this.asks.load({ ...ask, holder, ttlMs });

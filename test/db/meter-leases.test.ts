@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ATTRIBUTION, type Attribution } from '../../src/common/meters.js';
-import { MeterLeaseRepository, type BlockAsk, type MeterCount } from '../../src/usage/meter-lease.repository.js';
+import type { BlockAsk } from '../../src/budgets/meter-block-store.js';
+import { MeterLeaseRepository, type MeterCount } from '../../src/usage/meter-lease.repository.js';
 import { openRepositoryDatabase, testSettings, type RepositoryDatabase } from '../support/factories.js';
 
 /**

@@ -7,7 +7,7 @@ import { RequireScopes } from '../../src/auth/auth.decorators.js';
 import { COUNTER_FLUSH_MS } from '../../src/common/batched-counter.js';
 import { SystemClock } from '../../src/common/clock.js';
 import { Charges } from '../../src/usage/charges.decorator.js';
-import { METER_LEASE_TTL_MS } from '../../src/usage/meter-leases.js';
+import { METER_LEASE_TTL_MS } from '../../src/budgets/org-meter-leases.js';
 import { startChargingHost } from '../support/charging-host.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { childEnv, freePort, ROOT } from '../support/processes.js';

@@ -5,7 +5,7 @@ import { CurrentPrincipal, RequireScopes } from '../../src/auth/auth.decorators.
 import type { Principal } from '../../src/auth/principal.js';
 import { parsePlanLimits } from '../../src/common/plan-limits.js';
 import { Charges } from '../../src/usage/charges.decorator.js';
-import { OrgMeterLeases } from '../../src/usage/meter-leases.js';
+import { OrgMeterLeases } from '../../src/budgets/org-meter-leases.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { startChargingHost, type ChargingHost } from '../support/charging-host.js';
 import { TestClock } from '../support/clock.js';

@@ -3,7 +3,8 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { LRUCache } from 'lru-cache';
 import { PeriodicJobs } from '../common/periodic-jobs.js';
 import type { Limit } from '../common/plan-limits.js';
-import { MeterLeaseRepository, type BlockReturn } from './meter-lease.repository.js';
+import { Lease, type LeaseSource } from './lease.js';
+import { MeterBlockStore, type BlockReturn } from './meter-block-store.js';
 
 /** A block lapses this long after it was granted or last renewed, in database time, unless renewed. */
 export const METER_LEASE_TTL_MS = 15_000;
@@ -15,41 +16,51 @@ const SPEND_FOR_MS = 12_000;
 export const METER_IDLE_MS = 5_000;
 /** An instance told "no room" asks again after this long (others may have given blocks back). */
 const RECHECK_MS = 500;
-/**
- * A request that arrives while this instance is asking for a block waits for it, and asks again
- * with the others waiting while the limit still has room, for at most this long.
- */
-export const METER_LEASE_WAIT_MS = 5000;
 /** Orgs whose blocks one instance keeps; the least recently charged one's go back beyond it. */
 const MAX_ORGS = 10_000;
 
-interface Block {
-  day: string;
-  limit: Limit;
-  tokens: number;
-  /** Date.now() after which the block is renewed, and at which it stops being spent. */
-  renewAt: number;
-  deadline: number;
-  lastUsed: number;
-  notBefore: number;
-  /** The cost the limit had no room for: a cheaper request still asks. */
-  refusedCost: number;
-  pending: Promise<void> | null;
-  /** What the requests waiting on this block need together: the next ask asks for all of it. */
-  demand: number;
+/** This instance's block of one limit of an org's day: a lease that lapses unless renewed. */
+class MeterBlock extends Lease {
+  /**
+   * Date.now() after which the block is renewed, and at which it stops being spent (not
+   * `expiresAt`: a block past it is given back and asked afresh by the next charge, while one
+   * just granted is spent however long its ask took).
+   */
+  renewAt = 0;
+  deadline = 0;
   /** The limit's counted use plus every instance's live blocks, at the last answer. */
-  taken: number;
+  taken = 0;
+
+  constructor(
+    readonly orgId: string,
+    readonly meter: string,
+    public day: string,
+    public limit: Limit,
+    lastUsed: number,
+  ) {
+    super(lastUsed);
+  }
+
+  /** Now a block of another day or limit, holding nothing (its units were taken out to go back). */
+  moveTo(day: string, limit: Limit): void {
+    this.day = day;
+    this.limit = limit;
+    this.tokens = 0;
+    this.forget();
+    this.deadline = 0;
+    this.renewAt = 0;
+  }
 }
 
 /**
- * This instance's blocks of the orgs' daily limits (USAGE_CHARGING=leased), as CreditLeases holds
- * a key's credits: a block is leased from PostgreSQL in one statement that never grants past the
- * limit (kui_lease_meters), spent from memory (no promise and no round trip while it has room),
- * renewed in the background while in use, and given back when idle, at the end of its UTC day, on
- * eviction and at shutdown. Requests that arrive while a block is being asked for wait for it
- * (METER_LEASE_WAIT_MS). A block not renewed lapses METER_LEASE_TTL_MS after its last grant in
- * database time, and this instance stops spending it before then (SPEND_FOR_MS after the ask was
- * sent), so a dead instance's block holds capacity only until then.
+ * This instance's blocks of the orgs' daily limits (USAGE_CHARGING=leased), leases like a key's
+ * credits: a block is leased from PostgreSQL in one statement that never grants past the limit
+ * (the MeterBlockStore port; usage's kui_lease_meters), spent from memory (no promise and no round
+ * trip while it has room), renewed in the background while in use, and given back when idle, at
+ * the end of its UTC day, on eviction and at shutdown. Requests that arrive while a block is being
+ * asked for wait for it (LEASE_WAIT_MS). A block not renewed lapses METER_LEASE_TTL_MS after its
+ * last grant in database time, and this instance stops spending it before then (SPEND_FOR_MS
+ * after the ask was sent), so a dead instance's block holds capacity only until then.
  */
 @Injectable()
 export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
@@ -57,15 +68,19 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
   readonly holder = randomUUID();
   private readonly logger = new Logger('OrgMeterLeases');
   /** Per org, its blocks by limit name (wallet, imports, captures, a deployment meter). */
-  private readonly orgs = new LRUCache<string, Map<string, Block>>({
+  private readonly orgs = new LRUCache<string, Map<string, MeterBlock>>({
     max: MAX_ORGS,
-    dispose: (blocks, orgId, reason) => {
-      if (reason === 'evict') void this.giveBackNow([...blocks].flatMap(([meter, b]) => this.unspent(orgId, meter, b)));
+    dispose: (blocks, _orgId, reason) => {
+      if (reason === 'evict') void this.giveBackNow([...blocks.values()].flatMap((b) => this.unspent(b)));
     },
   });
+  private readonly source: LeaseSource<MeterBlock> = {
+    ask: (block, cost) => this.ask(block, cost),
+    now: () => Date.now(),
+  };
 
   constructor(
-    private readonly repository: MeterLeaseRepository,
+    private readonly store: MeterBlockStore,
     private readonly jobs: PeriodicJobs,
   ) {}
 
@@ -81,7 +96,7 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
       name: 'usage-leases-reclaim',
       everyMs: 60_000,
       firstRunAfterMs: 60_000,
-      run: () => this.repository.reclaim(10_000),
+      run: () => this.store.reclaim(10_000),
     });
   }
 
@@ -99,35 +114,20 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
     let block = blocks?.get(meter);
     if (block && (block.day !== day || block.limit !== limit || (block.tokens > 0 && t >= block.deadline))) {
       // Another day, another limit (a plan change) or units of a block that may lapse: not this limit's units.
-      void this.giveBackNow(this.unspent(orgId, meter, block));
-      Object.assign(block, { day, limit, tokens: 0, notBefore: 0, refusedCost: 0, deadline: 0, renewAt: 0 });
+      void this.giveBackNow(this.unspent(block));
+      block.moveTo(day, limit);
     }
     if (block) {
-      if (block.tokens >= cost) {
-        block.tokens -= cost;
-        block.lastUsed = t;
-        if (t >= block.renewAt && !block.pending) this.renew(orgId, meter, block);
+      if (block.take(cost, t)) {
+        if (t >= block.renewAt && !block.pending) this.renew(block);
         return true;
       }
-      if (block.notBefore > t && cost >= block.refusedCost) return false;
+      if (block.refuses(cost, t)) return false;
     } else {
       if (!blocks) this.orgs.set(orgId, (blocks = new Map()));
-      block = {
-        day,
-        limit,
-        tokens: 0,
-        renewAt: 0,
-        deadline: 0,
-        lastUsed: t,
-        notBefore: 0,
-        refusedCost: 0,
-        pending: null,
-        demand: 0,
-        taken: 0,
-      };
-      blocks.set(meter, block);
+      blocks.set(meter, (block = new MeterBlock(orgId, meter, day, limit, t)));
     }
-    return this.lease(orgId, meter, block, cost);
+    return block.wait(cost, this.source);
   }
 
   /** Gives `cost` back to this instance's block of the day; false when it has none (it was given back or lapsed). */
@@ -149,8 +149,8 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
     const emptied: string[] = [];
     for (const [orgId, blocks] of this.orgs.entries()) {
       for (const [meter, block] of blocks) {
-        if (block.pending || block.lastUsed >= before) continue;
-        back.push(...this.unspent(orgId, meter, block));
+        if (!block.idleSince(before)) continue;
+        back.push(...this.unspent(block));
         blocks.delete(meter);
       }
       if (blocks.size === 0) emptied.push(orgId);
@@ -162,68 +162,46 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
 
   /** Every block back (shutdown; tests): waits for the asks in flight first. */
   async returnAll(): Promise<number> {
-    const pending: Array<Promise<void>> = [];
+    const pending: Array<Promise<boolean>> = [];
     for (const blocks of this.orgs.values()) for (const b of blocks.values()) if (b.pending) pending.push(b.pending);
     await Promise.allSettled(pending);
     return this.returnIdle(Number.POSITIVE_INFINITY);
   }
 
-  private unspent(orgId: string, meter: string, block: Block): BlockReturn[] {
-    const count = block.tokens;
-    block.tokens = 0;
-    return count > 0 ? [{ orgId, day: block.day, meter, count }] : [];
+  private unspent(block: MeterBlock): BlockReturn[] {
+    const count = block.release();
+    return count > 0 ? [{ orgId: block.orgId, day: block.day, meter: block.meter, count }] : [];
   }
 
   private async giveBackNow(blocks: BlockReturn[]): Promise<void> {
     if (blocks.length === 0) return;
     try {
-      await this.repository.giveBack(blocks, this.holder);
+      await this.store.giveBack(blocks, this.holder);
     } catch (error) {
       // Not given back: the blocks hold their capacity until they lapse.
       this.logger.warn(`could not give back ${blocks.length} meter block(s): ${(error as Error).message}`);
     }
   }
 
-  private renew(orgId: string, meter: string, block: Block): void {
-    block.pending = this.fetch(orgId, meter, block, 0)
+  private renew(block: MeterBlock): void {
+    block.pending = this.ask(block, 0)
       .catch((error: unknown) => {
         // Tried again in a second, not on every charge; the block is spent until its deadline meanwhile.
         block.renewAt = Date.now() + 1000;
         this.logger.warn(`could not renew a meter block: ${(error as Error).message}`);
+        return true;
       })
       .finally(() => (block.pending = null));
   }
 
-  private async lease(orgId: string, meter: string, block: Block, cost: number): Promise<boolean> {
-    // Waits with the others for the ask in flight, then asks again for all who still wait, as long
-    // as the limit grants something: a burst gets all the room there is, and none is refused early.
-    const deadline = Date.now() + METER_LEASE_WAIT_MS;
-    block.demand += cost;
-    try {
-      for (;;) {
-        block.pending ??= this.fetch(orgId, meter, block, cost).finally(() => (block.pending = null));
-        await block.pending;
-        if (block.tokens >= cost) {
-          block.tokens -= cost;
-          block.lastUsed = Date.now();
-          return true;
-        }
-        const t = Date.now();
-        if (block.notBefore > t || t >= deadline) return false;
-      }
-    } finally {
-      block.demand -= cost;
-    }
-  }
-
-  private async fetch(orgId: string, meter: string, block: Block, cost: number): Promise<void> {
-    const { day, limit } = block;
+  private async ask(block: MeterBlock, cost: number): Promise<boolean> {
+    const { orgId, meter, day, limit } = block;
     const sentAt = Date.now();
     // What the block lacks, not the whole cost: its own units and the limit's room together pay for it.
     const need = cost > 0 ? Math.max(1, cost - block.tokens) : 0;
     // Bounded to the column's range: the waiting requests' costs may add up past it.
     const want = cost > 0 ? Math.min(Math.max(need, block.demand - block.tokens), 2_147_483_647) : 0;
-    const grant = await this.repository.lease(
+    const grant = await this.store.lease(
       { orgId, day, meter, limit, cost: need, want },
       this.holder,
       METER_LEASE_TTL_MS,
@@ -231,7 +209,7 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
     if (block.day !== day || block.limit !== limit || this.orgs.peek(orgId)?.get(meter) !== block) {
       // The block moved on while asking (a new day, a plan change, given back): the grant goes back.
       await this.giveBackNow(grant.granted > 0 ? [{ orgId, day, meter, count: grant.granted }] : []);
-      return;
+      return true;
     }
     block.taken = grant.counted + grant.held;
     if (grant.live) {
@@ -239,9 +217,7 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
       block.deadline = sentAt + SPEND_FOR_MS;
     } else block.tokens = 0; // what this instance held has lapsed
     if (grant.granted > 0) block.tokens += grant.granted;
-    else if (cost > 0) {
-      block.notBefore = Date.now() + RECHECK_MS;
-      block.refusedCost = cost;
-    }
+    else if (cost > 0) block.refuse(cost, Date.now() + RECHECK_MS);
+    return true;
   }
 }

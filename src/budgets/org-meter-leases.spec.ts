@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PeriodicJobs } from '../common/periodic-jobs.js';
-import type { BlockAsk, BlockGrant, BlockReturn, MeterLeaseRepository } from './meter-lease.repository.js';
-import { METER_LEASE_TTL_MS, OrgMeterLeases } from './meter-leases.js';
+import type { BlockAsk, BlockGrant, BlockReturn, MeterBlockStore } from './meter-block-store.js';
+import { METER_LEASE_TTL_MS, OrgMeterLeases } from './org-meter-leases.js';
 
 const DAY = '2031-03-14';
 
@@ -29,7 +29,7 @@ function sharedRoom(room: number, options: { rowWhenEmpty?: boolean } = {}) {
       returned.push(...blocks);
       for (const b of blocks) left += b.count;
     },
-  } as unknown as MeterLeaseRepository;
+  } as unknown as MeterBlockStore;
   return {
     leases: new OrgMeterLeases(repository, new PeriodicJobs()),
     asks,
