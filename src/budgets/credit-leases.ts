@@ -43,10 +43,7 @@ export class CreditLeases implements OnModuleInit, OnApplicationShutdown {
       if (reason === 'evict' && lease.tokens > 0) void this.giveBackNow(lease);
     },
   });
-  private readonly source: LeaseSource<CreditLease> = {
-    ask: (lease, cost) => this.ask(lease, cost),
-    now: () => Date.now(),
-  };
+  private readonly source: LeaseSource<CreditLease> = { ask: (lease, cost) => this.ask(lease, cost) };
 
   constructor(
     private readonly store: KeyLimitStore,

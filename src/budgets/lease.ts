@@ -14,8 +14,8 @@ export interface LeaseSource<L extends Lease> {
    * without spending).
    */
   ask(lease: L, cost: number): Promise<boolean>;
-  /** The instant the lease's refusal and expiry are judged at, in the clock the source sets them in. */
-  now(): number;
+  /** The instant the lease's refusal and expiry are judged at, in the clock the source sets them in (default Date.now()). */
+  now?(): number;
   /** A request stopped waiting on the lease (its demand is already out of `lease.demand`). */
   left?(lease: L): void;
 }
@@ -94,7 +94,7 @@ export class Lease {
       for (;;) {
         this.pending ??= source.ask(this, cost).finally(() => (this.pending = null));
         if (!(await this.pending)) return true;
-        const t = source.now();
+        const t = source.now ? source.now() : Date.now();
         if (this.take(cost, t)) {
           if (usedAt !== undefined) this.lastUsed = usedAt;
           return true;

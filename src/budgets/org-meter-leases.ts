@@ -74,10 +74,7 @@ export class OrgMeterLeases implements OnModuleInit, OnApplicationShutdown {
       if (reason === 'evict') void this.giveBackNow([...blocks.values()].flatMap((b) => this.unspent(b)));
     },
   });
-  private readonly source: LeaseSource<MeterBlock> = {
-    ask: (block, cost) => this.ask(block, cost),
-    now: () => Date.now(),
-  };
+  private readonly source: LeaseSource<MeterBlock> = { ask: (block, cost) => this.ask(block, cost) };
 
   constructor(
     private readonly store: MeterBlockStore,

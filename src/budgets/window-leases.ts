@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { Clock, epochMs } from '../common/clock.js';
-import { KeyLimitStore } from './key-limit.store.js';
+import { KeyLimitStore, type WindowGrant } from './key-limit.store.js';
 import { Lease, type LeaseSource } from './lease.js';
 import type { RateWindow } from './key-settings.js';
 import { availableAt, dueAt, wholeBackAt } from './sliding-window.js';
@@ -14,23 +14,19 @@ import { availableAt, dueAt, wholeBackAt } from './sliding-window.js';
 export const LEASE_SHARE = 0.005;
 
 /**
- * This instance's lease of one window of a key: the setting (limit and length) it was taken under,
- * and the shared counter as of its last ask. `expiresAt` is the end of the fixed window its tokens
- * were granted in.
+ * This instance's lease of one window of a key: the window (its name, limit and length) it was
+ * taken under, and the shared counter as of its last ask. `expiresAt` is the end of the fixed
+ * window its tokens were granted in.
  */
 class WindowLease extends Lease {
   /** Dropped (its key changed): its unspent tokens go back once the requests waiting on it are done. */
   dropped = false;
-  /** The shared counter as of the last lease (for the RateLimit fields); `start` 0: none yet. */
-  start = 0;
-  previous = 0;
-  current = 0;
+  /** The shared counter as of the last ask (for the RateLimit fields); null: none yet. */
+  counter: WindowGrant | null = null;
 
   constructor(
     readonly keyId: string,
-    readonly name: string,
-    readonly limit: number,
-    readonly seconds: number,
+    readonly window: RateWindow,
   ) {
     super(0);
     this.expiresAt = 0;
@@ -84,7 +80,7 @@ export class WindowLeases {
     let byName = this.leases.get(keyId);
     if (!byName) this.leases.set(keyId, (byName = new Map()));
     let lease = byName.get(w.name);
-    if (lease && (lease.limit !== w.limit || lease.seconds !== w.window_seconds)) {
+    if (lease && (lease.window.limit !== w.limit || lease.window.window_seconds !== w.window_seconds)) {
       // Leased under another setting of the window: not this one's to spend.
       this.retire(lease);
       lease = undefined;
@@ -92,7 +88,7 @@ export class WindowLeases {
     if (lease) {
       if (lease.take(cost, now)) return 0;
       if (lease.refuses(cost, now)) return lease.notBefore - now;
-    } else byName.set(w.name, (lease = new WindowLease(keyId, w.name, w.limit, w.window_seconds)));
+    } else byName.set(w.name, (lease = new WindowLease(keyId, w)));
     return this.lease(lease, cost);
   }
 
@@ -117,8 +113,8 @@ export class WindowLeases {
     // Not into a lease of another setting: a token taken before a change stays spent.
     if (
       lease &&
-      lease.limit === w.limit &&
-      lease.seconds === w.window_seconds &&
+      lease.window.limit === w.limit &&
+      lease.window.window_seconds === w.window_seconds &&
       takenAt < lease.expiresAt &&
       takenAt >= lease.expiresAt - w.window_seconds * 1000
     )
@@ -128,17 +124,18 @@ export class WindowLeases {
   /** What is known to remain at `now`: this instance's tokens and what the counter had available at its last lease. */
   remaining(keyId: string, w: RateWindow, now: number): number {
     const lease = this.leases.peek(keyId)?.get(w.name);
-    if (!lease || lease.start === 0) return w.limit;
+    const c = lease?.counter;
+    if (!lease || !c) return w.limit;
     const held = lease.expiresAt > now ? lease.tokens : 0;
-    const shared = availableAt(w.limit, w.window_seconds * 1000, lease.start, lease.previous, lease.current, now);
+    const shared = availableAt(w.limit, w.window_seconds * 1000, c.start, c.previous, c.current, now);
     return Math.max(0, Math.min(w.limit, Math.floor(held + shared)));
   }
 
   /** Milliseconds from `now` until the whole limit is available again, as far as this instance knows. */
   resetIn(keyId: string, w: RateWindow, now: number): number {
-    const lease = this.leases.peek(keyId)?.get(w.name);
-    if (!lease || lease.start === 0) return 0;
-    return Math.max(0, wholeBackAt(w.window_seconds * 1000, lease.start, lease.previous, lease.current) - now);
+    const c = this.leases.peek(keyId)?.get(w.name)?.counter;
+    if (!c) return 0;
+    return Math.max(0, wholeBackAt(w.window_seconds * 1000, c.start, c.previous, c.current) - now);
   }
 
   private async lease(lease: WindowLease, cost: number): Promise<Admission> {
@@ -149,20 +146,21 @@ export class WindowLeases {
   /** Takes a lease out of use; its unspent tokens go back now, or when the last request waiting on it is done. */
   private retire(lease: WindowLease): void {
     const byName = this.leases.peek(lease.keyId);
-    if (byName?.get(lease.name) === lease) byName.delete(lease.name);
+    if (byName?.get(lease.window.name) === lease) byName.delete(lease.window.name);
     lease.dropped = true;
     if (lease.demand === 0) this.giveBackUnspent(lease);
   }
 
   private giveBackUnspent(lease: WindowLease): void {
-    const { keyId, name } = lease;
-    const start = new Date(lease.expiresAt - lease.seconds * 1000);
+    const { keyId } = lease;
+    const { name, window_seconds: seconds } = lease.window;
+    const start = new Date(lease.expiresAt - seconds * 1000);
     const amount = lease.release();
     lease.expiresAt = 0;
     if (amount <= 0) return;
     const before = this.returning.get(keyId);
     const done: Promise<void> = Promise.resolve(before)
-      .then(() => this.store.returnWindow(keyId, name, amount, start, lease.seconds))
+      .then(() => this.store.returnWindow(keyId, name, amount, start, seconds))
       .catch((error: unknown) =>
         this.logger.warn(
           `could not give back ${amount} of window ${name} of key ${keyId}: ${(error as Error).message}`,
@@ -175,15 +173,15 @@ export class WindowLeases {
   }
 
   private async ask(lease: WindowLease, cost: number): Promise<boolean> {
-    const { keyId, seconds } = lease;
-    const windowMs = seconds * 1000;
+    const { keyId, window: w } = lease;
+    const windowMs = w.window_seconds * 1000;
     // A request dearer than the whole window is admitted into an otherwise empty one.
-    const limit = Math.max(lease.limit, cost);
-    const want = Math.max(cost, Math.ceil(lease.limit * LEASE_SHARE), lease.demand);
+    const limit = Math.max(w.limit, cost);
+    const want = Math.max(cost, Math.ceil(w.limit * LEASE_SHARE), lease.demand);
     const returning = this.returning.get(keyId);
     if (returning) await returning;
     const at = epochMs(this.clock);
-    const grant = await this.store.leaseWindow(keyId, lease.name, limit, seconds, want, new Date(at), cost);
+    const grant = await this.store.leaseWindow(keyId, w.name, limit, w.window_seconds, want, new Date(at), cost);
     const end = grant.start + windowMs;
     // Tokens left from an earlier fixed window end with it.
     if (end !== lease.expiresAt) {
@@ -191,9 +189,7 @@ export class WindowLeases {
       lease.expiresAt = end;
     }
     lease.tokens += grant.granted;
-    lease.start = grant.start;
-    lease.previous = grant.previous;
-    lease.current = grant.current;
+    lease.counter = grant;
     // Refused until enough is due for this cost, whatever a request costs (not `refuse`: no cheaper one asks before).
     if (grant.granted === 0)
       lease.notBefore = Math.max(
