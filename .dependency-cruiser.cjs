@@ -16,7 +16,7 @@
  *   budgets   budgets/: what a request may spend (a key's credits and rate windows, the plan's
  *             windows, the orgs' meter blocks: every lease) and the guard that enforces them. It
  *             implements auth's RequestBudget port (the assembler binds it), so it imports auth
- *             and auth never imports it; it reaches usage's tables through ports usage binds.
+ *             and auth never imports it; it reaches usage through ports usage implements.
  *   features  audit/ < api-keys/ < usage/, leaks/, service-keys/, key-policies/ < webhooks/, personal-data/; identity/, orgs/ and versioning/ import no feature
  *             (api-keys/ and service-keys/ import versioning/ for the @Versioned decorator)
  *             (inside base: common/ < settings/ < config/, database/ beside settings; inside stores,
