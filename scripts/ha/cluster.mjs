@@ -28,6 +28,12 @@ export const TTL_SECONDS = 10;
 const PACKAGES = ['patroni', 'etcd-server', 'etcd-client', 'haproxy', 'pgbouncer'];
 const BINARIES = ['patroni', 'patronictl', 'etcd', 'haproxy', 'pgbouncer'];
 
+// Debian installs haproxy and pgbouncer in /usr/sbin, which a non-login shell's PATH may lack:
+// this script and everything it starts look there too.
+process.env.PATH = [
+  ...new Set([...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/local/sbin', '/usr/sbin', '/sbin']),
+].join(':');
+
 const has = (bin) => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
 
 /** Debian's packages, installed when missing (as .ci/run installs Chromium): never a download of our own. */
