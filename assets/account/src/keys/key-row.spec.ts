@@ -1,21 +1,15 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadPage, testContext } from '../test/page.js';
+import { keyRecord, loadPage, testContext } from '../test/page.js';
 import { keyRows } from './key-row.js';
 import type { KeysPanel } from './keys-panel.js';
 import type { KeyRecord } from './key-view.js';
 
-const key = (over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: '11111111-2222-4333-8444-555555555555',
-  org_id: '00000000-0000-4000-8000-0000000000aa',
-  name: 'partner',
-  lookup: 'AbCdEfGhIjKl',
-  last4: 'Zz9Q',
-  scopes: ['decisions:read'],
-  created_at: '2026-11-01T00:00:00Z',
-  state: 'disabled',
-  enabled: false,
-  ...over,
-});
+const key = (over: Partial<KeyRecord> = {}): KeyRecord =>
+  keyRecord({
+    state: 'disabled',
+    enabled: false,
+    ...over,
+  });
 /** A deployment whose document lists the owner's PATCH. */
 const doc = { paths: { '/api-keys/{keyID}': { patch: {} } } };
 const NOW = Date.parse('2026-11-27T12:00:00Z');

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Principal } from '../../../../packages/client/src/types.js';
 import type { Api } from '../api.js';
+import type { KeyRecord } from '../keys/key-view.js';
 import { ApiDocument, type OpenApiDocument } from '../api-document.js';
 import { newSession, type PageContext } from '../context.js';
 import { Sections } from '../sections.js';
@@ -26,6 +27,19 @@ export const principal = (over: Partial<Principal> = {}): Principal => ({
   scopes: ['decisions:read', 'decisions:write'],
   org_role: 'owner',
   org_member_count: 1,
+  ...over,
+});
+
+/** A key record as the API answers it, active, with no controls; `over` sets the rest. */
+export const keyRecord = (over: Partial<KeyRecord> = {}): KeyRecord => ({
+  id: '11111111-2222-4333-8444-555555555555',
+  org_id: '00000000-0000-4000-8000-0000000000aa',
+  name: 'partner',
+  lookup: 'AbCdEfGhIjKl',
+  last4: 'Zz9Q',
+  scopes: ['decisions:read'],
+  created_at: '2026-11-01T00:00:00Z',
+  state: 'active',
   ...over,
 });
 

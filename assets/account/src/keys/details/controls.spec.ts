@@ -1,25 +1,19 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadPage, testContext } from '../../test/page.js';
+import { keyRecord, loadPage, testContext } from '../../test/page.js';
 import type { KeysPanel } from '../keys-panel.js';
 import type { KeyRecord } from '../key-view.js';
 import { controlsSection } from './controls.js';
 
-const key = (over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: '11111111-2222-4333-8444-555555555555',
-  org_id: '00000000-0000-4000-8000-0000000000aa',
-  name: 'partner',
-  lookup: 'AbCdEfGhIjKl',
-  last4: 'Zz9Q',
-  scopes: ['decisions:read'],
-  created_at: '2026-11-01T00:00:00Z',
-  state: 'active',
-  // As the answer carries it: the generated type of a record's windows is Record<string, never>[].
-  rate_limits: JSON.parse('[{"name":"default","limit":100,"window_seconds":1}]') as KeyRecord['rate_limits'],
-  credits: { remaining: 40 },
-  allowed_cidrs: ['10.0.0.0/8'],
-  metadata: { team: 'a' },
-  ...over,
-});
+const key = (over: Partial<KeyRecord> = {}): KeyRecord =>
+  keyRecord({
+    state: 'active',
+    // As the answer carries it: the generated type of a record's windows is Record<string, never>[].
+    rate_limits: JSON.parse('[{"name":"default","limit":100,"window_seconds":1}]') as KeyRecord['rate_limits'],
+    credits: { remaining: 40 },
+    allowed_cidrs: ['10.0.0.0/8'],
+    metadata: { team: 'a' },
+    ...over,
+  });
 const doc = { paths: { '/api-keys/{keyID}': { patch: {} } } };
 
 function render(record: KeyRecord, update = vi.fn(async () => true)) {
