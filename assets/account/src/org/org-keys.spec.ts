@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { OrgApiKey } from '../../../../packages/client/src/types.js';
 import { loadPage, testContext } from '../test/page.js';
 import { orgKeyRow } from './org-keys.js';
@@ -60,5 +60,15 @@ describe('a row of the organisation’s keys', () => {
     expect(status(byOwner).textContent).toBe('Disabled');
     const revoked = orgKeyRow(ctx, orgKey({ state: 'revoked', enabled: false, controls_set_by: { enabled: 'admin' } }));
     expect(status(revoked).textContent).toBe('Revoked');
+  });
+  it('offers Enable on a disabled key, through the org route, whoever disabled it', async () => {
+    const updateKey = vi.fn(async () => ({}));
+    const ctx = testContext({ api: { orgs: { updateKey } } });
+    const row = orgKeyRow(ctx, orgKey({ state: 'disabled', enabled: false, controls_set_by: { enabled: 'admin' } }));
+    const enable = row.querySelector<HTMLButtonElement>('button[aria-label^="Enable"]')!;
+    expect(enable.getAttribute('aria-label')).toBe('Enable their laptop (minted by bob@example.com)');
+    enable.click();
+    await vi.waitFor(() => expect(updateKey).toHaveBeenCalledWith(ctx.session.orgId, 'k1', { enabled: true }));
+    expect(orgKeyRow(ctx, orgKey({})).querySelector('button[aria-label^="Enable"]')).toBeNull();
   });
 });

@@ -1,8 +1,9 @@
-// Every key in the organisation with who minted it, for owners and admins: revoke, and each key's
-// scope use of the last 30 days with "Narrow to what it uses" (opened under its row).
+// Every key in the organisation with who minted it, for owners and admins: revoke, enable a disabled
+// key, and each key's scope use of the last 30 days with "Narrow to what it uses" (opened under its row).
 import type { OrgApiKeyList, OrgApiKey } from '../../../../packages/client/src/types.js';
 import { me, type PageContext } from '../context.js';
-import { h } from '../dom.js';
+import { announce, h } from '../dom.js';
+import { describeError, handledElsewhere } from '../errors.js';
 import { hasScopeUse, loadScopeUse } from '../keys/details/scope-use.js';
 import { openRevoke } from '../keys/key-dialogs.js';
 import { keyBadge, keyName, maskedKey, stateOf } from '../keys/key-view.js';
@@ -35,6 +36,16 @@ export function orgKeyRow(ctx: PageContext, key: OrgApiKey): HTMLElement {
     h(
       'td',
       { 'data-label': 'Actions', class: 'cell-actions' },
+      // Through the org's route: an owner or admin enables any key of the org, one an admin disabled too.
+      stateOf(key) === 'disabled'
+        ? h('button', {
+            type: 'button',
+            class: 'button small',
+            'aria-label': `Enable ${keyName(key)} (minted by ${owner})`,
+            text: 'Enable',
+            onclick: (e: MouseEvent) => void enableKey(ctx, key, e.currentTarget as HTMLButtonElement),
+          })
+        : null,
       stateOf(key) === 'revoked'
         ? null
         : h('button', {
@@ -46,6 +57,21 @@ export function orgKeyRow(ctx: PageContext, key: OrgApiKey): HTMLElement {
           }),
     ),
   );
+}
+
+async function enableKey(ctx: PageContext, key: OrgApiKey, button: HTMLButtonElement): Promise<void> {
+  button.disabled = true;
+  try {
+    await ctx.api.orgs.updateKey(me(ctx).org_id, key.id, { enabled: true });
+    announce(`Key ${keyName(key)} enabled.`);
+    const p = ctx.panels;
+    await Promise.all([p.orgKeys?.load(), p.keys?.load(), p.audit?.load()]);
+  } catch (err) {
+    button.disabled = false;
+    if (handledElsewhere(err)) return;
+    const { title, detail } = describeError(err);
+    announce(`${title} ${detail}`.trim(), { error: true });
+  }
 }
 
 /**
