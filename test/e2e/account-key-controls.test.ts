@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { accountBrowser, expectAccessible, poll } from '../support/account-browser.js';
+import { accountBrowser, expectAccessible, openSection, poll } from '../support/account-browser.js';
 import { browserTier } from '../support/chromium.js';
 
 /**
@@ -75,7 +75,7 @@ describe.skipIf(!tier.run)('key controls on the account page', () => {
     await page.close();
   });
 
-  it('labels the controls an admin set and offers no Enable for a key an admin disabled', async () => {
+  it('labels the controls an admin set, offers no Enable on the owner’s row for a key an admin disabled, and one in the org’s list', async () => {
     const w = await b.t.seed.world('owner');
     const minted = await b.t.api.post('/api-keys', w.session, { org_id: w.orgId, name: 'vendor' });
     // The org's route: the owner acts as an admin here, even on their own key.
@@ -103,6 +103,11 @@ describe.skipIf(!tier.run)('key controls on the account page', () => {
     const orgRow = page.locator(`#org-keys-list tr[data-org-key-id="${minted.body.id}"]`);
     await poll(() => orgRow.locator('.badge.set-by').count()).toBe(2);
     await expectAccessible(page, 'controls set by an admin');
+    // What the owner's own row may not do, the org's list does, through the org route.
+    await openSection(page, 'org-keys');
+    await orgRow.getByRole('button', { name: /^Enable vendor/ }).click();
+    await poll(() => orgRow.getAttribute('data-status')).toBe('active');
+    await poll(() => row.getAttribute('data-status')).toBe('active');
     expect(errors).toEqual([]);
     await page.close();
   });

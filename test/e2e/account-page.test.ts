@@ -561,6 +561,8 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await page.close();
   });
 
+  // Six layouts, each checked by axe: about 15 s alone, and past the default 30 s beside the rest of
+  // npm test on a slow machine.
   it('collapses revoked and expired keys, warns of a key that expires within 7 days, and reads well at 320, 768 and 1440 px in light and dark', async () => {
     const w = await t.seed.world('admin', 'pro');
     await seedKeys(w.userId, w.orgId);
@@ -679,7 +681,7 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
       }
     }
     await page.close();
-  });
+  }, 90_000);
 
   it('switches light and dark from a toggle, remembered across reloads, following the system until then', async () => {
     const w = await t.seed.world('viewer');
