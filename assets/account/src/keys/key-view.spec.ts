@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { keyBadge, maskedKey, stateOf, type KeyRecord } from './key-view.js';
+import { keyRecord } from '../test/page.js';
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
-const key = (over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: 'k1',
-  org_id: 'o1',
-  name: 'ci',
-  lookup: 'AbCdEfGhIjKl',
-  last4: 'Zz9Q',
-  scopes: ['decisions:read'],
-  created_at: '2026-11-01T00:00:00Z',
-  state: 'active',
-  ...over,
-});
+const key = (over: Partial<KeyRecord> = {}): KeyRecord => keyRecord({ id: 'k1', org_id: 'o1', name: 'ci', ...over });
 
 describe('how a key reads', () => {
   it('takes its state from the answer when the answer carries one', () => {
