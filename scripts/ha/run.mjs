@@ -137,6 +137,7 @@ class Recorder {
     this.revoked = new Map(); // id -> acknowledged at (performance.now())
     this.revokedKeys = []; // { key, at }
     this.unsure = []; // revokes not acknowledged
+    this.claimed = new Set(); // ids a worker took from live to revoke
     this.violations = []; // a revoked key accepted after its revoke was acknowledged
     this.charges = { ok: 0, attempted: 0 };
   }
@@ -174,7 +175,7 @@ async function worker(w, rec, world, until) {
         headers: { authorization: `Bearer ${user.session}`, 'content-type': 'application/json' },
         body: JSON.stringify({ org_id: world.orgId, name: `ha-${w}-${n}`, scopes: ['decisions:read'] }),
       });
-      rec.add('mint', r.status, sent, { retryAfter: r.retryAfter });
+      rec.add('mint', r.status, sent, { retryAfter: r.retryAfter, body: r.body.slice(0, 300) });
       if (r.status === 201) {
         const k = JSON.parse(r.body);
         rec.minted.set(k.id, { key: k.key, user, at: now() });
@@ -183,12 +184,13 @@ async function worker(w, rec, world, until) {
     } else if (roll < 0.42) {
       // Claimed first, so no other worker revokes it too or verifies it as a live key meanwhile.
       const id = rec.live.splice(Math.floor(Math.random() * rec.live.length), 1)[0];
+      rec.claimed.add(id);
       const m = rec.minted.get(id);
       const r = await http(`${base}/api-keys/${id}`, {
         method: 'DELETE',
         headers: { authorization: `Bearer ${m.user.session}` },
       });
-      rec.add('revoke', r.status, sent, { retryAfter: r.retryAfter });
+      rec.add('revoke', r.status, sent, { retryAfter: r.retryAfter, body: r.body.slice(0, 300) });
       if (r.status === 204) {
         rec.revoked.set(id, now());
         rec.revokedKeys.push({ id, key: m.key, at: now() });
@@ -199,9 +201,16 @@ async function worker(w, rec, world, until) {
     } else if (roll < 0.82) {
       // Half of the verifications use a key whose revoke was acknowledged: it must never be accepted.
       const revoked = rec.revokedKeys.length > 0 && Math.random() < 0.5 ? pick(rec.revokedKeys) : null;
-      const key = revoked ? revoked.key : rec.minted.get(pick(rec.live)).key;
+      const id = revoked ? revoked.id : pick(rec.live);
+      const key = revoked ? revoked.key : rec.minted.get(id).key;
       const r = await http(`${base}/me`, { headers: { authorization: `Bearer ${key}` } });
-      rec.add(revoked ? 'verify-revoked' : 'verify', r.status, sent, { retryAfter: r.retryAfter });
+      // A live key that another worker claimed for revoking while this request was in flight may
+      // rightly be refused: it counts as a verification of a revoked key, not as a failure.
+      const raced = !revoked && r.status === 401 && rec.claimed.has(id);
+      rec.add(revoked || raced ? 'verify-revoked' : 'verify', r.status, sent, {
+        retryAfter: r.retryAfter,
+        body: r.body.slice(0, 300),
+      });
       if (revoked && r.status === 200 && sent > revoked.at)
         rec.violations.push({ id: revoked.id, base, afterMs: Math.round(sent - revoked.at) });
     } else {
@@ -209,7 +218,7 @@ async function worker(w, rec, world, until) {
       const r = await http(`http://127.0.0.1:${CHARGE_PORT}/host/ask`, {
         headers: { authorization: `Bearer ${world.chargeKey}` },
       });
-      rec.add('charge', r.status, sent, { retryAfter: r.retryAfter });
+      rec.add('charge', r.status, sent, { retryAfter: r.retryAfter, body: r.body.slice(0, 300) });
       if (r.status === 200) rec.charges.ok++;
     }
     await sleep(15);
@@ -260,6 +269,12 @@ function summarize(events) {
   const by = {};
   for (const e of events) by[e.status] = (by[e.status] ?? 0) + 1;
   return by;
+}
+
+/** Prints each failed API request in [from, to): when, what, the answer's status and body. */
+function logFailures(rec, from, to) {
+  for (const e of window(rec, from, to).filter((x) => !ok(x)))
+    log(`  failed at +${((e.t - from) / 1000).toFixed(1)} s: ${e.kind} ${e.status} ${e.body ?? ''}`);
 }
 
 /** The span (first to last) of failed API requests in [from, to), in ms, or 0. */
@@ -438,6 +453,8 @@ async function main() {
       primaryBefore,
       primaryDuring,
     };
+    log(`etcd down: ${JSON.stringify(measured.etcdDown.statuses)}`);
+    logFailures(rec, e0, e1);
     await cluster.startEtcd();
     await sleep(3000);
     await waitSyncStandby();
