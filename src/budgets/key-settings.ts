@@ -29,7 +29,8 @@ export const MAX_AMOUNT = 1_000_000_000_000;
  * fail that statement for all of them, so it is a 400 at mint and PATCH instead.
  */
 export const MAX_WINDOW_LIMIT = 1_000_000_000;
-const WINDOW_NAME = /^[A-Za-z0-9_.:-]{1,32}$/;
+/** A window's name: what a route names as the window it counts against. */
+export const WINDOW_NAME = /^[A-Za-z0-9_.:-]{1,32}$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown, min: number, max: number): v is number =>

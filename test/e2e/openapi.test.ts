@@ -207,6 +207,27 @@ describe('the OpenAPI document and the API reference', () => {
     expect(op('/api-keys/{keyID}', 'delete').responses['204']).toBeDefined();
   });
 
+  it('says the shape of every object it describes: properties, or what each additional property holds', () => {
+    // A bare { type: 'object' } becomes Record<string, never> in the generated client's types.
+    const bare: string[] = [];
+    const visit = (node: unknown, at: string): void => {
+      if (typeof node !== 'object' || node === null) return;
+      const s = node as Record<string, unknown>;
+      if (s.type === 'object' && !('properties' in s) && !('additionalProperties' in s)) bare.push(at);
+      for (const [key, child] of Object.entries(s)) if (key !== 'example') visit(child, `${at}/${key}`);
+    };
+    visit(doc.paths, '#/paths');
+    visit(doc.components!.schemas, '#/components/schemas');
+    expect(bare).toEqual([]);
+    const window = schema('RateWindow');
+    expect(window.required).toEqual(['name', 'limit', 'window_seconds']);
+    expect(window.properties!.window_seconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 86400 });
+    const rateLimits = schema('ApiKey').properties!.rate_limits as OpenAPIV3.ArraySchemaObject;
+    expect(rateLimits.items).toEqual({ $ref: '#/components/schemas/RateWindow' });
+    const request = schema('UpdateApiKeyRequest').properties!.rate_limits as OpenAPIV3.ArraySchemaObject;
+    expect(request).toMatchObject({ nullable: true, maxItems: 5, items: { $ref: '#/components/schemas/RateWindow' } });
+  });
+
   it('describes the usage report with a nullable limit and the principal with its six fields', () => {
     const usage = schema('UsageReport');
     expect(usage.required).toEqual(

@@ -3,6 +3,7 @@ import { SCOPE_ENUM } from '../../common/openapi.js';
 import type { Scope } from '../../common/roles.js';
 import type { SetBy } from '../controls-set-by.js';
 import { KEY_STATES, type KeyState } from '../key-state.js';
+import { RateWindowDto } from './key-settings.dto.js';
 
 const SET_BY = { enum: ['owner', 'admin'] };
 
@@ -96,11 +97,10 @@ export class ApiKeyRecordDto {
   enabled?: boolean;
 
   @ApiPropertyOptional({
-    type: 'array',
-    items: { type: 'object' },
+    type: () => [RateWindowDto],
     description: 'Present when the key has its own rate windows { name, limit, window_seconds }.',
   })
-  rate_limits?: Array<{ name: string; limit: number; window_seconds: number }>;
+  rate_limits?: RateWindowDto[];
 
   @ApiPropertyOptional({
     type: 'object',
@@ -142,6 +142,15 @@ export class MintedApiKeyDto extends ApiKeyRecordDto {
     description: 'The full key. Shown only in this response; store it now.',
   })
   key: string;
+}
+
+@ApiSchema({
+  name: 'KeyOwner',
+  description: 'Who owns a key: `org` for a service key (held by the org’s service account).',
+})
+export class KeyOwnerDto {
+  @ApiProperty({ enum: ['org'] })
+  type: 'org';
 }
 
 @ApiSchema({ name: 'ApiKeyList' })
@@ -186,9 +195,10 @@ export class OrgApiKeyDto extends ApiKeyRecordDto {
   owner_status: 'member' | 'removed';
 
   @ApiPropertyOptional({
+    type: () => KeyOwnerDto,
     description: 'Service keys only: `{ "type": "org" }`, a key the org owns (`user_id` is its service account).',
   })
-  owner?: { type: 'org' };
+  owner?: KeyOwnerDto;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Service keys only: the owner or admin who minted it.' })
   created_by?: string;

@@ -1,8 +1,17 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsString, registerDecorator, ValidateIf } from 'class-validator';
 import { IsStorableText, MaxStringLength, present } from '../../common/validation.js';
-import { allowedCidrsProblem, creditsProblem, metadataProblem, rateLimitsProblem } from '../../budgets/key-settings.js';
+import {
+  allowedCidrsProblem,
+  creditsProblem,
+  MAX_WINDOW_LIMIT,
+  MAX_WINDOW_SECONDS,
+  MAX_WINDOWS,
+  metadataProblem,
+  rateLimitsProblem,
+  WINDOW_NAME,
+} from '../../budgets/key-settings.js';
 
 /*
  * The per-key settings as request fields, declared once (KeySettingsDto at the end) for the mint
@@ -37,23 +46,36 @@ function KeySetting(problem: (value: unknown) => string | null): PropertyDecorat
     });
 }
 
+/** One rate window of a key, as a request sets it and the key record shows it (the rule: rateLimitsProblem). */
+@ApiSchema({ name: 'RateWindow' })
+export class RateWindowDto {
+  @ApiProperty({
+    pattern: WINDOW_NAME.source,
+    description:
+      "Unique within the key's windows: 1 to 32 letters, digits or `_ . : -`. Routes name the window they count against.",
+  })
+  name: string;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_WINDOW_LIMIT,
+    description: 'Requests (their cost) per window.',
+  })
+  limit: number;
+
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_WINDOW_SECONDS, description: "The window's length." })
+  window_seconds: number;
+}
+
 export const RateLimitsSetting = () =>
   applyDecorators(
     ApiPropertyOptional({
       nullable: true,
-      maxItems: 5,
+      maxItems: MAX_WINDOWS,
       description:
         'Up to 5 windows { name, limit (1 to 1000000000), window_seconds (1 to 86400) }. A route counts against the windows named as its window (`default` unless a host route says otherwise). Absent, null or []: no windows of its own. The plan windows (PLAN_RATE_LIMITS) apply in addition either way.',
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          name: { type: 'string' },
-          limit: { type: 'integer', minimum: 1, maximum: 1_000_000_000 },
-          window_seconds: { type: 'integer', minimum: 1, maximum: 86400 },
-        },
-        required: ['name', 'limit', 'window_seconds'],
-      },
+      type: () => [RateWindowDto],
     }),
     KeySetting(rateLimitsProblem),
   );
@@ -151,7 +173,7 @@ export class KeySettingsDto {
   enabled?: boolean;
 
   @RateLimitsSetting()
-  rate_limits?: unknown[] | null;
+  rate_limits?: RateWindowDto[] | null;
 
   @CreditsSetting()
   credits?: CreditsValue | null;

@@ -1,4 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiKeyRecordDto } from '../../api-keys/dto/api-key-record.dto.js';
+import { AuditEventDto } from '../../audit/dto/audit-event.dto.js';
 import { ROLES } from '../../common/roles.js';
 
 @ApiSchema({
@@ -80,6 +82,16 @@ class ExportedMeterUsageDto {
   @ApiProperty({ type: 'integer' }) used: number;
 }
 
+/**
+ * A key of the person in the export: the key record with its state in every API version (the
+ * versioned ApiKey schema of older versions has none).
+ */
+@ApiSchema({
+  name: 'PersonalDataApiKey',
+  description: 'A key of the user as the key list shows it (masked: never a secret or a hash), with its state.',
+})
+class ExportedApiKeyDto extends ApiKeyRecordDto {}
+
 /** The export's shape for OpenAPI; the document itself is written in pieces (PersonalDataService.exportDocument). */
 @ApiSchema({ name: 'PersonalDataExport', description: 'Everything the service holds about one user.' })
 export class PersonalDataExportDto {
@@ -88,18 +100,18 @@ export class PersonalDataExportDto {
   @ApiProperty({ type: () => ExportedMembershipDto, isArray: true }) memberships: ExportedMembershipDto[];
   @ApiProperty({ type: () => ExportedWorkspaceDto, isArray: true }) workspaces: ExportedWorkspaceDto[];
   @ApiProperty({
-    type: 'array',
-    items: { type: 'object' },
+    type: () => ExportedApiKeyDto,
+    isArray: true,
     description:
       'Every key of the user, newest first: the key record of the list (masked: never a secret or a hash) plus `state`.',
   })
-  api_keys: object[];
+  api_keys: ExportedApiKeyDto[];
   @ApiProperty({
-    type: 'array',
-    items: { type: 'object' },
+    type: () => AuditEventDto,
+    isArray: true,
     description: 'Every audit event with the user as actor, in any org, oldest first (the audit event record).',
   })
-  audit_events: object[];
+  audit_events: AuditEventDto[];
   @ApiProperty({ type: () => ExportedUsageDto, isArray: true }) usage_attribution: ExportedUsageDto[];
   @ApiProperty({ type: () => ExportedMeterUsageDto, isArray: true }) usage_meters: ExportedMeterUsageDto[];
 }

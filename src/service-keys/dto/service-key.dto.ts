@@ -1,14 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ApiKeyRecordDto } from '../../api-keys/dto/api-key-record.dto.js';
-
-@ApiSchema({
-  name: 'KeyOwner',
-  description: 'Who owns a key: `org` for a service key (held by the org’s service account).',
-})
-export class KeyOwnerDto {
-  @ApiProperty({ enum: ['org'] })
-  type: 'org';
-}
+import { ApiKeyRecordDto, KeyOwnerDto } from '../../api-keys/dto/api-key-record.dto.js';
 
 /** A service key as the org's owners and admins see it: the key record, its owner and who minted it. Never the key itself. */
 @ApiSchema({
