@@ -9,11 +9,6 @@ import { keyName, stateOf, type KeyRecord } from '../key-view.js';
 import { adminLabel, ownerNote, setByAdmin, type ControlName } from '../set-by.js';
 import type { KeyDetailSection } from './details.js';
 
-interface Window {
-  name: string;
-  limit: number;
-  window_seconds: number;
-}
 interface Credits {
   remaining: number;
   refill?: { amount: number; interval: string };
@@ -29,7 +24,7 @@ function facts(key: KeyRecord): HTMLElement {
     return h('div', {}, h('dt', { text: term }), dd);
   };
   const credits = key.credits as Credits | undefined;
-  const windows = key.rate_limits as unknown as Window[] | undefined;
+  const windows = key.rate_limits;
   return h(
     'dl',
     { class: 'control-facts' },
