@@ -18,6 +18,14 @@ class FlakyRepository {
   }
 }
 
+/** A repository whose refunds land or fail when the test says, one call at a time. */
+class GatedRepository {
+  readonly calls: Array<{ land: () => void; fail: (error: Error) => void }> = [];
+  refund(): Promise<void> {
+    return new Promise<void>((land, fail) => this.calls.push({ land, fail }));
+  }
+}
+
 function setup() {
   const repo = new FlakyRepository();
   const activity = new ActivityEvents();
@@ -103,5 +111,49 @@ describe('PendingRefunds', () => {
     const bug = new TypeError('bug');
     (sut as unknown as { usage: { refund: () => Promise<void> } }).usage.refund = async () => Promise.reject(bug);
     await expect(sut.refund(refund())).rejects.toBe(bug);
+  });
+
+  it('settles once every refund being written has landed or failed, and at once when none is', async () => {
+    const repo = new GatedRepository();
+    const sut = new PendingRefunds(repo as unknown as UsageRepository);
+    await sut.settled();
+    const landing = sut.refund(refund('org-1'));
+    const failing = sut.refund(refund('org-2'));
+    failing.catch(() => undefined);
+    let settled = false;
+    const done = sut.settled().then(() => (settled = true));
+
+    repo.calls[0].land();
+    await landing;
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    repo.calls[1].fail(new TypeError('bug'));
+    await done;
+    expect(settled).toBe(true);
+  });
+
+  it('counts a refund kept for retry as settled: settled() does not wait out an outage', async () => {
+    const { repo, sut } = setup();
+    repo.down = true;
+    await sut.refund(refund());
+    await sut.settled();
+    expect(sut.size).toBe(1);
+    await sut.onApplicationShutdown();
+  });
+
+  it('on shutdown, waits for a refund being written and tries it once more when the database refused it', async () => {
+    const repo = new GatedRepository();
+    const sut = new PendingRefunds(repo as unknown as UsageRepository);
+    void sut.refund(refund('org-1', 2));
+    let over = false;
+    const shutdown = sut.onApplicationShutdown().then(() => (over = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(over, 'the refund is still being written').toBe(false);
+    repo.calls[0].fail(outage());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(repo.calls, 'the last try, at once (not after the backoff)').toHaveLength(2);
+    repo.calls[1].land();
+    await shutdown;
+    expect(sut.size).toBe(0);
   });
 });

@@ -20,18 +20,24 @@ const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 
 /**
- * Refunds that could not reach the database (a failed request's charge given back during an
- * outage) are kept here and retried with backoff until they land, so an outage does not leave
- * meters over-counted. Bounded: refunds of the same org, day, meter and credential merge into one entry,
- * and past MAX_PENDING_REFUNDS entries a new one is dropped and logged as an error. The number
- * pending is reported (`usage.refunds_pending` activity event: a gauge in /metrics) and every
- * deferral is logged. On shutdown the queue is tried once more; what a `kill -9` still loses
- * is what is pending at that moment (docs/usage.md, "Refunds that land").
+ * The refunds of this process that have not landed yet: a charge given back after the answer was
+ * sent (on the exact path, or once its leased count was written). Each is tried at once and tracked
+ * while it is being written, so that `UsageService.settle()` waits for it (`settled()`). One that
+ * cannot reach the database (an outage) is kept and retried with backoff until it lands, so an
+ * outage does not leave meters over-counted. Bounded: refunds of the same org, day, meter and
+ * credential merge into one entry, and past MAX_PENDING_REFUNDS entries a new one is dropped and
+ * logged as an error. The number kept is reported (`usage.refunds_pending` activity event: a gauge
+ * in /metrics) and every deferral is logged. On shutdown the refunds being written are waited for
+ * and the kept ones tried once more; what a `kill -9` still loses is what is kept at that moment
+ * (docs/usage.md, "Refunds that land"). One per process (UsageLeasesModule), whichever copy of
+ * UsageService gave back.
  */
 @Injectable()
 export class PendingRefunds implements OnApplicationShutdown {
   private readonly logger = new Logger('PendingRefunds');
   private readonly pending = new Map<string, Refund>();
+  /** First tries being written now, until each lands, is kept or fails. */
+  private readonly writing = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private delay = FIRST_RETRY_MS;
   private running: Promise<void> | null = null;
@@ -46,8 +52,25 @@ export class PendingRefunds implements OnApplicationShutdown {
     return this.pending.size;
   }
 
-  /** Tries the refund now; if the database cannot be reached, keeps it for later. Never throws for an outage. */
-  async refund(refund: Refund): Promise<void> {
+  /**
+   * Tries the refund now; if the database cannot be reached, keeps it for later. Never throws for an
+   * outage. Resolves once it landed or was kept; tracked until then (`settled()`).
+   */
+  refund(refund: Refund): Promise<void> {
+    const writing = this.write(refund);
+    this.writing.add(writing);
+    const done = () => void this.writing.delete(writing);
+    writing.then(done, done);
+    return writing;
+  }
+
+  /** Resolves once every refund being written now has landed, been kept or failed (failures are the giver's to report). */
+  settled(): Promise<void> {
+    if (this.writing.size === 0) return Promise.resolve();
+    return Promise.allSettled([...this.writing]).then(() => undefined);
+  }
+
+  private async write(refund: Refund): Promise<void> {
     try {
       await this.usage.refund(refund.orgId, refund.day, refund.meter, refund.count, refund.by);
       this.activity?.emit({ type: 'usage.refunded', meter: refund.meter, count: refund.count });
@@ -118,8 +141,9 @@ export class PendingRefunds implements OnApplicationShutdown {
     this.activity?.emit({ type: 'usage.refunds_pending', pending: this.pending.size });
   }
 
-  /** SIGTERM: one last try before the pool closes; what still cannot land is logged. */
+  /** SIGTERM: the refunds being written finish, then one last try of those kept, before the pool closes; what still cannot land is logged. */
   async onApplicationShutdown(): Promise<void> {
+    await this.settled();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.running) await this.running;

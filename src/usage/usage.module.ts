@@ -7,24 +7,14 @@ import { UsageController } from './usage.controller.js';
 import { UsageExporter } from './usage-export.js';
 import { UsageHistoryService } from './usage-history.service.js';
 import { UsageRetention } from './usage-retention.js';
-import { UsageRepository } from './usage.repository.js';
 import { UsageService } from './usage.service.js';
-import { PendingRefunds } from './pending-refunds.js';
 import { UsageLeasesModule } from './usage-leases.module.js';
 import { UsageOrgMeter } from './usage-org-meter.js';
 
 /** The metering engine; owns usage_counters, usage_attributions, the deployment meters' usage_meter_counters and usage_meter_attribution, and the instances' usage_leases. Exports UsageService and UsageOrgMeter, what `@Charges()` charges through (budgets' OrgMeter port, bound by the library root). */
 @Module({
   imports: [AuthModule, ApiKeyStoreModule, PeriodicJobsModule, UsageLeasesModule],
-  providers: [
-    UsageRepository,
-    UsageService,
-    UsageOrgMeter,
-    PendingRefunds,
-    UsageHistoryService,
-    UsageRetention,
-    UsageExporter,
-  ],
+  providers: [UsageService, UsageOrgMeter, UsageHistoryService, UsageRetention, UsageExporter],
   exports: [UsageService, UsageOrgMeter, UsageHistoryService, UsageRetention, UsageExporter],
 })
 export class UsageModule {

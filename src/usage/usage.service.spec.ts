@@ -14,6 +14,7 @@ import {
   type Meter,
 } from '../common/meters.js';
 import type { ChargeRequest, UsageRepository } from './usage.repository.js';
+import { PendingRefunds } from './pending-refunds.js';
 import { UsageService } from './usage.service.js';
 
 const ORG = '0f8e6a34-51c3-4d8e-a1f2-9c0b7d6e5a41';
@@ -247,6 +248,23 @@ describe('UsageService', () => {
 
       expect(repo.rows.get(`${ORG}/2031-03-14`)?.imports).toBe(0);
       expect(repo.rows.get(`${ORG}/2031-03-15`)?.imports).toBe(1);
+    });
+
+    it('settle() waits for a refund given back through PendingRefunds until it has landed', async () => {
+      const settings = new Settings({ session: { secret: 'unit-test-session-secret-0123456789abcdef' }, clock });
+      let land!: () => void;
+      const landing = new Promise<void>((resolve) => (land = resolve));
+      const slow = Object.assign(repo, { refund: () => landing });
+      const refunds = new PendingRefunds(slow as unknown as UsageRepository);
+      const service = new UsageService(slow as unknown as UsageRepository, directory, settings, undefined, refunds);
+      const charge = await service.charge(ORG, 'imports', 1);
+      void service.refundEventually(charge);
+      let settled = false;
+      const settling = service.settle().then(() => (settled = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled).toBe(false);
+      land();
+      await settling;
     });
   });
 });

@@ -18,7 +18,6 @@ import {
 import type { Limit, MeterLimits } from '../common/plan-limits.js';
 import { LeasedCharges } from './leased-charges.js';
 import { PendingRefunds } from './pending-refunds.js';
-import { RefundsInFlight } from './refunds-in-flight.js';
 import { UsageThresholds } from './usage-thresholds.js';
 import { UsageRepository } from './usage.repository.js';
 import type { DailyRow, RecordedMeters } from './usage-rows.js';
@@ -77,7 +76,6 @@ export class UsageService {
     @Optional() private readonly thresholds?: UsageThresholds,
     /** The leased path (USAGE_CHARGING=leased); without it (a service built by hand) charges are exact. */
     @Optional() private readonly leased?: LeasedCharges,
-    @Optional() private readonly inFlight?: RefundsInFlight,
   ) {}
 
   private readonly logger = new Logger(UsageService.name);
@@ -178,7 +176,7 @@ export class UsageService {
    * charging waits for (the exact path commits every charge before it resolves).
    */
   async settle(): Promise<void> {
-    await this.inFlight?.settled();
+    await this.pendingRefunds?.settled();
     if (this.leasing) await this.leased!.settle();
   }
 
@@ -252,10 +250,7 @@ export class UsageService {
     if (this.leasing && this.leased!.refund(charge)) return Promise.resolve();
     const { orgId, day, meter, count } = charge;
     const by = charge.by ?? SYSTEM_ATTRIBUTION;
-    const refund = this.pendingRefunds
-      ? this.pendingRefunds.refund({ orgId, day, meter, count, by })
-      : this.refund(charge);
-    return this.inFlight ? this.inFlight.track(refund) : refund;
+    return this.pendingRefunds ? this.pendingRefunds.refund({ orgId, day, meter, count, by }) : this.refund(charge);
   }
 
   /**

@@ -1,5 +1,7 @@
+import { ModulesContainer } from '@nestjs/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
+import { PendingRefunds } from '../../src/usage/pending-refunds.js';
 import { UsageService } from '../../src/usage/usage.service.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -54,6 +56,17 @@ describe('refunds that land', () => {
       .poll(() => captures(w.orgId), { timeout: 15_000, interval: 50, message: 'refunds landed after the outage' })
       .toBe(0);
     expect(await t.app.get(MetricsService).render()).toMatch(/^usage_refunds_pending 0$/m);
+  });
+
+  it('holds one refund queue in the process, though the app builds UsageModule twice (its routes and the library)', () => {
+    const instances = (token: unknown) =>
+      [...t.app.get(ModulesContainer).values()].flatMap((m) => {
+        const instance: unknown = m.providers.get(token as never)?.instance;
+        return instance ? [instance] : [];
+      });
+    expect(instances(UsageService)).toHaveLength(2);
+    // So settle() on either copy of UsageService waits for the refunds the other gave back.
+    expect(instances(PendingRefunds)).toHaveLength(1);
   });
 });
 
