@@ -1,6 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GUARDS_METADATA } from '@nestjs/common/constants.js';
+import { RouteMemo } from '../common/route-memo.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import type { Principal } from './principal.js';
 import { VerificationOutcomeRecorder } from './verification-outcome-recorder.js';
@@ -37,7 +38,14 @@ export function markPendingUse(principal: Principal, keyId: string, stored: Date
  */
 @Injectable()
 export class LastUseGuard implements CanActivate {
-  private readonly routes = new WeakMap<object, WeakMap<object, number>>();
+  /** How many times this guard is listed on the route (controller and handler). */
+  private readonly listings = new RouteMemo((cls, handler) => {
+    const count = (guards: unknown[] | undefined) => (guards ?? []).filter((g) => g === LastUseGuard).length;
+    const listed =
+      count(this.reflector.get<unknown[] | undefined>(GUARDS_METADATA, cls)) +
+      count(this.reflector.get<unknown[] | undefined>(GUARDS_METADATA, handler));
+    return Math.max(1, listed);
+  });
 
   constructor(
     private readonly reflector: Reflector,
@@ -50,7 +58,7 @@ export class LastUseGuard implements CanActivate {
     const pending = request.user && pendingUses.get(request.user);
     if (!pending) return true;
     const runs = (request[RUNS] ?? 0) + 1;
-    if (runs < this.listingsOf(ctx)) {
+    if (runs < this.listings.of(ctx)) {
       request[RUNS] = runs;
       return true;
     }
@@ -58,22 +66,5 @@ export class LastUseGuard implements CanActivate {
     this.writer.touch(pending.keyId, pending.stored, pending.at);
     this.outcomes.count(pending.keyId, 'valid', pending.at.getTime());
     return true;
-  }
-
-  /** How many times this guard is listed on the route (controller and handler); read once per route. */
-  private listingsOf(ctx: ExecutionContext): number {
-    const cls = ctx.getClass();
-    const handler = ctx.getHandler();
-    let byHandler = this.routes.get(cls);
-    if (!byHandler) this.routes.set(cls, (byHandler = new WeakMap()));
-    let listings = byHandler.get(handler);
-    if (listings === undefined) {
-      const count = (guards: unknown[] | undefined) => (guards ?? []).filter((g) => g === LastUseGuard).length;
-      const listed =
-        count(this.reflector.get<unknown[] | undefined>(GUARDS_METADATA, cls)) +
-        count(this.reflector.get<unknown[] | undefined>(GUARDS_METADATA, handler));
-      byHandler.set(handler, (listings = Math.max(1, listed)));
-    }
-    return listings;
   }
 }

@@ -16,6 +16,7 @@ import type { Principal } from '../auth/principal.js';
 import { RequestBudget } from '../auth/request-budget.js';
 import { VerificationOutcomeRecorder } from '../auth/verification-outcome-recorder.js';
 import { refusedBeforeHandler } from '../common/refusal.js';
+import { RouteMemo } from '../common/route-memo.js';
 import { ChargesMeta, type ChargeSpec } from './charges.meta.js';
 import type { KeyLimits } from './key-limits.js';
 import { CreditLeases } from './credit-leases.js';
@@ -72,7 +73,14 @@ interface Attempt {
  */
 @Injectable()
 export class SpendGuard extends RequestBudget implements CanActivate {
-  private readonly routes = new WeakMap<object, WeakMap<object, RouteSpend>>();
+  /** What each route spends: its window and cost (`@RateLimited`) and its charge (`@Charges`). */
+  private readonly routes = new RouteMemo<RouteSpend>((cls, handler) => {
+    const targets = [handler, cls];
+    return {
+      rate: this.reflector.getAllAndOverride(RateLimitedMeta, targets) ?? DEFAULT_RATE_LIMIT,
+      charge: this.reflector.getAllAndOverride(ChargesMeta, targets),
+    };
+  });
   private readonly effective = new EffectiveWindows();
 
   constructor(
@@ -95,7 +103,7 @@ export class SpendGuard extends RequestBudget implements CanActivate {
     const request = ctx.getArgByIndex<LimitedRequest>(0);
     const principal = request.user;
     if (!principal || request[ADMITTED]) return true;
-    const route = this.routeOf(ctx);
+    const route = this.routes.of(ctx);
     // Any key, personal or service (a service key's limits are a key's like any other); never a session.
     const key = principal.kind !== 'session';
     const limits = key ? (principal.limits ?? null) : null;
@@ -265,22 +273,5 @@ export class SpendGuard extends RequestBudget implements CanActivate {
     a.creditsTaken = false;
     if (a.meterTaken !== null) this.meter.giveBack(a.meterTaken);
     a.meterTaken = null;
-  }
-
-  private routeOf(ctx: ExecutionContext): RouteSpend {
-    const cls = ctx.getClass();
-    const handler = ctx.getHandler();
-    let byHandler = this.routes.get(cls);
-    if (!byHandler) this.routes.set(cls, (byHandler = new WeakMap()));
-    let route = byHandler.get(handler);
-    if (!route) {
-      const targets = [handler, cls];
-      route = {
-        rate: this.reflector.getAllAndOverride(RateLimitedMeta, targets) ?? DEFAULT_RATE_LIMIT,
-        charge: this.reflector.getAllAndOverride(ChargesMeta, targets),
-      };
-      byHandler.set(handler, route);
-    }
-    return route;
   }
 }
