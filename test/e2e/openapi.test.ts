@@ -207,18 +207,28 @@ describe('the OpenAPI document and the API reference', () => {
     expect(op('/api-keys/{keyID}', 'delete').responses['204']).toBeDefined();
   });
 
-  it('says the shape of every object it describes: properties, or what each additional property holds', () => {
-    // A bare { type: 'object' } becomes Record<string, never> in the generated client's types.
+  it('says the shape of every object it describes: properties, what each additional property holds, or its values', () => {
+    // A bare { type: 'object' } becomes Record<string, never> in the generated client's types, and an
+    // object of any additional properties and none of its own { [key: string]: unknown }: only what is
+    // open by design says that (a key's metadata, an audit event's details).
+    const OPEN_BY_DESIGN = /\/properties\/metadata$|^#\/components\/schemas\/AuditEvent\/properties\/details$/;
     const bare: string[] = [];
+    const open: string[] = [];
     const visit = (node: unknown, at: string): void => {
       if (typeof node !== 'object' || node === null) return;
       const s = node as Record<string, unknown>;
-      if (s.type === 'object' && !('properties' in s) && !('additionalProperties' in s)) bare.push(at);
+      if (s.type === 'object' && !('properties' in s) && !('enum' in s)) {
+        const extra = s.additionalProperties;
+        if (extra === undefined) bare.push(at);
+        else if ((extra === true || Object.keys(extra as object).length === 0) && !OPEN_BY_DESIGN.test(at))
+          open.push(at);
+      }
       for (const [key, child] of Object.entries(s)) if (key !== 'example') visit(child, `${at}/${key}`);
     };
     visit(doc.paths, '#/paths');
     visit(doc.components!.schemas, '#/components/schemas');
     expect(bare).toEqual([]);
+    expect(open).toEqual([]);
     const window = schema('RateWindow');
     expect(window.required).toEqual(['name', 'limit', 'window_seconds']);
     expect(window.properties!.window_seconds).toMatchObject({ type: 'integer', minimum: 1, maximum: 86400 });
@@ -226,6 +236,30 @@ describe('the OpenAPI document and the API reference', () => {
     expect(rateLimits.items).toEqual({ $ref: '#/components/schemas/RateWindow' });
     const request = schema('UpdateApiKeyRequest').properties!.rate_limits as OpenAPIV3.ArraySchemaObject;
     expect(request).toMatchObject({ nullable: true, maxItems: 5, items: { $ref: '#/components/schemas/RateWindow' } });
+  });
+
+  it("describes a key's credits: the record's with the next refill, the request's taking null even in a strict validator", () => {
+    const credits = schema('Credits');
+    expect(credits.required).toEqual(['remaining']);
+    expect(Object.keys(credits.properties!)).toEqual(['remaining', 'refill', 'next_refill_at']);
+    expect(credits.properties!.next_refill_at).toMatchObject({ type: 'string', format: 'date-time' });
+    for (const record of ['ApiKey', 'OrgApiKey', 'ServiceKey', 'PersonalDataApiKey'])
+      expect(schema(record).properties!.credits, record).toMatchObject({
+        allOf: [{ $ref: '#/components/schemas/Credits' }],
+      });
+    const refill = schema('CreditRefill');
+    expect(refill.required).toEqual(['amount', 'interval']);
+    expect(refill.properties!.interval).toMatchObject({ enum: ['daily', 'monthly'] });
+    expect(credits.properties!.refill).toMatchObject({ allOf: [{ $ref: '#/components/schemas/CreditRefill' }] });
+    const setting = schema('CreditsSetting');
+    expect(setting.required).toEqual(['remaining']);
+    expect(Object.keys(setting.properties!)).toEqual(['remaining', 'refill']);
+    // `nullable` beside a $ref lets no null through (the $ref's own type still applies): null is a branch of its own.
+    for (const request of ['MintApiKeyRequest', 'UpdateApiKeyRequest', 'MintServiceKeyRequest'])
+      expect((schema(request).properties!.credits as Schema).anyOf, request).toEqual([
+        { $ref: '#/components/schemas/CreditsSetting' },
+        { type: 'object', nullable: true, enum: [null] },
+      ]);
   });
 
   it('describes the usage report with a nullable limit and the principal with its six fields', () => {

@@ -3,7 +3,7 @@ import { SCOPE_ENUM } from '../../common/openapi.js';
 import type { Scope } from '../../common/roles.js';
 import type { SetBy } from '../controls-set-by.js';
 import { KEY_STATES, type KeyState } from '../key-state.js';
-import { RateWindowDto } from './key-settings.dto.js';
+import { CreditRefillDto, RateWindowDto } from './key-settings.dto.js';
 
 const SET_BY = { enum: ['owner', 'admin'] };
 
@@ -27,6 +27,24 @@ export class KeyControlsSetByDto {
 
   @ApiPropertyOptional({ ...SET_BY, description: 'Who set `metadata`.' })
   metadata?: SetBy;
+}
+
+/** A key's credits as its record shows them (a request sets them as CreditsSettingDto). */
+@ApiSchema({ name: 'Credits' })
+export class CreditsDto {
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description:
+      'The balance now: credits instances have leased and not yet spent count as spent, and a refill that is due is applied.',
+  })
+  remaining: number;
+
+  @ApiPropertyOptional({ type: () => CreditRefillDto, description: 'Present when the key has a refill.' })
+  refill?: CreditRefillDto;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Present with `refill`: when the next refill happens.' })
+  next_refill_at?: string;
 }
 
 /** OpenAPI description of the key record (contract 2.1); `implements` keeps it in step with the real type. */
@@ -103,16 +121,10 @@ export class ApiKeyRecordDto {
   rate_limits?: RateWindowDto[];
 
   @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: true,
-    description:
-      'Present when the key has credits: { remaining, refill?, next_refill_at? }. `remaining` counts credits instances have leased and not yet spent as spent.',
+    type: () => CreditsDto,
+    description: 'Present when the key has credits: { remaining, refill?, next_refill_at? }.',
   })
-  credits?: {
-    remaining: number;
-    refill?: { amount: number; interval: 'daily' | 'monthly'; day_of_month?: number };
-    next_refill_at?: string;
-  };
+  credits?: CreditsDto;
 
   @ApiPropertyOptional({ type: [String], description: 'Present when the key may be used only from these networks.' })
   allowed_cidrs?: string[];

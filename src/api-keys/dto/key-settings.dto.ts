@@ -1,10 +1,11 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import { IsBoolean, IsString, registerDecorator, ValidateIf } from 'class-validator';
 import { IsStorableText, MaxStringLength, present } from '../../common/validation.js';
 import {
   allowedCidrsProblem,
   creditsProblem,
+  MAX_AMOUNT,
   MAX_WINDOW_LIMIT,
   MAX_WINDOW_SECONDS,
   MAX_WINDOWS,
@@ -20,11 +21,6 @@ import {
  * budgets/key-settings.ts, beside their enforcement). How a setting is stored is
  * key-settings.sql.ts's one mapper.
  */
-
-export interface CreditsValue {
-  remaining: number;
-  refill?: { amount: number; interval: 'daily' | 'monthly'; day_of_month?: number };
-}
 
 /** A setting checked by one of key-settings.ts's rules; `null` clears it (PATCH) or sets nothing (mint). */
 function KeySetting(problem: (value: unknown) => string | null): PropertyDecorator {
@@ -80,26 +76,50 @@ export const RateLimitsSetting = () =>
     KeySetting(rateLimitsProblem),
   );
 
+/** A key's credit refill, as a request sets it and the key record shows it (the rule: creditsProblem). */
+@ApiSchema({ name: 'CreditRefill' })
+export class CreditRefillDto {
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_AMOUNT,
+    description: 'The balance a refill sets: credits left over are not carried.',
+  })
+  amount: number;
+
+  @ApiProperty({
+    enum: ['daily', 'monthly'],
+    description: 'Daily at UTC midnight, or monthly on `day_of_month` at UTC midnight.',
+  })
+  interval: 'daily' | 'monthly';
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 31,
+    description: 'Monthly only: the day of the refill (default 1; the last day of a shorter month).',
+  })
+  day_of_month?: number;
+}
+
+/** A key's credits as a request sets them (the key record shows them as CreditsDto, with the next refill). */
+@ApiSchema({ name: 'CreditsSetting' })
+export class CreditsSettingDto {
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: MAX_AMOUNT, description: 'The balance.' })
+  remaining: number;
+
+  @ApiPropertyOptional({ type: () => CreditRefillDto, description: 'Absent: no refill.' })
+  refill?: CreditRefillDto;
+}
+
 export const CreditsSetting = () =>
   applyDecorators(
     ApiPropertyOptional({
-      nullable: true,
       description:
         '{ remaining (>= 0), refill?: { amount (>= 1), interval: "daily" | "monthly", day_of_month? (1-31, monthly) } }. Every request with the key spends its cost (1 unless a host route sets another); at 0: 429 until the refill. Absent or null: no credits.',
-      type: 'object',
-      properties: {
-        remaining: { type: 'integer', minimum: 0 },
-        refill: {
-          type: 'object',
-          properties: {
-            amount: { type: 'integer', minimum: 1 },
-            interval: { type: 'string', enum: ['daily', 'monthly'] },
-            day_of_month: { type: 'integer', minimum: 1, maximum: 31 },
-          },
-          required: ['amount', 'interval'],
-        },
-      },
-      required: ['remaining'],
+      // `nullable` beside a $ref lets no null through a strict validator (the $ref's own type still
+      // applies), so null is a branch of its own; CreditsSettingDto is registered on KeySettingsDto.
+      anyOf: [{ $ref: getSchemaPath(CreditsSettingDto) }, { type: 'object', nullable: true, enum: [null] }],
     }),
     KeySetting(creditsProblem),
   );
@@ -153,6 +173,7 @@ const BooleanSetting = (description: string) =>
  * (UpdateApiKeyDto) take them. Every field is optional; omitted: the default at mint, unchanged
  * on PATCH. A new setting is one property here (see docs/architecture.md, "Adding a key setting").
  */
+@ApiExtraModels(CreditsSettingDto)
 export class KeySettingsDto {
   @TextSetting(
     100,
@@ -176,7 +197,7 @@ export class KeySettingsDto {
   rate_limits?: RateWindowDto[] | null;
 
   @CreditsSetting()
-  credits?: CreditsValue | null;
+  credits?: CreditsSettingDto | null;
 
   @AllowedCidrsSetting()
   allowed_cidrs?: string[] | null;

@@ -9,12 +9,6 @@ import { keyName, stateOf, type KeyRecord } from '../key-view.js';
 import { adminLabel, ownerNote, setByAdmin, type ControlName } from '../set-by.js';
 import type { KeyDetailSection } from './details.js';
 
-interface Credits {
-  remaining: number;
-  refill?: { amount: number; interval: string };
-  next_refill_at?: string;
-}
-
 const pretty = (value: unknown) => (value === undefined || value === null ? '' : JSON.stringify(value, null, 2));
 const FIELDS = ['rate_limits', 'credits', 'allowed_cidrs', 'metadata'] as const satisfies readonly ControlName[];
 
@@ -23,7 +17,7 @@ function facts(key: KeyRecord): HTMLElement {
     if (setByAdmin(key, control)) dd.append(' ', adminLabel());
     return h('div', {}, h('dt', { text: term }), dd);
   };
-  const credits = key.credits as Credits | undefined;
+  const credits = key.credits;
   const windows = key.rate_limits;
   return h(
     'dl',
@@ -61,7 +55,7 @@ export const controlsSection: KeyDetailSection = {
   render(ctx, panel, key) {
     const shown = facts(key);
     if (stateOf(key) === 'revoked' || !ctx.doc.hasRoute('patch', '/api-keys/{keyID}')) return shown;
-    const credits = key.credits as Credits | undefined;
+    const credits = key.credits;
     const id = (field: string) => `ctl-${field}-${key.id}`;
     // A control an admin set: the owner reads what they may do with it; metadata they may not change at all.
     const area = (field: (typeof FIELDS)[number], label: string, value: string, hint: string) => {
