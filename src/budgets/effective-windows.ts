@@ -27,6 +27,8 @@ export class EffectiveWindows {
     readonly RateWindow[],
     WeakMap<readonly RateWindow[], Map<string, readonly EffectiveWindow[]>>
   >();
+  /** A key's own windows with no plan windows (the common case): one lookup fewer per request. */
+  private readonly byOwn = new WeakMap<readonly RateWindow[], Map<string, readonly EffectiveWindow[]>>();
 
   /** The windows the route named `route` counts against. */
   of(
@@ -37,10 +39,16 @@ export class EffectiveWindows {
     const o = own ?? NONE;
     const p = planned ?? NONE;
     if (o.length === 0 && p.length === 0) return EMPTY;
-    let byPlan = this.byPair.get(o);
-    if (!byPlan) this.byPair.set(o, (byPlan = new WeakMap()));
-    let byRoute = byPlan.get(p);
-    if (!byRoute) byPlan.set(p, (byRoute = new Map<string, readonly EffectiveWindow[]>()));
+    let byRoute: Map<string, readonly EffectiveWindow[]> | undefined;
+    if (p === NONE) {
+      byRoute = this.byOwn.get(o);
+      if (!byRoute) this.byOwn.set(o, (byRoute = new Map<string, readonly EffectiveWindow[]>()));
+    } else {
+      let byPlan = this.byPair.get(o);
+      if (!byPlan) this.byPair.set(o, (byPlan = new WeakMap()));
+      byRoute = byPlan.get(p);
+      if (!byRoute) byPlan.set(p, (byRoute = new Map<string, readonly EffectiveWindow[]>()));
+    }
     let windows = byRoute.get(route);
     if (!windows) byRoute.set(route, (windows = combine(o, p, route)));
     return windows;

@@ -59,7 +59,20 @@ export class WindowLeases {
    * row holds them (strings whose hash V8 keeps), never by a string built per request: hashing a
    * fresh concatenation on every lookup cost more than the rest of the limits together.
    */
-  private readonly leases = new LRUCache<string, Map<string, WindowLease>>({ max: 100_000 });
+  private readonly leases = new LRUCache<string, Map<string, WindowLease>>({
+    max: 100_000,
+    // The key's leases as the last take() found them: forgotten with them.
+    dispose: (byName) => {
+      if (byName === this.lastByName) this.lastKeyId = null;
+    },
+  });
+  /**
+   * The key of the last take() and its leases: the RateLimit fields of the same request read them
+   * again right after, and a second lookup in a cache of 100,000 keys is a cache miss or two on
+   * every limited request.
+   */
+  private lastKeyId: string | null = null;
+  private lastByName: Map<string, WindowLease> | undefined = undefined;
   /** Key id → its dropped leases' give-backs still under way: this instance's next lease of the key waits for them. */
   private readonly returning = new Map<string, Promise<void>>();
   private readonly source: LeaseSource<WindowLease> = {
@@ -79,6 +92,8 @@ export class WindowLeases {
   take(keyId: string, w: RateWindow, cost: number, now: number): Admission | Promise<Admission> {
     let byName = this.leases.get(keyId);
     if (!byName) this.leases.set(keyId, (byName = new Map()));
+    this.lastKeyId = keyId;
+    this.lastByName = byName;
     let lease = byName.get(w.name);
     if (lease && (lease.window.limit !== w.limit || lease.window.window_seconds !== w.window_seconds)) {
       // Leased under another setting of the window: not this one's to spend.
@@ -100,6 +115,7 @@ export class WindowLeases {
     const byName = this.leases.get(keyId);
     if (!byName) return undefined;
     this.leases.delete(keyId);
+    if (this.lastKeyId === keyId) this.lastKeyId = null;
     for (const lease of byName.values()) this.retire(lease);
     return this.returning.get(keyId);
   }
@@ -123,7 +139,7 @@ export class WindowLeases {
 
   /** What is known to remain at `now`: this instance's tokens and what the counter had available at its last lease. */
   remaining(keyId: string, w: RateWindow, now: number): number {
-    const lease = this.leases.peek(keyId)?.get(w.name);
+    const lease = this.find(keyId, w.name);
     const c = lease?.counter;
     if (!lease || !c) return w.limit;
     const held = lease.expiresAt > now ? lease.tokens : 0;
@@ -133,9 +149,13 @@ export class WindowLeases {
 
   /** Milliseconds from `now` until the whole limit is available again, as far as this instance knows. */
   resetIn(keyId: string, w: RateWindow, now: number): number {
-    const c = this.leases.peek(keyId)?.get(w.name)?.counter;
+    const c = this.find(keyId, w.name)?.counter;
     if (!c) return 0;
     return Math.max(0, wholeBackAt(w.window_seconds * 1000, c.start, c.previous, c.current) - now);
+  }
+
+  private find(keyId: string, name: string): WindowLease | undefined {
+    return (keyId === this.lastKeyId ? this.lastByName : this.leases.peek(keyId))?.get(name);
   }
 
   private async lease(lease: WindowLease, cost: number): Promise<Admission> {
