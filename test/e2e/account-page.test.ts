@@ -717,7 +717,12 @@ describe.skipIf(!tier.run)('the account page in a browser', () => {
     await page.reload();
 
     await poll(() => page.locator('#identity-role').textContent()).toBe('viewer');
+    // The button is shown once the keys panel knows it is enabled: focus it only then, and only
+    // press Enter once it has the focus (a hidden button takes no focus, and Enter on the body
+    // opens nothing).
+    await poll(() => page.locator('#create-open').isVisible()).toBe(true);
     await page.locator('#create-open').focus();
+    await poll(() => focusedId(page)).toBe('create-open');
     await page.keyboard.press('Enter');
     await poll(() => isOpen(page, 'create-dialog')).toBe(true);
     // The scopes are the service's (its OpenAPI document); the one the role cannot grant says why.

@@ -16,6 +16,7 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 // Everything the host uses comes from the package's public entry, as `from 'keys-usage-identity'` would.
 import {
   Charges,
@@ -184,8 +185,12 @@ export async function startHost(options: HostOptions): Promise<HostApp> {
   try {
     await app.listen(0, '127.0.0.1');
   } catch (error) {
-    // A refused boot (onModuleInit) leaves the app built: close its pool before reporting.
+    // A refused boot (onModuleInit) leaves the app built: close it, and its DataSource, whose
+    // pool a refused boot's close left open (one connection per refused host, terminated later by
+    // the test database's DROP ... WITH (FORCE) as an uncaught 57P01).
+    const dataSource = app.get(DataSource, { strict: false });
     await app.close().catch(() => undefined);
+    if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
     throw error;
   }
   const { port } = app.getHttpServer().address() as { port: number };
