@@ -308,6 +308,10 @@ async function seed(pool) {
 
 async function query(url, sql, params) {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  // A connection cut between statements (HAProxy shutting the sessions of a server it marks down,
+  // a failover) is an 'error' event besides the rejected promise: without a listener, an uncaught
+  // exception that ends the run.
+  c.on('error', () => undefined);
   await c.connect();
   try {
     return (await c.query(sql, params)).rows;
