@@ -153,6 +153,20 @@ describe('WindowLeases', () => {
     expect(leases.remaining('k', w, T0 + 1500)).toBe(8);
   });
 
+  it("reads another key's leases for it, and nothing of a key's dropped leases, after the last take", async () => {
+    const clock = new TestClock(new Date(T0 + 500));
+    const { store } = sharedCounter();
+    const { leases, burst } = instance(store, clock);
+    const w = { name: 'default', limit: 10, window_seconds: 1 };
+    await burst(w, 3, 'a');
+    await burst(w, 4, 'b');
+    // 'b' was taken last: 'a' still answers with its own counts.
+    expect(leases.remaining('a', w, epochMs(clock))).toBe(7);
+    await leases.drop('b');
+    expect(leases.remaining('b', w, epochMs(clock))).toBe(10);
+    expect(leases.resetIn('b', w, epochMs(clock))).toBe(0);
+  });
+
   describe('when the key changes', () => {
     const DAY = 86_400;
     const large = { name: 'default', limit: 100_000, window_seconds: DAY };

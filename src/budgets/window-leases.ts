@@ -61,7 +61,7 @@ export class WindowLeases {
    */
   private readonly leases = new LRUCache<string, Map<string, WindowLease>>({
     max: 100_000,
-    // The key's leases as the last take() found them: forgotten with them.
+    // The key's leases as the last take() found them: forgotten with them (evicted, or deleted by drop()).
     dispose: (byName) => {
       if (byName === this.lastByName) this.lastKeyId = null;
     },
@@ -115,7 +115,6 @@ export class WindowLeases {
     const byName = this.leases.get(keyId);
     if (!byName) return undefined;
     this.leases.delete(keyId);
-    if (this.lastKeyId === keyId) this.lastKeyId = null;
     for (const lease of byName.values()) this.retire(lease);
     return this.returning.get(keyId);
   }
