@@ -21,7 +21,7 @@ import {
 import { answerUnsupportedExpectations, clientErrorHandler, frameworkErrors } from './http/protocol-errors.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { createLogging, logRequest, type Logging } from './observability/logging.js';
-import { REQUEST_ID_HEADER, newRequestId, routeOf } from './common/request-context.js';
+import { REQUEST_ID_FIELD, newRequestId, routeOf } from './common/request-context.js';
 import { Settings } from './settings/settings.js';
 import { installVersioning, operationIdsByRoute } from './http/versioning-hooks.js';
 import { VersionEdge } from './versioning/version-edge.js';
@@ -142,12 +142,14 @@ export function configureApp(
   // Callback-style hooks: they run on every request, and async hooks cost a promise each.
   // One hook for every header we stamp (each hook is a step on every request): every reply goes
   // through onSend, errors and refusals below Nest included.
+  // Names in lower case, as Fastify sends them: a name with capitals costs a fresh lower-cased
+  // string and a lookup of it on every call.
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    reply.header(REQUEST_ID_HEADER, request.id);
-    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header(REQUEST_ID_FIELD, request.id);
+    reply.header('x-content-type-options', 'nosniff');
     // Keys are minted in response bodies: nothing here may be cached by a browser or a proxy.
     // (The /docs assets set their own Cache-Control and keep it.)
-    if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     // Every answer names the version it was served with (the org's pin: from memory, read on a miss).
     versioned(request, reply, payload, done);
   });

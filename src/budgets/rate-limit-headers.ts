@@ -26,13 +26,15 @@ export function writeRateLimitHeaders(
   retry?: number,
 ): void {
   if (windows.length === 0) return;
-  setResponseHeader(response, 'RateLimit-Policy', policyOf(windows));
+  // Lower case, as Fastify stores and sends names: a name with capitals is lower-cased on every call.
+  setResponseHeader(response, 'ratelimit-policy', policyOf(windows));
   let text = '';
-  for (const w of windows) {
-    const r = leases.remaining(keyId, w, now);
+  for (let i = 0; i < windows.length; i++) {
+    const w = windows[i];
+    const r = leases.remaining(keyId, w, now, windows, i);
     // t: when the whole limit is back (nothing counted so far weighs on the window any more).
-    const t = w === refused ? retry! : r >= w.limit ? 0 : Math.ceil(leases.resetIn(keyId, w, now) / 1000);
+    const t = w === refused ? retry! : r >= w.limit ? 0 : Math.ceil(leases.resetIn(keyId, w, now, windows, i) / 1000);
     text += `${text ? ', ' : ''}"${w.label}";r=${r};t=${t}`;
   }
-  setResponseHeader(response, 'RateLimit', text);
+  setResponseHeader(response, 'ratelimit', text);
 }

@@ -23,8 +23,8 @@ describe('SpendGuard', () => {
     );
     expect(sut.canActivate(ctx)).toBe(true);
     expect(log).toEqual(['take search 3', 'credits 3']);
-    expect(headers['RateLimit-Policy']).toBe('"search";q=5;w=1');
-    expect(headers['RateLimit']).toBe('"search";r=1;t=1');
+    expect(headers['ratelimit-policy']).toBe('"search";q=5;w=1');
+    expect(headers['ratelimit']).toBe('"search";r=1;t=1');
     expect(raw.listenerCount('close')).toBe(1);
     raw.end(200);
     expect(log).toEqual(['take search 3', 'credits 3']);
@@ -59,7 +59,7 @@ describe('SpendGuard', () => {
     const { ctx, headers, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
     expect(() => sut.canActivate(ctx)).toThrow(HttpException);
     expect(log).toEqual(['take default 1', 'credits 1', 'back default 1']);
-    expect(headers['Retry-After']).toBe('86400');
+    expect(headers['retry-after']).toBe('86400');
     expect(raw.listenerCount('close')).toBe(0);
   });
 
@@ -68,9 +68,9 @@ describe('SpendGuard', () => {
     const { ctx, headers, raw } = context({ windows: WINDOWS, credits: { refill: null, epoch: 0 }, allows: null });
     expect(() => sut.canActivate(ctx)).toThrow(HttpException);
     expect(log).toEqual(['take default 1']);
-    expect(headers['Retry-After']).toBe('3');
-    expect(headers['RateLimit-Policy']).toBe('"default";q=10;w=1');
-    expect(headers['RateLimit']).toBe('"default";r=1;t=3');
+    expect(headers['retry-after']).toBe('3');
+    expect(headers['ratelimit-policy']).toBe('"default";q=10;w=1');
+    expect(headers['ratelimit']).toBe('"default";r=1;t=3');
     expect(raw.listenerCount('close')).toBe(0);
   });
 
@@ -172,7 +172,7 @@ describe('SpendGuard', () => {
       const { ctx, headers } = context({ windows: [], credits: null, allows: null });
       expect(sut.canActivate(ctx)).toBe(true);
       expect(log).toEqual(['take plan/default 1']);
-      expect(headers['RateLimit-Policy']).toBe('"default";q=10;w=60');
+      expect(headers['ratelimit-policy']).toBe('"default";q=10;w=60');
     });
 
     it('applies the plan window in addition to a larger window of the key’s own, and names the plan’s when it refuses', () => {
@@ -194,8 +194,8 @@ describe('SpendGuard', () => {
       }
       expect(log).toEqual(['take default 1', 'take plan/default 1', 'back default 1']);
       expect((refusal as TooManyRequests).budget).toBe('plan_window:default');
-      expect(headers['RateLimit-Policy']).toBe('"default";q=1000000;w=1, "plan/default";q=10;w=60');
-      expect(headers['Retry-After']).toBe('5');
+      expect(headers['ratelimit-policy']).toBe('"default";q=1000000;w=1, "plan/default";q=10;w=60');
+      expect(headers['retry-after']).toBe('5');
     });
   });
 });

@@ -19,6 +19,7 @@ import { refusedBeforeHandler } from '../common/refusal.js';
 import { RouteMemo } from '../common/route-memo.js';
 import { ChargesMeta, type ChargeSpec } from './charges.meta.js';
 import type { KeyLimits } from './key-limits.js';
+import type { RateWindow } from './key-settings.js';
 import { CreditLeases } from './credit-leases.js';
 import { OrgMeter, type MeterCharge } from './org-meter.js';
 import { writeRateLimitHeaders } from './rate-limit-headers.js';
@@ -27,6 +28,7 @@ import { WindowLeases } from './window-leases.js';
 
 /** Marks a request already admitted, so a route with the guard listed twice (controller and route) spends once. */
 const ADMITTED = Symbol('kui.keyLimits');
+const NO_WINDOWS: readonly EffectiveWindow[] = [];
 type LimitedRequest = { user?: Principal; ip?: string; [ADMITTED]?: true };
 
 /** The raw Node response (Fastify's `reply.raw`, or Express's response itself), as far as the give-back needs it. */
@@ -82,6 +84,11 @@ export class SpendGuard extends RequestBudget implements CanActivate {
     };
   });
   private readonly effective = new EffectiveWindows();
+  private readonly buildWindows = (
+    own: readonly RateWindow[] | null,
+    planned: readonly RateWindow[] | null,
+    route: string,
+  ): readonly EffectiveWindow[] => this.effective.of(own, planned, route);
 
   constructor(
     private readonly reflector: Reflector,
@@ -118,7 +125,7 @@ export class SpendGuard extends RequestBudget implements CanActivate {
     const attempt: Attempt = {
       principal,
       keyId: key ? principal.keyId! : null,
-      windows: this.effective.of(limits?.windows ?? null, planned, route.rate.window),
+      windows: this.windowsOf(principal.keyId!, key, limits?.windows ?? null, planned, route.rate.window),
       credits: limits?.credits ?? null,
       cost: route.rate.cost,
       charge: route.charge,
@@ -133,6 +140,21 @@ export class SpendGuard extends RequestBudget implements CanActivate {
   }
 
   /**
+   * The key's windows and its plan's for the route (none for a session): remembered with the key's
+   * leases while its setting, its plan's windows and the route's window name stay the same.
+   */
+  private windowsOf(
+    keyId: string,
+    key: boolean,
+    own: readonly RateWindow[] | null,
+    planned: readonly RateWindow[] | null,
+    route: string,
+  ): readonly EffectiveWindow[] {
+    if (!key || (!own?.length && !planned?.length)) return NO_WINDOWS;
+    return this.windows.windowsOf(keyId, own, planned, route, this.buildWindows);
+  }
+
+  /**
    * Takes the route's cost from each window, then from the credits, then its charge from the org's
    * meter: synchronously while this instance's leases cover it (the common case, no promise),
    * asynchronously from the first step that has to lease. A refusal gives back what the earlier
@@ -141,7 +163,7 @@ export class SpendGuard extends RequestBudget implements CanActivate {
   private take(a: Attempt): boolean | Promise<boolean> {
     while (a.windowsTaken < a.windows.length) {
       const w = a.windows[a.windowsTaken];
-      const wait = this.windows.take(a.keyId!, w, a.cost, a.at);
+      const wait = this.windows.takeAt(a.keyId!, a.windows, a.windowsTaken, a.cost, a.at);
       if (typeof wait !== 'number') {
         return wait.then(
           (later) => {
@@ -232,8 +254,7 @@ export class SpendGuard extends RequestBudget implements CanActivate {
   }
 
   private admitted(a: Attempt): true {
-    if (a.windows.length > 0)
-      writeRateLimitHeaders(a.response, this.windows, a.keyId!, a.windows, epochMs(this.settings.clock));
+    if (a.windows.length > 0) writeRateLimitHeaders(a.response, this.windows, a.keyId!, a.windows, a.at);
     if (a.windowsTaken > 0 || a.creditsTaken || a.meterTaken !== null) this.giveBackIfRefused(a);
     return true;
   }

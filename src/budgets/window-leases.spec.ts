@@ -167,6 +167,53 @@ describe('WindowLeases', () => {
     expect(leases.resetIn('b', w, epochMs(clock))).toBe(0);
   });
 
+  it("takes a request's windows from the leases the key's last request with them used, until one is dropped", async () => {
+    const clock = new TestClock(new Date(T0 + 500));
+    const { store, wants } = sharedCounter();
+    const { leases } = instance(store, clock);
+    // Limits large enough for a lease to cover several requests.
+    const windows = [
+      { name: 'default', limit: 100_000, window_seconds: 1 },
+      { name: 'burst', limit: 40_000, window_seconds: 1 },
+    ];
+    const takeAll = () => windows.map((_, i) => leases.takeAt('k', windows, i, 1, epochMs(clock)));
+    expect(await Promise.all(takeAll())).toEqual([0, 0]);
+    const asked = wants.length;
+    // Covered by the leases: synchronous, no ask, each window its own lease (the RateLimit fields read the same).
+    expect(takeAll()).toEqual([0, 0]);
+    expect(wants.length).toBe(asked);
+    expect(leases.remaining('k', windows[1], epochMs(clock), windows, 1)).toBe(40_000 - 2);
+    expect(leases.remaining('k', windows[0], epochMs(clock), windows, 0)).toBe(100_000 - 2);
+    // The same windows by name (another request's array) share the leases.
+    expect(leases.take('k', { ...windows[1] }, 1, epochMs(clock))).toBe(0);
+    expect(leases.remaining('k', windows[1], epochMs(clock), windows, 1)).toBe(40_000 - 3);
+    // Dropped (the key changed): the remembered leases are not spent any more; the next request leases anew.
+    await leases.drop('k');
+    expect(leases.remaining('k', windows[1], epochMs(clock), windows, 1)).toBe(40_000);
+    const again = takeAll();
+    expect(again[0]).toBeInstanceOf(Promise);
+    expect(await Promise.all(again)).toEqual([0, 0]);
+    expect(wants.length).toBeGreaterThan(asked);
+  });
+
+  it('remembers the windows of a key for a route until its setting, its plan or the route changes', () => {
+    const clock = new TestClock(new Date(T0));
+    const { leases } = instance(sharedCounter().store, clock);
+    const own = [{ name: 'default', limit: 10, window_seconds: 1 }];
+    const built: string[] = [];
+    const build = (o: unknown, p: unknown, route: string) => {
+      built.push(route);
+      return [{ name: route, limit: 1, window_seconds: 1 }];
+    };
+    const first = leases.windowsOf('k', own, null, 'default', build);
+    expect(leases.windowsOf('k', own, null, 'default', build)).toBe(first);
+    leases.windowsOf('k', own, null, 'search', build);
+    leases.windowsOf('k', [...own], null, 'search', build);
+    leases.windowsOf('k', [...own], [], 'search', build);
+    leases.windowsOf('other', own, null, 'default', build);
+    expect(built).toEqual(['default', 'search', 'search', 'search', 'default']);
+  });
+
   describe('when the key changes', () => {
     const DAY = 86_400;
     const large = { name: 'default', limit: 100_000, window_seconds: DAY };

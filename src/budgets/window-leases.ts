@@ -33,6 +33,27 @@ class WindowLease extends Lease {
   }
 }
 
+/**
+ * One key's leases on this instance, by window name, and the windows its last request counted
+ * against (the array EffectiveWindows answers: one per setting and route) with, at the same index,
+ * the lease each took from. The key's next request with the same windows takes from those leases
+ * and writes the RateLimit fields from them without a lookup: a lookup in a map of a thousand keys
+ * is a cache miss or two per request, and a limited request made several.
+ */
+class KeyLeases {
+  readonly byName = new Map<string, WindowLease>();
+  /** The windows the slots belong to. */
+  slotsOf: readonly RateWindow[] | null = null;
+  readonly slots: Array<WindowLease | undefined> = [];
+  /** What `windows` was built from (SpendGuard's memo of the key's effective windows for a route). */
+  own: readonly RateWindow[] | null = null;
+  planned: readonly RateWindow[] | null = null;
+  route = '';
+  windows: readonly RateWindow[] | null = null;
+
+  constructor(readonly keyId: string) {}
+}
+
 /** 0: admitted. Otherwise refused, and the number of milliseconds until a retry can succeed. */
 export type Admission = number;
 
@@ -59,20 +80,19 @@ export class WindowLeases {
    * row holds them (strings whose hash V8 keeps), never by a string built per request: hashing a
    * fresh concatenation on every lookup cost more than the rest of the limits together.
    */
-  private readonly leases = new LRUCache<string, Map<string, WindowLease>>({
+  private readonly leases = new LRUCache<string, KeyLeases>({
     max: 100_000,
     // The key's leases as the last take() found them: forgotten with them (evicted, or deleted by drop()).
-    dispose: (byName) => {
-      if (byName === this.lastByName) this.lastKeyId = null;
+    dispose: (held) => {
+      if (held === this.last) this.last = null;
     },
   });
   /**
-   * The key of the last take() and its leases: the RateLimit fields of the same request read them
-   * again right after, and a second lookup in a cache of 100,000 keys is a cache miss or two on
-   * every limited request.
+   * The key of the last take(): the RateLimit fields of the same request read its leases right
+   * after, and a second lookup in a cache of 100,000 keys is a cache miss or two on every limited
+   * request.
    */
-  private lastKeyId: string | null = null;
-  private lastByName: Map<string, WindowLease> | undefined = undefined;
+  private last: KeyLeases | null = null;
   /** Key id → its dropped leases' give-backs still under way: this instance's next lease of the key waits for them. */
   private readonly returning = new Map<string, Promise<void>>();
   private readonly source: LeaseSource<WindowLease> = {
@@ -90,20 +110,85 @@ export class WindowLeases {
 
   /** Takes `cost` from the window, synchronously when this instance holds enough. */
   take(keyId: string, w: RateWindow, cost: number, now: number): Admission | Promise<Admission> {
-    let byName = this.leases.get(keyId);
-    if (!byName) this.leases.set(keyId, (byName = new Map()));
-    this.lastKeyId = keyId;
-    this.lastByName = byName;
-    let lease = byName.get(w.name);
+    const held = this.held(keyId);
+    return this.takeFrom(held, w, this.leaseOf(held, w), cost, now);
+  }
+
+  /**
+   * Takes `cost` from the `i`-th of a request's `windows` (the same array for every request of the
+   * key with the same setting on the same route): from the lease the key's last request with
+   * these windows took from, while it is in use, else from the window's lease by name.
+   */
+  takeAt(
+    keyId: string,
+    windows: readonly RateWindow[],
+    i: number,
+    cost: number,
+    now: number,
+  ): Admission | Promise<Admission> {
+    const held = this.held(keyId);
+    if (held.slotsOf !== windows) {
+      held.slotsOf = windows;
+      held.slots.length = 0;
+    }
+    let lease = held.slots[i];
+    if (lease === undefined || lease.dropped) held.slots[i] = lease = this.leaseOf(held, windows[i]);
+    return this.takeFrom(held, windows[i], lease, cost, now);
+  }
+
+  /**
+   * The windows a key's request counts against, remembered on the key's leases: `build` runs when
+   * the key's setting (`own`), its plan's windows or the route's window name differ from its last
+   * request's, which spares the lookups of a key's effective windows on every request.
+   */
+  windowsOf<W extends RateWindow>(
+    keyId: string,
+    own: readonly RateWindow[] | null,
+    planned: readonly RateWindow[] | null,
+    route: string,
+    build: (own: readonly RateWindow[] | null, planned: readonly RateWindow[] | null, route: string) => readonly W[],
+  ): readonly W[] {
+    const held = this.held(keyId);
+    if (held.windows === null || held.own !== own || held.planned !== planned || held.route !== route) {
+      held.windows = build(own, planned, route);
+      held.own = own;
+      held.planned = planned;
+      held.route = route;
+    }
+    return held.windows as readonly W[];
+  }
+
+  /** The key's leases here (peek: a get moves the key to the cache's tail, four random writes, on every request). */
+  private held(keyId: string): KeyLeases {
+    let held = this.leases.peek(keyId);
+    if (!held) this.leases.set(keyId, (held = new KeyLeases(keyId)));
+    this.last = held;
+    return held;
+  }
+
+  /** The key's lease of the window by its name, under the window's setting: a lease taken under another setting is retired. */
+  private leaseOf(held: KeyLeases, w: RateWindow): WindowLease {
+    let lease = held.byName.get(w.name);
     if (lease && (lease.window.limit !== w.limit || lease.window.window_seconds !== w.window_seconds)) {
       // Leased under another setting of the window: not this one's to spend.
       this.retire(lease);
       lease = undefined;
     }
-    if (lease) {
-      if (lease.take(cost, now)) return 0;
-      if (lease.refuses(cost, now)) return lease.notBefore - now;
-    } else byName.set(w.name, (lease = new WindowLease(keyId, w)));
+    if (!lease) held.byName.set(w.name, (lease = new WindowLease(held.keyId, w)));
+    return lease;
+  }
+
+  private takeFrom(
+    held: KeyLeases,
+    w: RateWindow,
+    lease: WindowLease,
+    cost: number,
+    now: number,
+  ): Admission | Promise<Admission> {
+    if (lease.take(cost, now)) return 0;
+    if (lease.refuses(cost, now)) return lease.notBefore - now;
+    // Recency is refreshed when the key asks for a lease, not on every request: the cache drops the keys that leased least recently.
+    this.leases.get(held.keyId);
     return this.lease(lease, cost);
   }
 
@@ -112,10 +197,10 @@ export class WindowLeases {
    * it held unspent goes back to the shared counters. Resolves once given back.
    */
   drop(keyId: string): Promise<void> | undefined {
-    const byName = this.leases.get(keyId);
-    if (!byName) return undefined;
+    const held = this.leases.get(keyId);
+    if (!held) return undefined;
     this.leases.delete(keyId);
-    for (const lease of byName.values()) this.retire(lease);
+    for (const lease of held.byName.values()) this.retire(lease);
     return this.returning.get(keyId);
   }
 
@@ -124,7 +209,7 @@ export class WindowLeases {
    * window it was taken from has ended: a window's tokens are never spent in the next.
    */
   giveBack(keyId: string, w: RateWindow, cost: number, takenAt: number): void {
-    const lease = this.leases.get(keyId)?.get(w.name);
+    const lease = this.leases.peek(keyId)?.byName.get(w.name);
     // Not into a lease of another setting: a token taken before a change stays spent.
     if (
       lease &&
@@ -136,9 +221,13 @@ export class WindowLeases {
       lease.tokens += cost;
   }
 
-  /** What is known to remain at `now`: this instance's tokens and what the counter had available at its last lease. */
-  remaining(keyId: string, w: RateWindow, now: number): number {
-    const lease = this.find(keyId, w.name);
+  /**
+   * What is known to remain at `now`: this instance's tokens and what the counter had available at
+   * its last lease. `windows` and `i`: the request's windows and `w`'s index in them, as given to
+   * takeAt (its lease is then found without a lookup by name).
+   */
+  remaining(keyId: string, w: RateWindow, now: number, windows?: readonly RateWindow[], i = -1): number {
+    const lease = this.find(keyId, w.name, windows, i);
     const c = lease?.counter;
     if (!lease || !c) return w.limit;
     const held = lease.expiresAt > now ? lease.tokens : 0;
@@ -147,14 +236,23 @@ export class WindowLeases {
   }
 
   /** Milliseconds from `now` until the whole limit is available again, as far as this instance knows. */
-  resetIn(keyId: string, w: RateWindow, now: number): number {
-    const c = this.find(keyId, w.name)?.counter;
+  resetIn(keyId: string, w: RateWindow, now: number, windows?: readonly RateWindow[], i = -1): number {
+    const c = this.find(keyId, w.name, windows, i)?.counter;
     if (!c) return 0;
     return Math.max(0, wholeBackAt(w.window_seconds * 1000, c.start, c.previous, c.current) - now);
   }
 
-  private find(keyId: string, name: string): WindowLease | undefined {
-    return (keyId === this.lastKeyId ? this.lastByName : this.leases.peek(keyId))?.get(name);
+  private find(
+    keyId: string,
+    name: string,
+    windows: readonly RateWindow[] | undefined,
+    i: number,
+  ): WindowLease | undefined {
+    const held = this.last?.keyId === keyId ? this.last : this.leases.peek(keyId);
+    if (!held) return undefined;
+    const lease = held.slotsOf === windows ? held.slots[i] : undefined;
+    // A dropped lease is no longer the window's (nor in byName).
+    return lease && !lease.dropped ? lease : held.byName.get(name);
   }
 
   private async lease(lease: WindowLease, cost: number): Promise<Admission> {
@@ -164,7 +262,7 @@ export class WindowLeases {
 
   /** Takes a lease out of use; its unspent tokens go back now, or when the last request waiting on it is done. */
   private retire(lease: WindowLease): void {
-    const byName = this.leases.peek(lease.keyId);
+    const byName = this.leases.peek(lease.keyId)?.byName;
     if (byName?.get(lease.window.name) === lease) byName.delete(lease.window.name);
     lease.dropped = true;
     if (lease.demand === 0) this.giveBackUnspent(lease);

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 
-export const REQUEST_ID_HEADER = 'X-Request-Id';
+/** `X-Request-Id`, as a response field name (lower case, as the reply stores it). */
+export const REQUEST_ID_FIELD = 'x-request-id';
 
 /** Printable, no spaces or quotes, bounded: safe to echo in a header and to write in a log line. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import { SessionOrgResolver } from '../auth/session-org.resolver.js';
 import { utcDay, type Clock } from '../common/clock.js';
 import { Settings } from '../settings/settings.js';
-import { API_VERSION_HEADER, resolvePinned, type ResolvedVersion } from './api-versions.js';
+import { resolvePinned, type ResolvedVersion } from './api-versions.js';
 import { DeprecationUsage } from './deprecation-usage.js';
 import { deprecationHeaders, goneMessage, type Deprecation } from './deprecations.js';
 import { OrgVersionCache } from './org-version.cache.js';
@@ -104,8 +104,9 @@ export class VersionEdge {
 
   /** Stamps `Api-Version`, the `Warning` of a pin that is no longer served, and a deprecated version's notice. */
   stamp(resolved: ResolvedVersion, request: EdgeRequest, reply: EdgeReply, now: Date): void {
-    reply.header(API_VERSION_HEADER, resolved.version);
-    if (resolved.warning) reply.header('Warning', resolved.warning);
+    // Lower case, as the reply stores the name: a name with capitals is lower-cased on every call.
+    reply.header('api-version', resolved.version);
+    if (resolved.warning) reply.header('warning', resolved.warning);
     const deprecated = this.policy.table.deprecations.get(resolved.version);
     if (deprecated) this.deprecated(deprecated, 'version', request, reply, resolved.version, now);
   }

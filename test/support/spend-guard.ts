@@ -68,9 +68,9 @@ export function fakes(
 ) {
   const log: string[] = [];
   class ScriptedWindows extends WindowLeases {
-    override take(_k: string, w: RateWindow, cost: number) {
-      log.push(`take ${w.name} ${cost}`);
-      return window(w.name);
+    override takeAt(_k: string, windows: readonly RateWindow[], i: number, cost: number) {
+      log.push(`take ${windows[i].name} ${cost}`);
+      return window(windows[i].name);
     }
     override giveBack(_k: string, w: RateWindow, cost: number) {
       log.push(`back ${w.name} ${cost}`);
@@ -105,12 +105,13 @@ export function fakes(
 
 /** A raw Node response, as far as the guard uses it: headers, status, 'close' and whether it finished. */
 export class FakeResponse extends EventEmitter {
+  /** By lower-cased name, as Node and Fastify keep them (names are case-insensitive). */
   headers: Record<string, string> = {};
   statusCode = 200;
   writableFinished = false;
   destroyed = false;
   setHeader(n: string, v: string) {
-    this.headers[n] = v;
+    this.headers[n.toLowerCase()] = v;
   }
   /** Ends the answer as Node does: finished, then 'close'. */
   end(status: number) {
