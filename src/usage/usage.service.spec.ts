@@ -77,9 +77,7 @@ describe('UsageService', () => {
     it('reports today’s counters against the principal’s plan limits, with the next UTC midnight', async () => {
       repo.rows.set(`${ORG}/2031-03-14`, { asks: 4, retrieves: 2, imports: 1, captures: 5 });
       repo.rows.set(`${ORG}/2031-03-13`, { asks: 9, retrieves: 9, imports: 9, captures: 9 });
-
       const report = await sut.report(principal());
-
       expect(report).toEqual({
         plan: 'free',
         mcp_queries: { used: 6, limit: 10 },
