@@ -21,12 +21,17 @@ describe('Lease', () => {
 
   it('takes from what it holds until the tokens run out or expire, and refuses from memory what the source refused', () => {
     const lease = new Lease(0);
-    lease.tokens = 3;
-    lease.expiresAt = 100;
-    expect(lease.take(2, 10)).toBe(true);
-    expect(lease.lastUsed).toBe(10);
-    expect(lease.take(2, 11)).toBe(false);
-    expect(lease.take(1, 100)).toBe(false);
+    lease.tokens = 4;
+    lease.expiresAt = 5000;
+    expect(lease.take(2, 1500)).toBe(true);
+    expect(lease.lastUsed).toBe(1500);
+    // The last use is recorded to within a second.
+    expect(lease.take(1, 2400)).toBe(true);
+    expect(lease.lastUsed).toBe(1500);
+    expect(lease.take(2, 2500)).toBe(false);
+    expect(lease.take(1, 5000)).toBe(false);
+    expect(lease.take(1, 2500)).toBe(true);
+    expect(lease.lastUsed).toBe(2500);
 
     lease.refuse(5, 50);
     expect(lease.refuses(5, 49)).toBe(true);

@@ -5,6 +5,12 @@
  */
 export const LEASE_WAIT_MS = 5000;
 
+/**
+ * A lease's last use is recorded to within this many milliseconds: idle leases are returned after
+ * seconds (CREDIT_IDLE_MS, an org meter block's idle time), so a second more or less is immaterial.
+ */
+export const LAST_USE_STEP_MS = 1000;
+
 /** What differs between budgets: how a lease is asked for, and in which clock it is judged. */
 export interface LeaseSource<L extends Lease> {
   /**
@@ -47,7 +53,9 @@ export class Lease {
   take(cost: number, t: number): boolean {
     if (this.tokens < cost || t >= this.expiresAt) return false;
     this.tokens -= cost;
-    this.lastUsed = t;
+    // The last use to within LAST_USE_STEP_MS: an instant is a heap number, and storing a new one
+    // in this long-lived object on every request allocated one per request for the collector.
+    if (t - this.lastUsed >= LAST_USE_STEP_MS) this.lastUsed = t;
     return true;
   }
 
@@ -75,7 +83,7 @@ export class Lease {
     return tokens;
   }
 
-  /** Unused since `before`, with no ask in flight: its tokens may go back. */
+  /** Unused since `before` (to within LAST_USE_STEP_MS), with no ask in flight: its tokens may go back. */
   idleSince(before: number): boolean {
     return !this.pending && this.lastUsed < before;
   }

@@ -120,6 +120,8 @@ export class WindowLeases {
 
   /** The key's leases here (peek: a get moves the key to the cache's tail, four random writes, on every request). */
   private held(keyId: string): KeyLeases {
+    // The same request's windows, then its take: the cache's dispose forgets `last` when it goes.
+    if (this.last !== null && this.last.keyId === keyId) return this.last;
     let held = this.leases.peek(keyId);
     if (!held) this.leases.set(keyId, (held = new KeyLeases(keyId)));
     this.last = held;
