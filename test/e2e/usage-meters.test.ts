@@ -40,6 +40,8 @@ describe('meters the deployment defines (USAGE_METERS)', () => {
     const by = testPrincipal({ orgId: w.orgId, userId: w.userId, keyId: minted.body.id, plan: 'free' });
     await usage.charge(w.orgId, 'exports', 2, by);
     await usage.charge(w.orgId, 'asks', 1, by);
+    // Leased charging writes the counts within a second: the CLI's export reads the tables.
+    await usage.settle();
     return { ...w, key: minted.body.key as string, keyId: minted.body.id as string };
   }
 
