@@ -17,42 +17,21 @@ const NONE: readonly RateWindow[] = [];
 const EMPTY: readonly EffectiveWindow[] = [];
 
 /**
- * A key's windows and its plan's together: the plan's always apply, in addition to the key's own
- * (a key cannot shed them with `rate_limits: []` or a larger window of its own). Built once per
- * (own windows, plan windows) pair and per route window name, and cached on those arrays, which
- * the verified row and the settings hold: a request allocates nothing.
+ * A key's windows and its plan's together, for the route whose window name is `route`: the plan's
+ * always apply, in addition to the key's own (a key cannot shed them with `rate_limits: []` or a
+ * larger window of its own). Built when a key's setting, its plan's windows or the route's window
+ * name change, and remembered with the key's leases (WindowLeases.windowsOf): a request of the key
+ * allocates nothing.
  */
-export class EffectiveWindows {
-  private readonly byPair = new WeakMap<
-    readonly RateWindow[],
-    WeakMap<readonly RateWindow[], Map<string, readonly EffectiveWindow[]>>
-  >();
-  /** A key's own windows with no plan windows (the common case): one lookup fewer per request. */
-  private readonly byOwn = new WeakMap<readonly RateWindow[], Map<string, readonly EffectiveWindow[]>>();
-
-  /** The windows the route named `route` counts against. */
-  of(
-    own: readonly RateWindow[] | null,
-    planned: readonly RateWindow[] | null,
-    route: string,
-  ): readonly EffectiveWindow[] {
-    const o = own ?? NONE;
-    const p = planned ?? NONE;
-    if (o.length === 0 && p.length === 0) return EMPTY;
-    let byRoute: Map<string, readonly EffectiveWindow[]> | undefined;
-    if (p === NONE) {
-      byRoute = this.byOwn.get(o);
-      if (!byRoute) this.byOwn.set(o, (byRoute = new Map<string, readonly EffectiveWindow[]>()));
-    } else {
-      let byPlan = this.byPair.get(o);
-      if (!byPlan) this.byPair.set(o, (byPlan = new WeakMap()));
-      byRoute = byPlan.get(p);
-      if (!byRoute) byPlan.set(p, (byRoute = new Map<string, readonly EffectiveWindow[]>()));
-    }
-    let windows = byRoute.get(route);
-    if (!windows) byRoute.set(route, (windows = combine(o, p, route)));
-    return windows;
-  }
+export function effectiveWindows(
+  own: readonly RateWindow[] | null,
+  planned: readonly RateWindow[] | null,
+  route: string,
+): readonly EffectiveWindow[] {
+  const o = own ?? NONE;
+  const p = planned ?? NONE;
+  if (o.length === 0 && p.length === 0) return EMPTY;
+  return combine(o, p, route);
 }
 
 function combine(

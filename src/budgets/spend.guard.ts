@@ -9,7 +9,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import { epochMs } from '../common/clock.js';
 import { ERRORS } from '../common/error-messages.js';
-import { EffectiveWindows, type EffectiveWindow } from './effective-windows.js';
+import { effectiveWindows, type EffectiveWindow } from './effective-windows.js';
 import { Settings } from '../settings/settings.js';
 import { isDatabaseUnavailable } from '../auth/http-utils.js';
 import type { Principal } from '../auth/principal.js';
@@ -83,12 +83,6 @@ export class SpendGuard extends RequestBudget implements CanActivate {
       charge: this.reflector.getAllAndOverride(ChargesMeta, targets),
     };
   });
-  private readonly effective = new EffectiveWindows();
-  private readonly buildWindows = (
-    own: readonly RateWindow[] | null,
-    planned: readonly RateWindow[] | null,
-    route: string,
-  ): readonly EffectiveWindow[] => this.effective.of(own, planned, route);
 
   constructor(
     private readonly reflector: Reflector,
@@ -151,7 +145,7 @@ export class SpendGuard extends RequestBudget implements CanActivate {
     route: string,
   ): readonly EffectiveWindow[] {
     if (!key || (!own?.length && !planned?.length)) return NO_WINDOWS;
-    return this.windows.windowsOf(keyId, own, planned, route, this.buildWindows);
+    return this.windows.windowsOf(keyId, own, planned, route, effectiveWindows);
   }
 
   /**

@@ -24,7 +24,7 @@ export class WindowLease extends Lease {
 
 /**
  * One key's leases on this instance, by window name, and the windows its last request counted
- * against (the array EffectiveWindows answers: one per setting and route) with, at the same index,
+ * against (built by effectiveWindows once per setting and route, then kept here) with, at the same index,
  * the lease each took from. The key's next request with the same windows takes from those leases
  * and writes the RateLimit fields from them without a lookup: a lookup in a map of a thousand keys
  * is a cache miss or two per request, and a limited request made several.
