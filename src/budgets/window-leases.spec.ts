@@ -1,52 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { TestClock } from '../../test/support/clock.js';
 import { epochMs } from '../common/clock.js';
-import type { KeyLimitStore, WindowGrant } from './key-limit.store.js';
-import { availableAt } from './sliding-window.js';
+import { sharedWindowCounter as sharedCounter } from '../../test/support/window-counter.js';
+import type { KeyLimitStore } from './key-limit.store.js';
 import { LEASE_SHARE, WindowLeases } from './window-leases.js';
 
 const T0 = Date.parse('2031-06-01T12:00:00.000Z');
-
-/**
- * One shared sliding-window counter per key and window, as the lease statement keeps it (the
- * statement itself is tested on PostgreSQL), recording what each ask wanted.
- */
-function sharedCounter() {
-  const wants: number[] = [];
-  const rows = new Map<string, { start: number; previous: number; current: number }>();
-  const store = {
-    leaseWindow: async (
-      key: string,
-      name: string,
-      limit: number,
-      seconds: number,
-      want: number,
-      now: Date,
-      cost: number,
-    ): Promise<WindowGrant> => {
-      wants.push(want);
-      await Promise.resolve();
-      const ms = seconds * 1000;
-      const t = now.getTime();
-      const start = t - (t % ms);
-      let row = rows.get(`${key} ${name}`) ?? { start, previous: 0, current: 0 };
-      if (start > row.start) row = { start, previous: start - row.start <= ms ? row.current : 0, current: 0 };
-      const available = availableAt(limit, ms, row.start, row.previous, row.current, t);
-      const granted =
-        available >= cost ? Math.min(Math.floor(available), want, Math.max(cost, Math.ceil(available / 4))) : 0;
-      row.current += granted;
-      rows.set(`${key} ${name}`, row);
-      return { granted, ...row };
-    },
-    // As RETURN_WINDOW_SQL: off the count of the fixed window the tokens were leased in.
-    returnWindow: async (key: string, name: string, amount: number, start: Date) => {
-      await Promise.resolve();
-      const row = rows.get(`${key} ${name}`);
-      if (row && row.start === start.getTime()) row.current -= Math.min(row.current, amount);
-    },
-  } as unknown as KeyLimitStore;
-  return { store, wants, rows };
-}
 
 function instance(store: KeyLimitStore, clock: TestClock) {
   const leases = new WindowLeases(store, clock);
@@ -117,7 +76,8 @@ describe('WindowLeases', () => {
   });
 
   it('spends a lease only in the fixed window it was granted in, and gives back only within it', async () => {
-    const clock = new TestClock(new Date(T0 + 900));
+    // Before the window's last tenth: nothing is leased ahead (window-leases-ahead.spec.ts).
+    const clock = new TestClock(new Date(T0 + 800));
     const { store, wants } = sharedCounter();
     const { leases } = instance(store, clock);
     const w = { name: 'default', limit: 1_000_000, window_seconds: 1 };

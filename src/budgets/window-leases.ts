@@ -147,7 +147,11 @@ export class WindowLeases {
     cost: number,
     now: number,
   ): Admission | Promise<Admission> {
-    if (lease.take(cost, now)) return 0;
+    if (lease.take(cost, now)) {
+      if (now >= lease.aheadFrom) this.leaseAhead(lease);
+      return 0;
+    }
+    if (lease.next !== null && lease.advance(now) && lease.take(cost, now)) return 0;
     if (lease.refuses(cost, now)) return lease.notBefore - now;
     // Recency is refreshed when the key asks for a lease, not on every request: the cache drops the keys that leased least recently.
     this.leases.get(held.keyId);
@@ -230,16 +234,36 @@ export class WindowLeases {
     if (lease.demand === 0) this.giveBackUnspent(lease);
   }
 
+  /** Leases the next fixed window's tokens before it starts, once, in the background (WindowLease.advance spends them). */
+  private leaseAhead(lease: WindowLease): void {
+    lease.aheadFrom = Number.POSITIVE_INFINITY;
+    const { keyId, window: w } = lease;
+    const start = lease.expiresAt;
+    if (this.returning.has(keyId)) return;
+    const want = Math.ceil(w.limit * LEASE_SHARE);
+    this.store.leaseWindow(keyId, w.name, w.limit, w.window_seconds, want, new Date(start), 1).then(
+      (grant) => this.giveBackTokens(keyId, w.name, lease.grantedAhead(grant, start), grant.start, w.window_seconds),
+      (error: unknown) =>
+        this.logger.warn(`could not lease window ${w.name} of key ${keyId} ahead: ${(error as Error).message}`),
+    );
+  }
+
   private giveBackUnspent(lease: WindowLease): void {
-    const { keyId } = lease;
     const { name, window_seconds: seconds } = lease.window;
-    const start = new Date(lease.expiresAt - seconds * 1000);
-    const amount = lease.release();
+    const start = lease.expiresAt - seconds * 1000;
+    const next = lease.next;
+    lease.next = null;
+    if (next) this.giveBackTokens(lease.keyId, name, next.tokens, next.start, seconds);
+    this.giveBackTokens(lease.keyId, name, lease.release(), start, seconds);
     lease.expiresAt = 0;
+  }
+
+  /** Gives `amount` unspent tokens of the fixed window starting at `start` back to the shared counter. */
+  private giveBackTokens(keyId: string, name: string, amount: number, start: number, seconds: number): void {
     if (amount <= 0) return;
     const before = this.returning.get(keyId);
     const done: Promise<void> = Promise.resolve(before)
-      .then(() => this.store.returnWindow(keyId, name, amount, start, seconds))
+      .then(() => this.store.returnWindow(keyId, name, amount, new Date(start), seconds))
       .catch((error: unknown) =>
         this.logger.warn(
           `could not give back ${amount} of window ${name} of key ${keyId}: ${(error as Error).message}`,
@@ -261,14 +285,7 @@ export class WindowLeases {
     if (returning) await returning;
     const at = epochMs(this.clock);
     const grant = await this.store.leaseWindow(keyId, w.name, limit, w.window_seconds, want, new Date(at), cost);
-    const end = grant.start + windowMs;
-    // Tokens left from an earlier fixed window end with it.
-    if (end !== lease.expiresAt) {
-      lease.tokens = 0;
-      lease.expiresAt = end;
-    }
-    lease.tokens += grant.granted;
-    lease.counter = grant;
+    lease.granted(grant, want);
     // Refused until enough is due for this cost, whatever a request costs (not `refuse`: no cheaper one asks before).
     if (grant.granted === 0)
       lease.notBefore = Math.max(

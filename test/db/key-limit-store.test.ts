@@ -72,6 +72,28 @@ describe('the key limit store', () => {
     });
   });
 
+  it('counts a lease asked ahead for the next window in it, with the late asks of the window before', async () => {
+    const k = await key();
+    expect((await store.leaseWindow(k.id, 'default', 100, 1, 30, at(500), 1)).granted).toBe(25);
+    // Asked at 12:00:00.900 for 12:00:01 (WindowLeases' lease ahead): the 25 weigh in full.
+    expect(await store.leaseWindow(k.id, 'default', 100, 1, 10, at(1000), 1)).toEqual({
+      granted: 10,
+      start: at(1000).getTime(),
+      previous: 25,
+      current: 10,
+    });
+    // Another instance's ask at 12:00:00.950 counts in 12:00:01 too: never more than the limit in either.
+    expect(await other.leaseWindow(k.id, 'default', 100, 1, 30, at(950), 1)).toEqual({
+      granted: 17,
+      start: at(1000).getTime(),
+      previous: 25,
+      current: 27,
+    });
+    // What was leased ahead and not spent comes off the window it was leased in.
+    await store.returnWindow(k.id, 'default', 10, at(1000), 1);
+    expect(await other.leaseWindow(k.id, 'default', 100, 1, 1, at(1000), 1)).toMatchObject({ current: 18 });
+  });
+
   it('never grants more than the limit in a fixed window to two instances asking at once, nor deadlocks them', async () => {
     const keys = await Promise.all(Array.from({ length: 40 }, () => key()));
     const ids = keys.map((k) => k.id);
