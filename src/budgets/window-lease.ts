@@ -88,7 +88,6 @@ export class WindowLease extends Lease {
     if (next === null || t < this.expiresAt || t < next.start) return false;
     this.next = null;
     if (t >= next.start + this.window.window_seconds * 1000) return false;
-    this.tokens = 0;
     this.granted({ ...next.counter, granted: next.tokens }, next.tokens);
     return true;
   }

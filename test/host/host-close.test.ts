@@ -1,18 +1,6 @@
-import { Controller, Get } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RequireScopes } from '../../src/index.js';
 import { createSeededDatabase, type TestDatabase } from '../support/database.js';
-import { PLATFORMS, startHost } from './support/host-app.js';
-
-/** A route that names a scope nobody registered: the host's boot is refused. */
-@Controller('exports')
-class ExportsController {
-  @Get()
-  @RequireScopes('exports:run')
-  run(): { ok: true } {
-    return { ok: true };
-  }
-}
+import { ExportsController, PLATFORMS, startHost } from './support/host-app.js';
 
 let db: TestDatabase;
 beforeAll(async () => ({ db } = await createSeededDatabase()));

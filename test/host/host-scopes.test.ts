@@ -9,7 +9,7 @@ import {
 } from '../../src/index.js';
 import { createSeededDatabase, type TestDatabase } from '../support/database.js';
 import type { Seeder } from '../support/seed.js';
-import { PLATFORMS, startHost, type HostApp } from './support/host-app.js';
+import { ExportsController, PLATFORMS, startHost, type HostApp } from './support/host-app.js';
 
 /** A host's own scopes, as it passes them in the module options. */
 const scopes: ScopeRegistryInput = {
@@ -32,16 +32,6 @@ class InvoicesController {
   @RequireScopes('invoices:write')
   create(): { created: true } {
     return { created: true };
-  }
-}
-
-/** A route that names a scope nobody registered: the host must not start. */
-@Controller('exports')
-class ExportsController {
-  @Get()
-  @RequireScopes('exports:run')
-  run(): { ok: true } {
-    return { ok: true };
   }
 }
 

@@ -86,6 +86,16 @@ export class HostPublicController {
   }
 }
 
+/** A route that names a scope nobody registered: a host that declares it must not start. */
+@Controller('exports')
+export class ExportsController {
+  @Get()
+  @RequireScopes('exports:run')
+  run(): { ok: true } {
+    return { ok: true };
+  }
+}
+
 /** A host feature module: the guards and the interceptor come from forFeature() (also what `isGlobal: false` needs). */
 @Module({ imports: [KeysUsageIdentityModule.forFeature()], controllers: [DecisionsController] })
 export class DecisionsModule {}
