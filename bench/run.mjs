@@ -265,8 +265,9 @@ async function seedMany(client, orgId, serviceUrl) {
       limitedKeys.push((await mintKey(serviceUrl, session, orgId, LIMITED_KEY)).key);
     for (let k = 0; withCredits && k < KEYS_PER_USER; k++)
       creditedKeys.push((await mintKey(serviceUrl, session, orgId, CREDITED_KEY)).key);
-    // Enough for the warm-up and every round of the revoke case.
-    for (let k = 0; k < Math.ceil(((ROUNDS + 1) * REVOKES_PER_RUN) / MANY_USERS) + 1; k++) {
+    // Enough for the warm-up and every run of the revoke case, each round's reruns for drift included.
+    const runs = 1 + ROUNDS * (1 + MAX_RERUNS);
+    for (let k = 0; k < Math.ceil((runs * REVOKES_PER_RUN) / MANY_USERS) + 1; k++) {
       revocable.push({ session, ...(await mintKey(serviceUrl, session, orgId)) });
     }
   }
@@ -287,7 +288,8 @@ async function revokeDuring(ctx, seconds) {
   for (let i = 0; i < REVOKES_PER_RUN && performance.now() < deadline; i++) {
     const cycle = performance.now();
     const k = ctx.seed.revocable.shift();
-    if (!k) break;
+    // Seeded for every run and rerun (seedMany): running out would measure no revoke at all.
+    if (!k) throw new Error('the revoke case ran out of keys to revoke');
     const auth = { authorization: `Bearer ${k.key}` };
     await fetch(`${ctx.service.url}/me`, { headers: auth }).then((r) => r.arrayBuffer());
     const t0 = performance.now();

@@ -8,6 +8,7 @@ import { Settings } from '../settings/settings.js';
 import { memberKey, OrgDirectory } from '../directory/org-directory.js';
 import { hashApiKey, hashesEqual, KEY_LENGTH, KEY_PREFIX, parseApiKey } from './api-key-format.js';
 import { markPendingUse } from './last-use.guard.js';
+import { LastUsedWriter } from './last-used-writer.js';
 import { AuthMetrics } from './auth-metrics.js';
 import type { Principal } from './principal.js';
 import { VerificationCache, type CachedKeyRow } from './verification-cache.js';
@@ -62,6 +63,7 @@ export class ApiKeyVerifier {
     private readonly metrics: AuthMetrics,
     private readonly cache: VerificationCache,
     private readonly outcomes: VerificationOutcomeRecorder,
+    private readonly lastUsed: LastUsedWriter,
   ) {
     // With the built-in directory, owner and membership come in the same statement as the key.
     this.ownDirectory = directory.ownTables;
@@ -151,8 +153,9 @@ export class ApiKeyVerifier {
       metadata: row.metadata || undefined,
       limits: row.limits || undefined,
     };
-    // Recorded as a use only once every guard has admitted the request (LastUseGuard).
-    markPendingUse(principal, row.id, row.lastUsedAt, now);
+    // Recorded as a use only once every guard has admitted the request (LastUseGuard); a use the
+    // one-minute window would drop anyway is not held at all (most requests of a busy key).
+    if (this.lastUsed.due(row.id, row.lastUsedAt, t)) markPendingUse(principal, row.id, row.lastUsedAt, now);
     // Meters are never cached: a cached answer leaves GET /usage to read them.
     if ('usage' in row) attachUsageSnapshot(principal, row.day, row.usage);
     return principal;

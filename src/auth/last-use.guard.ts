@@ -1,7 +1,9 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GUARDS_METADATA } from '@nestjs/common/constants.js';
+import { epochMs } from '../common/clock.js';
 import { RouteMemo } from '../common/route-memo.js';
+import { Settings } from '../settings/settings.js';
 import { LastUsedWriter } from './last-used-writer.js';
 import type { Principal } from './principal.js';
 import { VerificationOutcomeRecorder } from './verification-outcome-recorder.js';
@@ -34,7 +36,8 @@ export function markPendingUse(principal: Principal, keyId: string, stored: Date
  * cannot keep a leaked key looking fresh for the key policy's `stale_after_days`. A route that
  * lists the guards twice (a controller's decorator and a route's) records on the last listing.
  * The same point counts the request's verification outcome as `valid`: the org's meter of a
- * route's `@Charges` is spent before it (SpendGuard, which counts the meter's refusal).
+ * route's `@Charges` is spent before it (SpendGuard, which counts the meter's refusal). The
+ * verifier holds a use for this guard only when the writer would write it (once a minute per key).
  */
 @Injectable()
 export class LastUseGuard implements CanActivate {
@@ -51,20 +54,22 @@ export class LastUseGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly writer: LastUsedWriter,
     private readonly outcomes: VerificationOutcomeRecorder,
+    private readonly settings: Settings,
   ) {}
 
   canActivate(ctx: ExecutionContext): true {
     const request = ctx.getArgByIndex<UseRequest>(0);
-    const pending = request.user && pendingUses.get(request.user);
-    if (!pending) return true;
+    const user = request.user;
+    if (!user || user.kind === 'session' || !user.keyId) return true;
     const runs = (request[RUNS] ?? 0) + 1;
-    if (runs < this.listings.of(ctx)) {
-      request[RUNS] = runs;
-      return true;
+    request[RUNS] = runs;
+    if (runs !== this.listings.of(ctx)) return true;
+    const pending = pendingUses.get(user);
+    if (pending) {
+      pendingUses.delete(user);
+      this.writer.touch(pending.keyId, pending.stored, pending.at);
     }
-    pendingUses.delete(request.user!);
-    this.writer.touch(pending.keyId, pending.stored, pending.at);
-    this.outcomes.count(pending.keyId, 'valid', pending.at.getTime());
+    this.outcomes.count(user.keyId, 'valid', pending ? pending.at.getTime() : epochMs(this.settings.clock));
     return true;
   }
 }

@@ -24,11 +24,20 @@ export class LastUsedWriter implements OnApplicationShutdown {
 
   constructor(private readonly keys: ApiKeyStore) {}
 
+  /**
+   * Whether a use of the key at `t` would be written: not when the stored stamp, or this
+   * instance's last write of it, is less than a minute old. The verifier asks it, so that a use
+   * inside the minute is not even held for the request's admission.
+   */
+  due(keyId: string, storedLastUsed: Date | null, t: number): boolean {
+    if (storedLastUsed && t - storedLastUsed.getTime() < MINUTE) return false;
+    const last = this.written.get(keyId);
+    return last === undefined || t - last >= MINUTE;
+  }
+
   touch(keyId: string, storedLastUsed: Date | null, now: Date): void {
     const t = now.getTime();
-    if (storedLastUsed && t - storedLastUsed.getTime() < MINUTE) return;
-    const last = this.written.get(keyId);
-    if (last !== undefined && t - last < MINUTE) return;
+    if (!this.due(keyId, storedLastUsed, t)) return;
     this.written.set(keyId, t);
     if (this.written.size > 10_000) this.prune(t);
     this.pending.set(keyId, now);

@@ -4,6 +4,7 @@ import { ApiKeyStore, type KeyVerificationRow, type OutcomeCounts } from '../../
 import { hashApiKey, type GeneratedKey } from '../../src/auth/api-key-format.js';
 import { ApiKeyVerifier } from '../../src/auth/api-key-verifier.js';
 import { AuthMetrics } from '../../src/auth/auth-metrics.js';
+import { LastUsedWriter } from '../../src/auth/last-used-writer.js';
 import { VerificationOutcomeRecorder } from '../../src/auth/verification-outcome-recorder.js';
 import type { Role } from '../../src/common/roles.js';
 import type { OrgDirectory } from '../../src/directory/org-directory.js';
@@ -123,6 +124,7 @@ export function verifierOver(
     metrics,
     held?.cache ?? cacheOff(),
     outcomes,
+    new LastUsedWriter(keys.repository),
   );
   return { verifier, metrics, outcomes, notify: (keyId: string) => held?.notify({ keyId, userId: null, orgId: null }) };
 }
