@@ -47,6 +47,21 @@ describe('LastUsedWriter', () => {
     expect(writes).toEqual([]);
   });
 
+  it('says a use is due exactly when touch() would write it (the verifier holds only those)', async () => {
+    const { repo, writes } = fakeRepository();
+    const w = new LastUsedWriter(repo);
+    const t = (s: number) => at(s).getTime();
+    expect(w.due('a', null, t(0))).toBe(true);
+    expect(w.due('a', at(0), t(30))).toBe(false);
+    expect(w.due('a', at(0), t(0) + 60_000)).toBe(true);
+    w.touch('a', null, at(0));
+    await w.flush();
+    expect(writes).toHaveLength(1);
+    // Written here a second ago: not due, whatever the stored stamp said when the key was verified.
+    expect(w.due('a', null, t(1))).toBe(false);
+    expect(w.due('a', null, t(0) + 60_000)).toBe(true);
+  });
+
   it('survives a failed write and tries again on the next use', async () => {
     const { repo, writes, failNext } = fakeRepository();
     const w = new LastUsedWriter(repo);
